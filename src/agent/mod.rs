@@ -1,0 +1,366 @@
+//! The agent loop: ask the model, run the tools it asks for while it is
+//! still speaking, feed the results back, until it stops asking.
+//!
+//! The loop never prints. It reports through [`Event`]s to whatever
+//! frontend is attached, and ends with an [`Outcome`] that says why.
+//! Counting: one *turn* is one model iteration; an API retry is another
+//! attempt of the same turn.
+
+pub mod executor;
+pub mod pipeline;
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use smol::LocalExecutor;
+use smol::future::FutureExt;
+
+use crate::abort::{Abort, Reason};
+use crate::json::Value;
+use crate::model::client::Client;
+use crate::model::request::{RequestParts, build};
+use crate::model::sse::{Flow, SseParser};
+use crate::model::stream::{Assembler, Block, StreamError, Update, Usage};
+use crate::model::{ApiError, RetryPolicy};
+use crate::obj;
+use executor::StreamingExecutor;
+use pipeline::Pipeline;
+
+/// What the loop reports as it goes.
+pub enum Event<'a> {
+    /// Visible text as the model writes it.
+    TextDelta(&'a str),
+    /// A complete assistant message (API shape).
+    Assistant(&'a Value),
+    /// The user message carrying a turn's tool results.
+    ToolResults(&'a Value),
+    /// A failed attempt is about to be retried.
+    Retrying {
+        attempt: u32,
+        max_retries: u32,
+        delay: Duration,
+        error: &'a ApiError,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// The model finished without asking for more tools.
+    Completed,
+    /// The turn limit was reached (that turn's tools did run).
+    MaxTurns,
+    /// Interrupted by a signal or a controller.
+    Aborted(Reason),
+    /// The model could not be reached or its answer broke off.
+    ModelError(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    /// The final answer's text (empty unless completed).
+    pub result: String,
+    pub num_turns: u32,
+    pub duration: Duration,
+    pub api_duration: Duration,
+    pub usage: Usage,
+    pub stop_reason: Option<String>,
+    pub denials: Vec<Value>,
+}
+
+pub struct Settings {
+    pub model: String,
+    pub max_tokens: u32,
+    pub system: Vec<String>,
+    pub max_turns: Option<u32>,
+    pub retry: RetryPolicy,
+}
+
+pub struct Agent<'ex> {
+    pub ex: &'ex LocalExecutor<'static>,
+    pub client: Client,
+    pub settings: Settings,
+    pub pipeline: Rc<Pipeline>,
+    pub abort: Abort,
+    /// The conversation in API shape.
+    pub messages: Vec<Value>,
+}
+
+/// How one streamed attempt ended.
+enum AttemptEnd {
+    Done,
+    Failed(ApiError),
+    Aborted,
+}
+
+impl<'ex> Agent<'ex> {
+    /// Runs one user prompt to its end.
+    pub async fn run(&mut self, prompt: Value, sink: &mut dyn FnMut(Event<'_>)) -> Outcome {
+        let started = Instant::now();
+        let mut outcome = Outcome {
+            ending: Ending::Completed,
+            result: String::new(),
+            num_turns: 0,
+            duration: Duration::ZERO,
+            api_duration: Duration::ZERO,
+            usage: Usage::default(),
+            stop_reason: None,
+            denials: Vec::new(),
+        };
+        self.messages
+            .push(obj! { "role" => "user", "content" => prompt });
+        outcome.ending = self.turns(&mut outcome, sink).await;
+        outcome.duration = started.elapsed();
+        outcome.denials = self.pipeline.denials();
+        outcome
+    }
+
+    async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
+        let tools = self.pipeline.registry.definitions();
+        loop {
+            if let Some(reason) = self.abort.reason() {
+                return Ending::Aborted(reason);
+            }
+            outcome.num_turns += 1;
+            let body = build(&RequestParts {
+                model: &self.settings.model,
+                max_tokens: self.settings.max_tokens,
+                system: &self.settings.system,
+                tools: &tools,
+                messages: &self.messages,
+            });
+            let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
+            let (asm, end) = self.attempts(&body, &mut exec, outcome, sink).await;
+            outcome.usage.add(&asm.usage);
+            outcome.stop_reason = asm.stop_reason.clone();
+
+            let failure = match end {
+                AttemptEnd::Done => None,
+                AttemptEnd::Failed(e) => Some(Ending::ModelError(e.to_string())),
+                AttemptEnd::Aborted => Some(Ending::Aborted(
+                    self.abort.reason().unwrap_or(Reason::Requested),
+                )),
+            };
+            if failure.is_some() && !asm.has_blocks() {
+                return failure.unwrap_or(Ending::Completed);
+            }
+
+            let message = asm.message();
+            sink(Event::Assistant(&message));
+            self.messages.push(message);
+
+            if let Some(ending) = failure {
+                // Every tool_use that made it into the record gets an answer.
+                let reason = match ending {
+                    Ending::Aborted(_) => "Interrupted by the user before it ran",
+                    _ => "Not run: the model's response was cut off",
+                };
+                exec.stop_waiting(reason);
+                self.finish_tools(exec, sink).await;
+                return ending;
+            }
+
+            if exec.is_empty() {
+                outcome.result = final_text(&asm);
+                return Ending::Completed;
+            }
+
+            let aborted = self.finish_tools(exec, sink).await;
+            if aborted {
+                return Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested));
+            }
+            if self
+                .settings
+                .max_turns
+                .is_some_and(|max| outcome.num_turns >= max)
+            {
+                return Ending::MaxTurns;
+            }
+        }
+    }
+
+    /// Waits for the turn's tools (answering all of them if interrupted)
+    /// and records the results. Returns true if an abort happened.
+    async fn finish_tools(
+        &mut self,
+        mut exec: StreamingExecutor<'ex>,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> bool {
+        if exec.is_empty() {
+            return self.abort.is_triggered();
+        }
+        let abort = self.abort.clone();
+        let watcher = async {
+            abort.wait().await;
+        };
+        // Let the tools run; on abort, stop anything not started. Running
+        // tools watch the same token and end promptly.
+        let mut interrupted = self.abort.is_triggered();
+        if interrupted {
+            exec.stop_waiting("Interrupted by the user before it ran");
+        } else {
+            let ran_out = async {
+                while !exec.all_done() {
+                    exec.next_done().await;
+                }
+                false
+            };
+            interrupted = ran_out
+                .or(async {
+                    watcher.await;
+                    true
+                })
+                .await;
+            if interrupted {
+                exec.stop_waiting("Interrupted by the user before it ran");
+            }
+        }
+        let results = exec.drain().await;
+        let message = obj! { "role" => "user", "content" => results };
+        sink(Event::ToolResults(&message));
+        self.messages.push(message);
+        interrupted
+    }
+
+    /// Streams one turn, retrying failed attempts that produced nothing.
+    async fn attempts(
+        &mut self,
+        body: &str,
+        exec: &mut StreamingExecutor<'ex>,
+        outcome: &mut Outcome,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> (Assembler, AttemptEnd) {
+        let mut retry = 0u32;
+        loop {
+            let mut asm = Assembler::new();
+            let began = Instant::now();
+            let end = self.attempt(body, &mut asm, exec, sink).await;
+            outcome.api_duration += began.elapsed();
+            let error = match end {
+                AttemptEnd::Failed(e) => e,
+                other => return (asm, other),
+            };
+            let max = self.settings.retry.max_retries;
+            if asm.has_blocks() || !error.is_retryable() || retry >= max {
+                return (asm, AttemptEnd::Failed(error));
+            }
+            retry += 1;
+            let delay = self.settings.retry.delay(retry, &error);
+            sink(Event::Retrying {
+                attempt: retry,
+                max_retries: max,
+                delay,
+                error: &error,
+            });
+            let abort = self.abort.clone();
+            let slept = async {
+                smol::Timer::after(delay).await;
+                true
+            }
+            .or(async {
+                abort.wait().await;
+                false
+            })
+            .await;
+            if !slept {
+                return (asm, AttemptEnd::Aborted);
+            }
+        }
+    }
+
+    /// One HTTP attempt: open the stream, parse it, start tools as their
+    /// blocks close, and keep the executor moving in between.
+    async fn attempt(
+        &self,
+        body: &str,
+        asm: &mut Assembler,
+        exec: &mut StreamingExecutor<'ex>,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> AttemptEnd {
+        let abort = self.abort.clone();
+        let opened = async { Some(self.client.open(body.to_string()).await) }
+            .or(async {
+                abort.wait().await;
+                None
+            })
+            .await;
+        let mut stream = match opened {
+            None => return AttemptEnd::Aborted,
+            Some(Err(e)) => return AttemptEnd::Failed(e),
+            Some(Ok(s)) => s,
+        };
+        let mut parser = SseParser::default();
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            enum Step {
+                Chunk(Result<usize, ApiError>),
+                ToolDone,
+                Abort,
+            }
+            let step = async { Step::Chunk(stream.next_chunk(&mut buf).await) }
+                .or(async {
+                    exec.next_done().await;
+                    Step::ToolDone
+                })
+                .or(async {
+                    abort.wait().await;
+                    Step::Abort
+                })
+                .await;
+            let n = match step {
+                Step::ToolDone => continue,
+                Step::Abort => return AttemptEnd::Aborted,
+                Step::Chunk(Err(e)) => return AttemptEnd::Failed(e),
+                Step::Chunk(Ok(0)) => {
+                    let detail = if parser.is_idle() {
+                        "the response ended before message_stop"
+                    } else {
+                        "the response was cut off in the middle of an event"
+                    };
+                    return AttemptEnd::Failed(ApiError::Stream(detail.into()));
+                }
+                Step::Chunk(Ok(n)) => n,
+            };
+            let mut failure: Option<ApiError> = None;
+            let fed = parser.feed(&buf[..n], &mut |ev| {
+                match asm.feed(ev.event, ev.data) {
+                    Ok(Update::TextDelta(t)) => sink(Event::TextDelta(&t)),
+                    Ok(Update::BlockDone(Block::ToolUse(call))) => exec.add(call),
+                    Ok(Update::MessageDone) => return Flow::Stop,
+                    Ok(_) => {}
+                    Err(StreamError::Api { kind, message }) => {
+                        failure = Some(ApiError::InStream { kind, message });
+                        return Flow::Stop;
+                    }
+                    Err(StreamError::Protocol(m)) => {
+                        failure = Some(ApiError::Stream(m));
+                        return Flow::Stop;
+                    }
+                }
+                Flow::Continue
+            });
+            if let Err(e) = fed {
+                return AttemptEnd::Failed(ApiError::Stream(e.to_string()));
+            }
+            if let Some(e) = failure {
+                return AttemptEnd::Failed(e);
+            }
+            if asm.is_done() {
+                return AttemptEnd::Done;
+            }
+        }
+    }
+}
+
+fn final_text(asm: &Assembler) -> String {
+    let mut text = String::new();
+    for block in asm.blocks() {
+        if let Block::Text(t) = block {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(t);
+        }
+    }
+    text
+}

@@ -1,0 +1,159 @@
+//! Wires one invocation together: configuration → client, tools, policy →
+//! agent loop → printer. Returns the process exit status.
+
+use std::io::{IsTerminal, Read};
+use std::rc::Rc;
+
+use smol::LocalExecutor;
+use smol::io::AsyncReadExt;
+
+use crate::abort::{Abort, Reason};
+use crate::agent::pipeline::{Approver, Pipeline};
+use crate::agent::{Agent, Settings};
+use crate::cli::Args;
+use crate::config::{self, ConfigError, Inputs};
+use crate::frontend::approve::TerminalApprover;
+use crate::frontend::{Printer, SessionInfo};
+use crate::model::client::Client;
+use crate::obj;
+use crate::policy::Policy;
+use crate::session::new_uuid;
+use crate::tools::{Registry, ToolContext};
+
+pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    let interactive = !args.print && stdin_is_terminal;
+    let stdin = if stdin_is_terminal {
+        None
+    } else {
+        smol::unblock(|| {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .ok()
+                .map(|_| text)
+        })
+        .await
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tern: cannot determine the working directory: {e}");
+            return 1;
+        }
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let rt = match config::resolve(
+        args,
+        Inputs {
+            env: &env,
+            cwd,
+            stdin,
+        },
+    ) {
+        Ok(rt) => rt,
+        Err(e @ ConfigError::Usage(_)) => {
+            eprintln!("tern: {e}\nTry 'tern --help'.");
+            return 2;
+        }
+        Err(e @ ConfigError::Unusable(_)) => {
+            eprintln!("tern: {e}");
+            return 1;
+        }
+    };
+    let client = match Client::new(&rt.client) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return 1;
+        }
+    };
+
+    let abort = Abort::new();
+    watch_signals(ex, abort.clone());
+
+    let session_id = new_uuid();
+    let scratch = std::env::temp_dir().join(format!("tern-{session_id}"));
+    let mut registry = Registry::builtin();
+    // A bare tool name in the deny list removes the tool from view entirely.
+    let hidden: Vec<String> = rt
+        .deny
+        .iter()
+        .filter(|r| r.spec.is_none())
+        .map(|r| r.tool.clone())
+        .collect();
+    registry.retain(|name| !hidden.iter().any(|h| h == name));
+    let approver: Option<Rc<dyn Approver>> = if interactive {
+        Some(Rc::new(TerminalApprover::new()))
+    } else {
+        None
+    };
+    let info = SessionInfo {
+        session_id: session_id.clone(),
+        cwd: rt.cwd.display().to_string(),
+        model: rt.model.clone(),
+        tools: registry.names(),
+        permission_mode: rt.mode.as_str(),
+        api_key_source: rt.api_key_source,
+    };
+    let pipeline = Pipeline::new(
+        registry,
+        Policy {
+            mode: rt.mode,
+            allow: rt.allow,
+            deny: rt.deny,
+        },
+        ToolContext::new(rt.cwd, scratch.clone(), abort.clone()),
+        approver,
+    );
+    let mut agent = Agent {
+        ex,
+        client,
+        settings: Settings {
+            model: rt.model,
+            max_tokens: rt.max_tokens,
+            system: rt.system,
+            max_turns: rt.max_turns,
+            retry: rt.retry,
+        },
+        pipeline: Rc::new(pipeline),
+        abort,
+        messages: Vec::new(),
+    };
+    let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
+    printer.start();
+    let prompt = obj! { "type" => "text", "text" => rt.prompt };
+    let outcome = agent
+        .run(crate::json::Value::Array(vec![prompt]), &mut |ev| {
+            printer.event(ev)
+        })
+        .await;
+    let code = printer.finish(&outcome);
+    // Spill files are referenced by tool results the model has seen; they
+    // stay for the user to inspect unless nothing was spilled.
+    let _ = std::fs::remove_dir(&scratch);
+    code
+}
+
+/// SIGINT/SIGTERM trigger the abort token; a second one exits at once.
+fn watch_signals(ex: &LocalExecutor<'static>, abort: Abort) {
+    let pipe = match crate::sys::catch_termination_signals().and_then(smol::Async::new) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tern: warning: cannot catch signals ({e}); Ctrl-C will kill tern outright");
+            return;
+        }
+    };
+    ex.spawn(async move {
+        let mut pipe = pipe;
+        let mut byte = [0u8; 1];
+        while let Ok(1) = pipe.read(&mut byte).await {
+            let sig = i32::from(byte[0]);
+            if abort.is_triggered() {
+                std::process::exit(128 + sig);
+            }
+            abort.trigger(Reason::Signal(sig));
+        }
+    })
+    .detach();
+}

@@ -1,0 +1,259 @@
+//! Command-line flags: parsed and checked here, with no I/O, into [`Args`].
+//! Resolving them against the environment happens in `config`.
+
+use std::ffi::OsString;
+use std::fmt;
+
+use crate::policy::Mode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+#[derive(Debug, Default)]
+pub struct Args {
+    pub prompt: Option<String>,
+    pub print: bool,
+    pub output_format: Option<OutputFormat>,
+    pub model: Option<String>,
+    pub max_turns: Option<u32>,
+    pub permission_mode: Option<Mode>,
+    pub allowed_tools: Vec<String>,
+    pub disallowed_tools: Vec<String>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    pub verbose: bool,
+}
+
+#[derive(Debug)]
+pub enum Command {
+    Run(Args),
+    Version,
+    Help,
+}
+
+/// A usage error: exit status 2, message names the culprit.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub const HELP: &str = "\
+tern — a small coding agent
+
+Usage: tern [OPTIONS] [PROMPT]
+
+With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
+read the result from stdout. Without -p the answer streams to the terminal.
+
+Options:
+  -p, --print                     Answer and exit (headless)
+      --output-format <FORMAT>    text (default), json, or stream-json
+      --model <MODEL>             Model to use (default: $ANTHROPIC_MODEL or claude-sonnet-4-5)
+      --max-turns <N>             Stop after N model turns
+      --permission-mode <MODE>    default, acceptEdits, plan, dontAsk, bypassPermissions
+      --dangerously-skip-permissions
+                                  Same as --permission-mode bypassPermissions
+      --allowedTools <TOOLS>      Tools allowed without asking, e.g. \"Read Edit Bash(git log:*)\"
+      --disallowedTools <TOOLS>   Tools always refused
+      --system-prompt <TEXT>      Replace the system prompt
+      --append-system-prompt <TEXT>
+                                  Add to the system prompt
+      --verbose                   Report retries and tool activity on stderr
+  -v, --version                   Print the version
+  -h, --help                      Print this help
+
+Environment:
+  ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN   Credentials (x-api-key / bearer)
+  ANTHROPIC_BASE_URL                        API endpoint (a local server works)
+  ANTHROPIC_MODEL                           Default model
+  SSL_CERT_FILE                             Extra CA certificates (PEM)
+  HTTPS_PROXY, NO_PROXY                     Proxy settings
+
+Exit status: 0 success, 1 error result, 2 usage error, 130/143 interrupted.
+";
+
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_iter(args);
+    let mut a = Args::default();
+    let mut words: Vec<String> = Vec::new();
+    while let Some(arg) = parser.next().map_err(usage)? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Short('v') | Long("version") => return Ok(Command::Version),
+            Short('p') | Long("print") => a.print = true,
+            Long("verbose") => a.verbose = true,
+            Long("output-format") => {
+                let v = text(&mut parser, "--output-format")?;
+                a.output_format = Some(match v.as_str() {
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "stream-json" => OutputFormat::StreamJson,
+                    other => {
+                        return Err(UsageError(format!(
+                            "invalid --output-format '{other}' (expected text, json or stream-json)"
+                        )));
+                    }
+                });
+            }
+            Long("input-format") => {
+                let v = text(&mut parser, "--input-format")?;
+                if v != "text" {
+                    return Err(UsageError(format!(
+                        "--input-format '{v}' is not supported yet (only text)"
+                    )));
+                }
+            }
+            Long("model") => a.model = Some(text(&mut parser, "--model")?),
+            Long("max-turns") => {
+                let v = text(&mut parser, "--max-turns")?;
+                match v.parse::<u32>() {
+                    Ok(n) if n > 0 => a.max_turns = Some(n),
+                    _ => {
+                        return Err(UsageError(format!(
+                            "invalid --max-turns '{v}' (expected a positive whole number)"
+                        )));
+                    }
+                }
+            }
+            Long("permission-mode") => {
+                let v = text(&mut parser, "--permission-mode")?;
+                a.permission_mode = Some(Mode::parse(&v).ok_or_else(|| {
+                    UsageError(format!(
+                        "invalid --permission-mode '{v}' (expected default, acceptEdits, plan, dontAsk or bypassPermissions)"
+                    ))
+                })?);
+            }
+            Long("dangerously-skip-permissions") => {
+                a.permission_mode = Some(Mode::BypassPermissions)
+            }
+            Long("allowedTools" | "allowed-tools") => {
+                let v = text(&mut parser, "--allowedTools")?;
+                a.allowed_tools.extend(crate::policy::split_tool_list(&v));
+            }
+            Long("disallowedTools" | "disallowed-tools") => {
+                let v = text(&mut parser, "--disallowedTools")?;
+                a.disallowed_tools
+                    .extend(crate::policy::split_tool_list(&v));
+            }
+            Long("system-prompt") => a.system_prompt = Some(text(&mut parser, "--system-prompt")?),
+            Long("append-system-prompt") => {
+                a.append_system_prompt = Some(text(&mut parser, "--append-system-prompt")?)
+            }
+            Value(v) => words.push(
+                v.into_string()
+                    .map_err(|_| UsageError("the prompt is not valid UTF-8".into()))?,
+            ),
+            Short(c) => return Err(UsageError(format!("unknown option '-{c}'"))),
+            Long(name) => return Err(UsageError(format!("unknown option '--{name}'"))),
+        }
+    }
+    if !words.is_empty() {
+        a.prompt = Some(words.join(" "));
+    }
+    Ok(Command::Run(a))
+}
+
+fn text(parser: &mut lexopt::Parser, flag: &str) -> Result<String, UsageError> {
+    let v = parser
+        .value()
+        .map_err(|_| UsageError(format!("{flag} needs a value")))?;
+    v.into_string()
+        .map_err(|_| UsageError(format!("the value of {flag} is not valid UTF-8")))
+}
+
+fn usage(e: lexopt::Error) -> UsageError {
+    UsageError(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Args, UsageError> {
+        let all = std::iter::once("tern")
+            .chain(args.iter().copied())
+            .map(OsString::from);
+        match parse(all)? {
+            Command::Run(a) => Ok(a),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn both_value_styles_and_lists() {
+        let a = run(&[
+            "-p",
+            "--output-format=json",
+            "--max-turns",
+            "3",
+            "--allowedTools",
+            "Read,Bash(git log:*)",
+            "--allowed-tools=Edit",
+            "fix",
+            "it",
+        ])
+        .unwrap();
+        assert!(a.print);
+        assert_eq!(a.output_format, Some(OutputFormat::Json));
+        assert_eq!(a.max_turns, Some(3));
+        assert_eq!(a.allowed_tools, ["Read", "Bash(git log:*)", "Edit"]);
+        assert_eq!(a.prompt.as_deref(), Some("fix it"));
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        assert_eq!(
+            run(&["--frobnicate"]).unwrap_err().0,
+            "unknown option '--frobnicate'"
+        );
+        assert_eq!(run(&["-q"]).unwrap_err().0, "unknown option '-q'");
+        assert!(
+            run(&["--max-turns", "0"])
+                .unwrap_err()
+                .0
+                .contains("--max-turns")
+        );
+        assert!(
+            run(&["--output-format", "xml"])
+                .unwrap_err()
+                .0
+                .contains("xml")
+        );
+        assert!(
+            run(&["--model"])
+                .unwrap_err()
+                .0
+                .contains("--model needs a value")
+        );
+        assert!(
+            run(&["--permission-mode=yolo"])
+                .unwrap_err()
+                .0
+                .contains("yolo")
+        );
+    }
+
+    #[test]
+    fn version_and_help_win() {
+        let v = parse(["tern", "--bogus-later", "-v"].map(OsString::from));
+        assert!(
+            matches!(v, Err(_)),
+            "unknown flags before -v are still errors"
+        );
+        let v = parse(["tern", "-v", "--bogus"].map(OsString::from)).unwrap();
+        assert!(matches!(v, Command::Version));
+        assert!(matches!(
+            parse(["tern", "-h"].map(OsString::from)).unwrap(),
+            Command::Help
+        ));
+    }
+}

@@ -1,0 +1,238 @@
+//! The control plane: flags and environment resolved into one immutable
+//! runtime configuration, from which the client, the tools and the policy
+//! are built. (Settings files, managed policy and memory files join here
+//! with the permission work.)
+
+pub mod prompt;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{Args, OutputFormat};
+use crate::model::RetryPolicy;
+use crate::model::client::{Auth, ClientConfig};
+use crate::policy::{Mode, Rule};
+
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
+
+pub struct Runtime {
+    pub prompt: String,
+    pub print: bool,
+    pub format: OutputFormat,
+    pub verbose: bool,
+    pub client: ClientConfig,
+    /// Where the credentials came from, for `system/init`.
+    pub api_key_source: &'static str,
+    pub model: String,
+    pub max_tokens: u32,
+    pub max_turns: Option<u32>,
+    pub mode: Mode,
+    pub allow: Vec<Rule>,
+    pub deny: Vec<Rule>,
+    pub system: Vec<String>,
+    pub cwd: PathBuf,
+    pub retry: RetryPolicy,
+}
+
+#[derive(Debug)]
+pub enum ConfigError {
+    /// Bad invocation: exit status 2.
+    Usage(String),
+    /// Valid invocation that cannot run here: exit status 1.
+    Unusable(String),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Usage(m) | ConfigError::Unusable(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Everything resolution reads from the outside world, so tests can
+/// supply their own.
+pub struct Inputs<'a> {
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub cwd: PathBuf,
+    /// Standard input's text when it is not a terminal.
+    pub stdin: Option<String>,
+}
+
+pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
+    let env = |k: &str| (inputs.env)(k).filter(|v| !v.is_empty());
+
+    let prompt = match (args.prompt, inputs.stdin.filter(|s| !s.trim().is_empty())) {
+        (Some(p), Some(piped)) => format!("{piped}\n\n{p}"),
+        (Some(p), None) => p,
+        (None, Some(piped)) => piped,
+        (None, None) => {
+            return Err(ConfigError::Usage(
+                "no prompt given: pass it as an argument or on standard input".into(),
+            ));
+        }
+    };
+
+    let base_url = env("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ConfigError::Unusable(format!(
+            "ANTHROPIC_BASE_URL must start with http:// or https:// (got {base_url:?})"
+        )));
+    }
+    let (auth, api_key_source) = match (env("ANTHROPIC_API_KEY"), env("ANTHROPIC_AUTH_TOKEN")) {
+        (Some(k), _) => (Auth::ApiKey(k), "ANTHROPIC_API_KEY"),
+        (None, Some(t)) => (Auth::Bearer(t), "ANTHROPIC_AUTH_TOKEN"),
+        (None, None) => (Auth::None, "none"),
+    };
+    if matches!(auth, Auth::None) && base_url == DEFAULT_BASE_URL {
+        return Err(ConfigError::Unusable(
+            "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point ANTHROPIC_BASE_URL at a local server".into(),
+        ));
+    }
+    let extra_ca_pem = match env("SSL_CERT_FILE") {
+        Some(path) => Some(std::fs::read(&path).map_err(|e| {
+            ConfigError::Unusable(format!("cannot read SSL_CERT_FILE {path}: {e}"))
+        })?),
+        None => None,
+    };
+    let millis = |k: &str, default: u64| -> Result<Duration, ConfigError> {
+        match env(k) {
+            None => Ok(Duration::from_millis(default)),
+            Some(v) => v
+                .parse::<u64>()
+                .map(Duration::from_millis)
+                .map_err(|_| ConfigError::Unusable(format!("{k} must be milliseconds, got {v:?}"))),
+        }
+    };
+    let number = |k: &str| -> Result<Option<u32>, ConfigError> {
+        env(k)
+            .map(|v| {
+                v.parse::<u32>().map_err(|_| {
+                    ConfigError::Unusable(format!("{k} must be a whole number, got {v:?}"))
+                })
+            })
+            .transpose()
+    };
+
+    let model = args
+        .model
+        .or_else(|| env("ANTHROPIC_MODEL"))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let max_tokens = number("CLAUDE_CODE_MAX_OUTPUT_TOKENS")?.unwrap_or(DEFAULT_MAX_TOKENS);
+    let defaults = RetryPolicy::default();
+    let retry = RetryPolicy {
+        max_retries: number("TERN_MAX_RETRIES")?.unwrap_or(defaults.max_retries),
+        base: millis("TERN_RETRY_BASE_MS", defaults.base.as_millis() as u64)?,
+        cap: defaults.cap,
+    };
+
+    let mut system = vec![args.system_prompt.unwrap_or_else(prompt::default_prompt)];
+    system.push(prompt::environment(&inputs.cwd, &model));
+    if let Some(extra) = args.append_system_prompt {
+        system.push(extra);
+    }
+
+    Ok(Runtime {
+        prompt,
+        print: args.print,
+        format: args.output_format.unwrap_or(OutputFormat::Text),
+        verbose: args.verbose,
+        client: ClientConfig {
+            base_url,
+            auth,
+            extra_ca_pem,
+            idle_timeout: millis("TERN_STREAM_IDLE_TIMEOUT_MS", 120_000)?,
+        },
+        api_key_source,
+        model,
+        max_tokens,
+        max_turns: args.max_turns,
+        mode: args.permission_mode.unwrap_or(Mode::Default),
+        allow: args.allowed_tools.iter().map(|r| Rule::parse(r)).collect(),
+        deny: args
+            .disallowed_tools
+            .iter()
+            .map(|r| Rule::parse(r))
+            .collect(),
+        system,
+        cwd: inputs.cwd,
+        retry,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve_with(
+        args: Args,
+        vars: &[(&str, &str)],
+        stdin: Option<&str>,
+    ) -> Result<Runtime, ConfigError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let env = move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        resolve(
+            args,
+            Inputs {
+                env: &env,
+                cwd: PathBuf::from("/tmp"),
+                stdin: stdin.map(str::to_string),
+            },
+        )
+    }
+
+    #[test]
+    fn prompt_from_args_and_stdin() {
+        let args = Args {
+            prompt: Some("explain".into()),
+            ..Args::default()
+        };
+        let rt = resolve_with(args, &[("ANTHROPIC_API_KEY", "k")], Some("log text")).unwrap();
+        assert_eq!(rt.prompt, "log text\n\nexplain");
+        assert!(matches!(
+            resolve_with(Args::default(), &[("ANTHROPIC_API_KEY", "k")], None),
+            Err(ConfigError::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn credentials_and_endpoint() {
+        let args = || Args {
+            prompt: Some("x".into()),
+            ..Args::default()
+        };
+        assert!(matches!(
+            resolve_with(args(), &[], None),
+            Err(ConfigError::Unusable(_))
+        ));
+        let rt = resolve_with(
+            args(),
+            &[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")],
+            None,
+        )
+        .unwrap();
+        assert!(matches!(rt.client.auth, Auth::None));
+        let rt = resolve_with(
+            args(),
+            &[("ANTHROPIC_AUTH_TOKEN", "t"), ("ANTHROPIC_MODEL", "m")],
+            None,
+        )
+        .unwrap();
+        assert!(matches!(rt.client.auth, Auth::Bearer(ref t) if t == "t"));
+        assert_eq!(rt.model, "m");
+        let bad = resolve_with(
+            args(),
+            &[("ANTHROPIC_API_KEY", "k"), ("SSL_CERT_FILE", "/no/such")],
+            None,
+        );
+        assert!(matches!(bad, Err(ConfigError::Unusable(m)) if m.contains("SSL_CERT_FILE")));
+        let bad = resolve_with(args(), &[("ANTHROPIC_BASE_URL", "ftp://x")], None);
+        assert!(matches!(bad, Err(ConfigError::Unusable(_))));
+    }
+}

@@ -1,0 +1,258 @@
+//! The observation plane: turns the loop's events into what a person or a
+//! program reads. `text` prints the answer, `json` one result object,
+//! `stream-json` one NDJSON line per event (Claude Code's shapes).
+//!
+//! A closed stdout (`tern -p … | head -1`) is not an error: writes after
+//! that are dropped quietly.
+
+pub mod approve;
+
+use std::io::Write;
+
+use crate::abort::Reason;
+use crate::agent::{Ending, Event, Outcome};
+use crate::cli::OutputFormat;
+use crate::json::Value;
+use crate::obj;
+use crate::session::new_uuid;
+
+pub struct SessionInfo {
+    pub session_id: String,
+    pub cwd: String,
+    pub model: String,
+    pub tools: Vec<&'static str>,
+    pub permission_mode: &'static str,
+    pub api_key_source: &'static str,
+}
+
+pub struct Printer {
+    format: OutputFormat,
+    /// Stream text to the terminal as it arrives (interactive text mode).
+    live_text: bool,
+    verbose: bool,
+    info: SessionInfo,
+    out: std::io::Stdout,
+    wrote_live: bool,
+}
+
+impl Printer {
+    pub fn new(format: OutputFormat, print: bool, verbose: bool, info: SessionInfo) -> Self {
+        Printer {
+            format,
+            live_text: format == OutputFormat::Text && !print,
+            verbose,
+            info,
+            out: std::io::stdout(),
+            wrote_live: false,
+        }
+    }
+
+    fn line(&mut self, v: &Value) {
+        let mut text = v.to_json();
+        text.push('\n');
+        let mut out = self.out.lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+
+    fn envelope(&self, kind: &str, message: &Value) -> Value {
+        obj! {
+            "type" => kind,
+            "message" => message.clone(),
+            "parent_tool_use_id" => Value::Null,
+            "session_id" => self.info.session_id.as_str(),
+            "uuid" => new_uuid(),
+        }
+    }
+
+    pub fn start(&mut self) {
+        if self.format != OutputFormat::StreamJson {
+            return;
+        }
+        let init = obj! {
+            "type" => "system",
+            "subtype" => "init",
+            "session_id" => self.info.session_id.as_str(),
+            "cwd" => self.info.cwd.as_str(),
+            "tools" => self.info.tools.iter().map(|t| Value::from(*t)).collect::<Vec<_>>(),
+            "mcp_servers" => Vec::<Value>::new(),
+            "model" => self.info.model.as_str(),
+            "permissionMode" => self.info.permission_mode,
+            "slash_commands" => Vec::<Value>::new(),
+            "apiKeySource" => self.info.api_key_source,
+            "output_style" => "default",
+            "tern_version" => env!("CARGO_PKG_VERSION"),
+            "uuid" => new_uuid(),
+        };
+        self.line(&init);
+    }
+
+    pub fn event(&mut self, ev: Event<'_>) {
+        match ev {
+            Event::TextDelta(t) => {
+                if self.live_text {
+                    let mut out = self.out.lock();
+                    let _ = out.write_all(t.as_bytes()).and_then(|()| out.flush());
+                    self.wrote_live = true;
+                }
+            }
+            Event::Assistant(m) => {
+                if self.format == OutputFormat::StreamJson {
+                    let v = self.envelope("assistant", m);
+                    self.line(&v);
+                }
+                if self.live_text && self.wrote_live {
+                    let _ = self.out.lock().write_all(b"\n");
+                    self.wrote_live = false;
+                }
+                if self.verbose {
+                    for call in tool_uses(m) {
+                        eprintln!("tern: tool {call}");
+                    }
+                }
+            }
+            Event::ToolResults(m) => {
+                if self.format == OutputFormat::StreamJson {
+                    let v = self.envelope("user", m);
+                    self.line(&v);
+                }
+            }
+            Event::Retrying {
+                attempt,
+                max_retries,
+                delay,
+                error,
+            } => {
+                if self.format == OutputFormat::StreamJson {
+                    let v = obj! {
+                        "type" => "system",
+                        "subtype" => "api_retry",
+                        "attempt" => attempt,
+                        "max_retries" => max_retries,
+                        "retry_delay_ms" => delay.as_millis() as u64,
+                        "error_status" => error.status().map(u32::from),
+                        "error" => error.to_string(),
+                        "session_id" => self.info.session_id.as_str(),
+                        "uuid" => new_uuid(),
+                    };
+                    self.line(&v);
+                }
+                if self.verbose || self.live_text {
+                    eprintln!(
+                        "tern: {error}; retrying in {:.1}s (attempt {attempt}/{max_retries})",
+                        delay.as_secs_f64()
+                    );
+                }
+            }
+        }
+    }
+
+    /// Prints the outcome and returns the exit status.
+    pub fn finish(&mut self, o: &Outcome) -> i32 {
+        let (subtype, is_error, error) = match &o.ending {
+            Ending::Completed => ("success", false, None),
+            Ending::MaxTurns => (
+                "error_max_turns",
+                true,
+                Some(format!(
+                    "Reached the maximum number of turns ({})",
+                    o.num_turns
+                )),
+            ),
+            Ending::Aborted(r) => (
+                "error_during_execution",
+                true,
+                Some(match r {
+                    Reason::Signal(s) => format!("Interrupted by signal {s}"),
+                    Reason::Requested => "Interrupted".to_string(),
+                }),
+            ),
+            Ending::ModelError(m) => ("error_during_execution", true, Some(m.clone())),
+        };
+        match self.format {
+            OutputFormat::Text => {
+                if let Some(e) = &error {
+                    eprintln!("tern: {e}");
+                } else if !self.live_text {
+                    let mut text = o.result.clone();
+                    if !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    let _ = self.out.lock().write_all(text.as_bytes());
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let mut r = obj! {
+                    "type" => "result",
+                    "subtype" => subtype,
+                    "is_error" => is_error,
+                    "duration_ms" => o.duration.as_millis() as u64,
+                    "duration_api_ms" => o.api_duration.as_millis() as u64,
+                    "num_turns" => o.num_turns,
+                };
+                if let Some(m) = r.as_object_mut() {
+                    match &error {
+                        None => m.insert("result", o.result.as_str()),
+                        Some(e) => m.insert("errors", vec![Value::from(e.as_str())]),
+                    }
+                    m.insert("stop_reason", o.stop_reason.clone());
+                    m.insert("session_id", self.info.session_id.as_str());
+                    m.insert("total_cost_usd", estimate_cost(&self.info.model, o));
+                    m.insert("usage", o.usage.to_json());
+                    m.insert("permission_denials", o.denials.clone());
+                    m.insert("uuid", new_uuid());
+                }
+                self.line(&r);
+            }
+        }
+        match &o.ending {
+            Ending::Completed => 0,
+            Ending::Aborted(Reason::Signal(s)) => 128 + s,
+            _ => 1,
+        }
+    }
+}
+
+fn tool_uses(message: &Value) -> Vec<String> {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.str_field("type") == Some("tool_use"))
+                .map(|b| {
+                    format!(
+                        "{} {}",
+                        b.str_field("name").unwrap_or("?"),
+                        b.get("input").map(Value::to_json).unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// List prices per million tokens (input, output) by model family; an
+/// unknown model costs 0 rather than a made-up figure.
+fn estimate_cost(model: &str, o: &Outcome) -> f64 {
+    let (input, output) = if model.contains("opus-4-5") || model.contains("opus-4.5") {
+        (5.0, 25.0)
+    } else if model.contains("opus") {
+        (15.0, 75.0)
+    } else if model.contains("sonnet") {
+        (3.0, 15.0)
+    } else if model.contains("haiku-4") || model.contains("haiku-4-5") {
+        (1.0, 5.0)
+    } else if model.contains("haiku") {
+        (0.8, 4.0)
+    } else {
+        return 0.0;
+    };
+    let u = &o.usage;
+    let m = 1_000_000.0;
+    (u.input_tokens as f64 * input
+        + u.cache_creation_input_tokens as f64 * input * 1.25
+        + u.cache_read_input_tokens as f64 * input * 0.1
+        + u.output_tokens as f64 * output)
+        / m
+}

@@ -1,0 +1,220 @@
+//! The Messages API client: one streaming POST per attempt.
+//!
+//! ureq is blocking, so the request is sent on a `blocking` pool thread and
+//! the response body is read through `smol::Unblock`, which keeps one
+//! helper thread reading ahead while the single-threaded executor parses
+//! and runs tools. Dropping the stream drops the reader and closes the
+//! connection.
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+use smol::io::AsyncReadExt;
+
+use super::ApiError;
+use crate::json;
+
+#[derive(Clone, Debug)]
+pub enum Auth {
+    /// `x-api-key` (ANTHROPIC_API_KEY).
+    ApiKey(String),
+    /// `Authorization: Bearer` (ANTHROPIC_AUTH_TOKEN).
+    Bearer(String),
+    /// A local server that needs no credentials.
+    None,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub base_url: String,
+    pub auth: Auth,
+    /// Extra PEM bundle (SSL_CERT_FILE), added to the built-in roots.
+    pub extra_ca_pem: Option<Vec<u8>>,
+    /// A stream that sends nothing for this long is treated as cut.
+    pub idle_timeout: Duration,
+}
+
+pub struct Client {
+    agent: ureq::Agent,
+    url: String,
+    auth: Auth,
+}
+
+impl Client {
+    pub fn new(config: &ClientConfig) -> Result<Client, ApiError> {
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(root_certs(config.extra_ca_pem.as_deref())?)
+            .build();
+        let agent_config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(30)))
+            .timeout_recv_response(Some(Duration::from_secs(600)))
+            .timeout_per_read(Some(config.idle_timeout))
+            .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION")))
+            .tls_config(tls)
+            .build();
+        Ok(Client {
+            agent: agent_config.new_agent(),
+            url: format!("{}/v1/messages", config.base_url.trim_end_matches('/')),
+            auth: config.auth.clone(),
+        })
+    }
+
+    /// Sends one request and returns the open event stream, or the error
+    /// the server answered with.
+    pub async fn open(&self, body: String) -> Result<ByteStream, ApiError> {
+        let agent = self.agent.clone();
+        let url = self.url.clone();
+        let auth = self.auth.clone();
+        smol::unblock(move || {
+            let mut req = agent
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "text/event-stream")
+                .header("anthropic-version", "2023-06-01");
+            req = match &auth {
+                Auth::ApiKey(k) => req.header("x-api-key", k),
+                Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
+                Auth::None => req,
+            };
+            let response = req
+                .send(body.as_bytes())
+                .map_err(|e| ApiError::Transport(e.to_string()))?;
+            let status = response.status().as_u16();
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let retry_after = header("retry-after").and_then(|s| parse_retry_after(&s));
+            let request_id = header("request-id");
+            if status != 200 {
+                let mut text = String::new();
+                let _ = response
+                    .into_body()
+                    .into_reader()
+                    .take(64 * 1024)
+                    .read_to_string(&mut text);
+                return Err(http_error(status, &text, retry_after, request_id));
+            }
+            Ok(ByteStream {
+                reader: smol::Unblock::with_capacity(16 * 1024, response.into_body().into_reader()),
+            })
+        })
+        .await
+    }
+}
+
+/// The response body as it arrives.
+pub struct ByteStream {
+    reader: smol::Unblock<ureq::BodyReader<'static>>,
+}
+
+impl ByteStream {
+    /// The next chunk; an empty vector means the body ended.
+    pub async fn next_chunk(&mut self, buf: &mut [u8]) -> Result<usize, ApiError> {
+        self.reader
+            .read(buf)
+            .await
+            .map_err(|e| ApiError::Stream(format!("reading the response failed: {e}")))
+    }
+}
+
+fn http_error(
+    status: u16,
+    body: &str,
+    retry_after: Option<Duration>,
+    request_id: Option<String>,
+) -> ApiError {
+    let parsed = json::parse(body).ok();
+    let err = parsed.as_ref().and_then(|v| v.get("error"));
+    let kind = err
+        .and_then(|e| e.str_field("type"))
+        .unwrap_or("http_error")
+        .to_string();
+    let mut message = err
+        .and_then(|e| e.str_field("message"))
+        .map(str::to_string)
+        .unwrap_or_else(|| body.chars().take(500).collect());
+    if message.is_empty() {
+        message = format!("HTTP {status}");
+    }
+    ApiError::Http {
+        status,
+        kind,
+        message,
+        retry_after,
+        request_id,
+    }
+}
+
+/// `retry-after` in seconds (the API never sends the date form, but a
+/// proxy might; an unparsable value is ignored).
+fn parse_retry_after(s: &str) -> Option<Duration> {
+    let secs: f64 = s.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(3600.0)))
+}
+
+fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError> {
+    let mut certs: Vec<ureq::tls::Certificate<'static>> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|der| ureq::tls::Certificate::from_der(der.as_ref()).to_owned())
+        .collect();
+    if let Some(pem) = extra_pem {
+        let before = certs.len();
+        for item in ureq::tls::parse_pem(pem) {
+            if let Ok(ureq::tls::PemItem::Certificate(c)) = item {
+                certs.push(c);
+            }
+        }
+        if certs.len() == before {
+            return Err(ApiError::Config(
+                "SSL_CERT_FILE contains no PEM certificates".to_string(),
+            ));
+        }
+    }
+    Ok(ureq::tls::RootCerts::Specific(Arc::new(certs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_errors_keep_type_message_and_retry_after() {
+        let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
+        match http_error(429, body, parse_retry_after("2"), None) {
+            ApiError::Http {
+                status,
+                kind,
+                message,
+                retry_after,
+                ..
+            } => {
+                assert_eq!(
+                    (status, kind.as_str(), message.as_str()),
+                    (429, "rate_limit_error", "slow down")
+                );
+                assert_eq!(retry_after, Some(Duration::from_secs(2)));
+            }
+            other => panic!("{other:?}"),
+        }
+        match http_error(502, "<html>bad gateway</html>", None, None) {
+            ApiError::Http { kind, message, .. } => {
+                assert_eq!(kind, "http_error");
+                assert!(message.contains("bad gateway"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn retry_after_rejects_nonsense() {
+        assert_eq!(parse_retry_after("soon"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
+    }
+}

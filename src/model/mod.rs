@@ -1,0 +1,172 @@
+//! The request plane: talking to the Messages API.
+//!
+//! `client` sends one attempt and hands back the byte stream, `sse` splits
+//! it into events, `stream` assembles content blocks, `request` builds the
+//! body, and `RetryPolicy` decides whether and when a failed attempt is
+//! tried again. An attempt is not a turn: the agent loop counts turns.
+
+pub mod client;
+pub mod request;
+pub mod sse;
+pub mod stream;
+
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub enum ApiError {
+    /// The server answered with a non-200 status.
+    Http {
+        status: u16,
+        kind: String,
+        message: String,
+        retry_after: Option<Duration>,
+        request_id: Option<String>,
+    },
+    /// No response: DNS, connect, TLS, reset before headers.
+    Transport(String),
+    /// The response started but the stream broke or was cut.
+    Stream(String),
+    /// The server sent `event: error` inside the stream.
+    InStream { kind: String, message: String },
+    /// Our own configuration is unusable (bad CA file, …): never retried.
+    Config(String),
+}
+
+impl ApiError {
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ApiError::Http { status, .. } => {
+                matches!(status, 408 | 409 | 429 | 500..=599)
+            }
+            ApiError::Transport(_) | ApiError::Stream(_) => true,
+            ApiError::InStream { kind, .. } => matches!(
+                kind.as_str(),
+                "overloaded_error" | "api_error" | "rate_limit_error"
+            ),
+            ApiError::Config(_) => false,
+        }
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ApiError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiError::Http {
+                status,
+                kind,
+                message,
+                request_id,
+                ..
+            } => {
+                write!(f, "API error {status} {kind}: {message}")?;
+                if let Some(id) = request_id {
+                    write!(f, " (request-id {id})")?;
+                }
+                Ok(())
+            }
+            ApiError::Transport(m) => write!(f, "connection failed: {m}"),
+            ApiError::Stream(m) => write!(f, "stream failed: {m}"),
+            ApiError::InStream { kind, message } => write!(f, "API stream error {kind}: {message}"),
+            ApiError::Config(m) => write!(f, "configuration error: {m}"),
+        }
+    }
+}
+
+/// Exponential backoff with jitter; `retry-after` wins when the server
+/// sends it.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base: Duration,
+    pub cap: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 10,
+            base: Duration::from_millis(500),
+            cap: Duration::from_secs(32),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Delay before retry number `attempt` (1-based).
+    pub fn delay(&self, attempt: u32, err: &ApiError) -> Duration {
+        if let Some(after) = err.retry_after() {
+            // Honour the server, within reason.
+            return after.min(Duration::from_secs(300));
+        }
+        let exp = self
+            .base
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+        let capped = exp.min(self.cap);
+        // Up to 25% jitter so clients that failed together don't return together.
+        let jitter = capped.mul_f64(fastrand::f64() * 0.25);
+        capped + jitter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_classification() {
+        let http = |status| ApiError::Http {
+            status,
+            kind: String::new(),
+            message: String::new(),
+            retry_after: None,
+            request_id: None,
+        };
+        for s in [429, 529, 500, 503, 408] {
+            assert!(http(s).is_retryable(), "{s}");
+        }
+        for s in [400, 401, 403, 404, 413] {
+            assert!(!http(s).is_retryable(), "{s}");
+        }
+        assert!(!ApiError::Config("x".into()).is_retryable());
+        assert!(ApiError::Stream("cut".into()).is_retryable());
+    }
+
+    #[test]
+    fn backoff_grows_caps_and_obeys_retry_after() {
+        let p = RetryPolicy {
+            max_retries: 10,
+            base: Duration::from_millis(100),
+            cap: Duration::from_millis(1000),
+        };
+        let e = ApiError::Transport("x".into());
+        let d1 = p.delay(1, &e);
+        let d3 = p.delay(3, &e);
+        let d9 = p.delay(9, &e);
+        assert!(d1 >= Duration::from_millis(100) && d1 <= Duration::from_millis(125));
+        assert!(d3 >= Duration::from_millis(400) && d3 <= Duration::from_millis(500));
+        assert!(d9 >= Duration::from_millis(1000) && d9 <= Duration::from_millis(1250));
+        let ra = ApiError::Http {
+            status: 429,
+            kind: String::new(),
+            message: String::new(),
+            retry_after: Some(Duration::from_secs(3)),
+            request_id: None,
+        };
+        assert_eq!(p.delay(1, &ra), Duration::from_secs(3));
+    }
+}

@@ -1,0 +1,41 @@
+//! Session identity. (The transcript, resume and fork live here too once
+//! long sessions land.)
+
+use std::io::Read;
+
+/// A random (version 4) UUID, from the kernel's generator when available.
+pub fn new_uuid() -> String {
+    let mut b = [0u8; 16];
+    let from_kernel = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !from_kernel {
+        for byte in &mut b {
+            *byte = fastrand::u8(..);
+        }
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uuids_are_v4_and_distinct() {
+        let a = super::new_uuid();
+        let b = super::new_uuid();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
+    }
+}

@@ -1,0 +1,68 @@
+//! The few calls std does not offer: signal delivery into the event loop
+//! and killing a whole process group. All of tern's `unsafe` outside the
+//! sandbox launcher lives here.
+
+use std::fs::File;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The write end of the self-pipe, read by the signal handler.
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let byte = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; the fd stays open for the
+        // life of the process and the buffer is a local byte.
+        unsafe {
+            libc::write(fd, (&byte as *const u8).cast(), 1);
+        }
+    }
+}
+
+/// Routes SIGINT and SIGTERM into a pipe and returns its read end; each
+/// byte read is a signal number.
+pub fn catch_termination_signals() -> std::io::Result<File> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
+    let (read_end, _write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    SIGNAL_PIPE.store(fds[1], Ordering::Relaxed);
+    // The write end must outlive every handler call: leak it on purpose.
+    std::mem::forget(_write_end);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid starting value; the handler
+        // is an `extern "C" fn(c_int)` that only calls write(2).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(sig, &action, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(File::from(read_end))
+}
+
+/// Sends SIGKILL to every process in group `pgid`. A group that is already
+/// gone is not an error.
+pub fn kill_process_group(pgid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) with a negative pid targets a process group; it has
+    // no memory-safety preconditions.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}

@@ -1,0 +1,440 @@
+//! Bash: run a shell command in its own process group.
+//!
+//! The command runs under `bash -c` (or `/bin/sh -c` where there is no
+//! bash) with stdin closed, in a new process group so that a timeout or an
+//! abort can kill everything it started, not just the shell. stdout and
+//! stderr are merged in arrival order. Output beyond the inline limit is
+//! spilled to a file; the model gets the head, the tail and the path.
+
+use std::io::Write as _;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use smol::future::FutureExt;
+use smol::io::AsyncReadExt;
+
+use super::{LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::json::{Value, parse};
+
+pub struct Bash;
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Output up to this many bytes is returned inline.
+pub const INLINE_LIMIT: usize = 30_000;
+/// After the shell exits, how long straggling background children may keep
+/// the pipes open before they are killed.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+impl Tool for Bash {
+    fn name(&self) -> &'static str {
+        "Bash"
+    }
+    fn description(&self) -> &'static str {
+        "Run a shell command (bash, or sh where bash is missing) in the working \
+         directory and return its combined stdout and stderr and exit code. Each call \
+         starts a fresh shell: `cd` and variables do not persist. stdin is closed, so \
+         interactive commands fail; pass flags such as `-y`. Default timeout 120000 ms, \
+         at most 600000 ms; on timeout the command and everything it started are \
+         killed. Output beyond 30000 characters is saved to a file whose path is \
+         given, with the start and end shown. Prefer Read, Grep and Glob for reading \
+         and searching files."
+    }
+    fn input_schema(&self) -> Value {
+        parse(
+            r#"{"type":"object","additionalProperties":false,"required":["command"],"properties":{
+            "command":{"type":"string","description":"The command to run"},
+            "timeout":{"type":"integer","description":"Timeout in milliseconds (default 120000, max 600000)"},
+            "description":{"type":"string","description":"Five to ten words saying what the command does"},
+            "run_in_background":{"type":"boolean","description":"Not supported yet; must be false"},
+            "dangerouslyDisableSandbox":{"type":"boolean","description":"Ask to run outside the sandbox"}}}"#,
+        )
+        .unwrap_or_default()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Execute
+    }
+    fn is_read_only(&self, input: &Value) -> bool {
+        is_read_only_command(input.str_field("command").unwrap_or(""))
+    }
+    fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
+        if input.str_field("command").unwrap_or("").trim().is_empty() {
+            return Err("command is empty".into());
+        }
+        if let Some(t) = input.get("timeout").and_then(Value::as_i64)
+            && !(1..=MAX_TIMEOUT_MS as i64).contains(&t)
+        {
+            return Err(format!("timeout must be between 1 and {MAX_TIMEOUT_MS} ms"));
+        }
+        if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            return Err(
+                "run_in_background is not supported yet; run the command in the foreground".into(),
+            );
+        }
+        Ok(())
+    }
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let command = input.str_field("command").unwrap_or("").to_string();
+            let timeout = input
+                .get("timeout")
+                .and_then(Value::as_i64)
+                .map_or(DEFAULT_TIMEOUT_MS, |t| {
+                    t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
+                });
+            run(&command, Duration::from_millis(timeout), ctx).await
+        })
+    }
+}
+
+/// The shell to use: bash when present, else the POSIX sh every system has.
+fn shell() -> &'static str {
+    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        let on_path = std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bash").is_file()));
+        if on_path { "bash" } else { "/bin/sh" }
+    })
+}
+
+enum Ending {
+    Exited(Option<i32>),
+    TimedOut,
+    Aborted,
+}
+
+async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+    let mut std_cmd = std::process::Command::new(shell());
+    std_cmd
+        .arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .env("TERN", "1")
+        .process_group(0);
+    // Stdio is set on the async command: the conversion does not carry it.
+    let mut cmd = smol::process::Command::from(std_cmd);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
+    };
+    let pgid = child.id();
+    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+        crate::sys::kill_process_group(pgid);
+        return ToolOutput::error("Cannot capture the command's output");
+    };
+    let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch_dir));
+
+    let pump = async {
+        let mut a = [0u8; 8192];
+        let mut b = [0u8; 8192];
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            let read_out = async {
+                if out_open {
+                    (0, out.read(&mut a).await)
+                } else {
+                    smol::future::pending().await
+                }
+            };
+            let read_err = async {
+                if err_open {
+                    (1, err.read(&mut b).await)
+                } else {
+                    smol::future::pending().await
+                }
+            };
+            match read_out.or(read_err).await {
+                (0, Ok(n)) if n > 0 => collector.borrow_mut().push(&a[..n]),
+                (1, Ok(n)) if n > 0 => collector.borrow_mut().push(&b[..n]),
+                (0, _) => out_open = false,
+                _ => err_open = false,
+            }
+        }
+    };
+    // Done when both pipes hit EOF and the shell exited, or a short grace
+    // after the shell exited (a background child may hold the pipes open).
+    let exit_code = std::cell::Cell::new(None);
+    let (exited_tx, exited_rx) = smol::channel::bounded::<()>(1);
+    let waiter = async {
+        let status = child.status().await;
+        exit_code.set(Some(status.ok().and_then(|s| s.code())));
+        let _ = exited_tx.try_send(());
+    };
+    let grace = async {
+        let _ = exited_rx.recv().await;
+        smol::Timer::after(DRAIN_GRACE).await;
+    };
+    let finished = async {
+        async {
+            smol::future::zip(pump, waiter).await;
+        }
+        .or(grace)
+        .await;
+        Ending::Exited(exit_code.get().flatten())
+    };
+    let timed_out = async {
+        smol::Timer::after(timeout).await;
+        Ending::TimedOut
+    };
+    let aborted = async {
+        ctx.abort.wait().await;
+        Ending::Aborted
+    };
+    let ending = finished.or(timed_out).or(aborted).await;
+    // Whatever happened, nothing the command started outlives the call.
+    crate::sys::kill_process_group(pgid);
+    let _ = child.status().await;
+
+    let (text, spilled) = collector.into_inner().finish();
+    let mut result = text;
+    match ending {
+        Ending::Exited(Some(0)) => {
+            if result.is_empty() {
+                result = "(no output)".into();
+            }
+            with_spill_note(result, spilled, false)
+        }
+        Ending::Exited(code) => {
+            if !result.is_empty() && !result.ends_with('\n') {
+                result.push('\n');
+            }
+            match code {
+                Some(c) => result.push_str(&format!("Exit code {c}")),
+                None => result.push_str("Killed by a signal"),
+            }
+            with_spill_note(result, spilled, true)
+        }
+        Ending::TimedOut => {
+            if !result.is_empty() && !result.ends_with('\n') {
+                result.push('\n');
+            }
+            result.push_str(&format!(
+                "Command timed out after {} ms and was killed",
+                timeout.as_millis()
+            ));
+            with_spill_note(result, spilled, true)
+        }
+        Ending::Aborted => ToolOutput::error(format!("{result}\nInterrupted by the user")),
+    }
+}
+
+fn with_spill_note(mut text: String, spilled: Option<PathBuf>, is_error: bool) -> ToolOutput {
+    if let Some(path) = spilled {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("(full output saved to {})", path.display()));
+    }
+    ToolOutput {
+        content: text,
+        is_error,
+    }
+}
+
+/// Keeps the first and last halves of the inline budget in memory and,
+/// once output outgrows it, streams everything to a spill file.
+struct Collector {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: usize,
+    scratch: PathBuf,
+    spill: Option<(PathBuf, std::fs::File)>,
+    spill_failed: bool,
+}
+
+impl Collector {
+    fn new(scratch: &Path) -> Self {
+        Collector {
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            total: 0,
+            scratch: scratch.to_path_buf(),
+            spill: None,
+            spill_failed: false,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len();
+        if self.total > INLINE_LIMIT && self.spill.is_none() && !self.spill_failed {
+            self.open_spill();
+        }
+        if let Some((_, f)) = &mut self.spill
+            && f.write_all(bytes).is_err()
+        {
+            self.spill = None;
+            self.spill_failed = true;
+        }
+        let room = INLINE_LIMIT.saturating_sub(self.head.len());
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        self.tail.extend(rest);
+        let keep = INLINE_LIMIT / 2;
+        if self.tail.len() > keep {
+            let excess = self.tail.len() - keep;
+            self.tail.drain(..excess);
+        }
+    }
+
+    fn open_spill(&mut self) {
+        let _ = std::fs::create_dir_all(&self.scratch);
+        let path = self.scratch.join(format!(
+            "bash-{}-{:08x}.out",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        match std::fs::File::create(&path) {
+            Ok(mut f) => {
+                // Everything so far is in `head` (we only spill once past it).
+                let ok = f.write_all(&self.head).is_ok()
+                    && f.write_all(&self.tail.iter().copied().collect::<Vec<u8>>())
+                        .is_ok();
+                if ok {
+                    self.spill = Some((path, f));
+                } else {
+                    self.spill_failed = true;
+                }
+            }
+            Err(_) => self.spill_failed = true,
+        }
+    }
+
+    fn finish(self) -> (String, Option<PathBuf>) {
+        if self.total <= INLINE_LIMIT {
+            return (String::from_utf8_lossy(&self.head).into_owned(), None);
+        }
+        let half = INLINE_LIMIT / 2;
+        let head = String::from_utf8_lossy(&self.head[..half.min(self.head.len())]).into_owned();
+        let tail_bytes: Vec<u8> = self.tail.into_iter().collect();
+        let tail = String::from_utf8_lossy(&tail_bytes).into_owned();
+        let omitted = self.total - half - tail_bytes.len();
+        let text = format!("{head}\n… [{omitted} bytes omitted] …\n{tail}");
+        (text, self.spill.map(|(p, _)| p))
+    }
+}
+
+/// A conservative read-only test: a single simple command whose program is
+/// known not to write, with no redirection, substitution or chaining. Used
+/// only to let such commands overlap with other reads; anything doubtful is
+/// treated as a write. (The full Bash analysis comes with the permission
+/// pipeline.)
+pub fn is_read_only_command(command: &str) -> bool {
+    const READERS: &[&str] = &[
+        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "file", "stat", "du", "df",
+        "which", "whoami", "date", "uname", "env", "printenv", "tree", "diff", "cmp", "sort",
+        "uniq", "cut", "basename", "dirname", "realpath", "true", "false", "test",
+    ];
+    const GIT_READERS: &[&str] = &[
+        "status",
+        "log",
+        "diff",
+        "show",
+        "branch",
+        "rev-parse",
+        "blame",
+        "ls-files",
+    ];
+    if command.contains(['>', '<', '`', '$', ';', '&', '|', '\n', '(', ')', '{', '}']) {
+        return false;
+    }
+    let mut words = command.split_whitespace();
+    match words.next() {
+        Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
+        Some("find") => {
+            !command.contains("-exec") && !command.contains("-delete") && !command.contains("-ok")
+        }
+        Some(program) => READERS.contains(&program),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::obj;
+    use crate::tools::testing::{context, run as run_tool};
+
+    #[test]
+    fn runs_and_reports_exit_codes() {
+        let (ctx, _) = context();
+        let out = run_tool(&Bash, &ctx, obj! { "command" => "echo out; echo err >&2" });
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out.content.contains("out") && out.content.contains("err"));
+        let out = run_tool(&Bash, &ctx, obj! { "command" => "exit 3" });
+        assert!(
+            out.is_error && out.content.ends_with("Exit code 3"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let (ctx, dir) = context();
+        let pidfile = dir.join("pid");
+        let cmd = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let out = run_tool(&Bash, &ctx, obj! { "command" => cmd, "timeout" => 300i64 });
+        assert!(
+            out.is_error && out.content.contains("timed out after 300 ms"),
+            "{}",
+            out.content
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The background sleep was in the group and must be gone.
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z");
+        assert!(!alive, "background child {pid} survived the timeout");
+    }
+
+    #[test]
+    fn large_output_spills_with_head_and_tail() {
+        let (ctx, _) = context();
+        let out = run_tool(&Bash, &ctx, obj! { "command" => "seq 1 20000" });
+        assert!(!out.is_error);
+        assert!(out.content.starts_with("1\n2\n3\n"));
+        assert!(out.content.contains("bytes omitted"));
+        assert!(
+            out.content
+                .trim_end()
+                .contains("20000\n(full output saved to ")
+        );
+        let path = out
+            .content
+            .rsplit("saved to ")
+            .next()
+            .unwrap()
+            .trim_end_matches(')');
+        let full = std::fs::read_to_string(path).unwrap();
+        assert_eq!(full.lines().count(), 20000);
+        assert!(out.content.len() < INLINE_LIMIT + 500);
+    }
+
+    #[test]
+    fn read_only_classification_is_conservative() {
+        for ro in ["ls -la", "git status", "grep -rn foo src", "find . -name x"] {
+            assert!(is_read_only_command(ro), "{ro}");
+        }
+        for rw in [
+            "rm -rf x",
+            "echo x > f",
+            "ls; rm x",
+            "cat $(whoami)",
+            "find . -delete",
+            "git push",
+            "sed -i s/a/b/ f",
+        ] {
+            assert!(!is_read_only_command(rw), "{rw}");
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The built-in tools and the contract every tool (built-in or, later, MCP)
+//! follows.
+//!
+//! A tool describes itself (name, description, JSON schema), says whether
+//! a given input only reads (`is_read_only`) and may overlap with other
+//! calls (`is_concurrency_safe`), and runs. It never asks the user anything:
+//! permission is decided before `call` by the policy plane.
+
+mod bash;
+mod edit;
+mod files;
+mod glob;
+mod grep;
+mod read;
+mod schema;
+mod todo;
+mod write;
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::rc::Rc;
+
+use crate::abort::Abort;
+use crate::json::Value;
+use crate::obj;
+
+pub use files::FileStamps;
+pub use schema::check as check_schema;
+
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// What a call produced; `is_error` results go back to the model as such.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Whether a tool, by its nature, edits files (acceptEdits allows these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Edit,
+    Execute,
+    Other,
+}
+
+pub trait Tool {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn input_schema(&self) -> Value;
+    fn kind(&self) -> Kind;
+    /// True when this input cannot change anything outside tern.
+    fn is_read_only(&self, input: &Value) -> bool;
+    /// True when this call may run alongside others. Decided once, on the
+    /// model's original input, when its block closes.
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.is_read_only(input)
+    }
+    /// Checks beyond the schema (ranges, relations between fields).
+    fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        Ok(())
+    }
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput>;
+}
+
+/// Session state the tools share.
+pub struct ToolContext {
+    pub cwd: PathBuf,
+    /// Where oversized outputs are spilled; created on first use.
+    pub scratch_dir: PathBuf,
+    pub files: RefCell<FileStamps>,
+    pub todos: RefCell<Value>,
+    pub abort: Abort,
+}
+
+impl ToolContext {
+    pub fn new(cwd: PathBuf, scratch_dir: PathBuf, abort: Abort) -> Self {
+        ToolContext {
+            cwd,
+            scratch_dir,
+            files: RefCell::new(FileStamps::default()),
+            todos: RefCell::new(Value::Array(Vec::new())),
+            abort,
+        }
+    }
+
+    /// Resolves a path from the model against the working directory.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.cwd.join(p)
+        }
+    }
+
+    /// A path for display: relative to the working directory when inside it.
+    pub fn display(&self, path: &Path) -> String {
+        path.strip_prefix(&self.cwd)
+            .ok()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+}
+
+pub struct Registry {
+    tools: Vec<Rc<dyn Tool>>,
+}
+
+impl Registry {
+    /// The built-in tools, in the order they are advertised.
+    pub fn builtin() -> Registry {
+        Registry {
+            tools: vec![
+                Rc::new(bash::Bash),
+                Rc::new(read::Read),
+                Rc::new(write::Write),
+                Rc::new(edit::Edit),
+                Rc::new(glob::Glob),
+                Rc::new(grep::Grep),
+                Rc::new(todo::TodoWrite),
+            ],
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// Keeps only the tools `keep` says yes to.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.tools.retain(|t| keep(t.name()));
+    }
+
+    /// The `tools` array of a request.
+    pub fn definitions(&self) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|t| {
+                obj! {
+                    "name" => t.name(),
+                    "description" => t.description(),
+                    "input_schema" => t.input_schema(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Reads an optional non-negative integer field.
+fn opt_usize(input: &Value, key: &str) -> Option<usize> {
+    input
+        .get(key)
+        .and_then(Value::as_i64)
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary.
+pub fn cut_str(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A context rooted in a fresh temporary directory.
+    pub fn context() -> (ToolContext, PathBuf) {
+        let dir = std::env::temp_dir().join(format!(
+            "tern-unit-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ctx = ToolContext::new(dir.clone(), dir.join(".scratch"), Abort::new());
+        (ctx, dir)
+    }
+
+    pub fn run(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> ToolOutput {
+        if let Err(e) = check_schema(&tool.input_schema(), &input) {
+            return ToolOutput::error(e);
+        }
+        if let Err(e) = tool.validate(&input, ctx) {
+            return ToolOutput::error(e);
+        }
+        smol::block_on(tool.call(input, ctx))
+    }
+}

@@ -1,0 +1,59 @@
+//! TodoWrite: the model's own task list for the session.
+
+use super::{LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::json::{Value, parse};
+
+pub struct TodoWrite;
+
+impl Tool for TodoWrite {
+    fn name(&self) -> &'static str {
+        "TodoWrite"
+    }
+    fn description(&self) -> &'static str {
+        "Replace the session's task list. Use it for work with several steps: list the \
+         steps, keep exactly one `in_progress` while working, and mark each `completed` \
+         as soon as it is done. Each item has `content` (imperative, e.g. \"Run the \
+         tests\"), `activeForm` (e.g. \"Running the tests\") and `status`."
+    }
+    fn input_schema(&self) -> Value {
+        parse(
+            r#"{"type":"object","additionalProperties":false,"required":["todos"],"properties":{
+            "todos":{"type":"array","items":{"type":"object","required":["content","status","activeForm"],"properties":{
+              "content":{"type":"string"},
+              "status":{"type":"string","enum":["pending","in_progress","completed"]},
+              "activeForm":{"type":"string"}}}}}}"#,
+        )
+        .unwrap_or_default()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Other
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        // It changes only tern's own state, never the outside world.
+        true
+    }
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        false
+    }
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let todos = input
+                .get("todos")
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new()));
+            let items = todos.as_array().map(Vec::len).unwrap_or(0);
+            let open = todos
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter(|t| t.str_field("status") != Some("completed"))
+                        .count()
+                })
+                .unwrap_or(0);
+            *ctx.todos.borrow_mut() = todos;
+            ToolOutput::ok(format!(
+                "Task list updated: {items} items, {open} not completed. Keep it current as you work."
+            ))
+        })
+    }
+}

@@ -1,0 +1,101 @@
+//! Write: create a file or replace one the model has read.
+
+use super::{LocalFuture, Tool, ToolContext, ToolOutput, files::write_atomically};
+use crate::json::{Value, parse};
+
+pub struct Write;
+
+impl Tool for Write {
+    fn name(&self) -> &'static str {
+        "Write"
+    }
+    fn description(&self) -> &'static str {
+        "Write a file, creating parent directories as needed. Overwriting an existing \
+         file is only allowed after you have Read it in this session and it has not \
+         changed since. Prefer Edit for changes to existing files."
+    }
+    fn input_schema(&self) -> Value {
+        parse(
+            r#"{"type":"object","additionalProperties":false,"required":["file_path","content"],"properties":{
+            "file_path":{"type":"string","description":"Absolute path of the file to write"},
+            "content":{"type":"string","description":"The complete new content"}}}"#,
+        )
+        .unwrap_or_default()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Edit
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        false
+    }
+    fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+        let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
+        if path.is_dir() {
+            return Err(format!("{} is a directory", ctx.display(&path)));
+        }
+        if path.exists() {
+            ctx.files.borrow().check_fresh(&path, &ctx.display(&path))?;
+        }
+        Ok(())
+    }
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
+            let content = input.str_field("content").unwrap_or("").to_string();
+            let existed = path.exists();
+            let lines = content.lines().count();
+            let p = path.clone();
+            match smol::unblock(move || write_atomically(&p, content.as_bytes())).await {
+                Ok(()) => {
+                    ctx.files.borrow_mut().record(&path);
+                    let verb = if existed { "Updated" } else { "Created" };
+                    ToolOutput::ok(format!("{verb} {} ({lines} lines)", ctx.display(&path)))
+                }
+                Err(e) => ToolOutput::error(format!(
+                    "Cannot write {}: {}",
+                    ctx.display(&path),
+                    super::read::describe_io(e)
+                )),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::obj;
+    use crate::tools::read::Read;
+    use crate::tools::testing::{context, run};
+
+    #[test]
+    fn creates_new_but_refuses_unread_existing() {
+        let (ctx, dir) = context();
+        let out = run(
+            &Write,
+            &ctx,
+            obj! { "file_path" => "sub/new.txt", "content" => "a\nb\n" },
+        );
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sub/new.txt")).unwrap(),
+            "a\nb\n"
+        );
+
+        std::fs::write(dir.join("old.txt"), "x").unwrap();
+        let out = run(
+            &Write,
+            &ctx,
+            obj! { "file_path" => "old.txt", "content" => "y" },
+        );
+        assert!(out.is_error && out.content.contains("has not been read"));
+        run(&Read, &ctx, obj! { "file_path" => "old.txt" });
+        let out = run(
+            &Write,
+            &ctx,
+            obj! { "file_path" => "old.txt", "content" => "y" },
+        );
+        assert!(!out.is_error);
+        assert_eq!(std::fs::read_to_string(dir.join("old.txt")).unwrap(), "y");
+    }
+}
