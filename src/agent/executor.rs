@@ -186,3 +186,150 @@ pub fn tool_result(id: &str, out: &ToolOutput) -> Value {
     }
     block
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::abort::Abort;
+    use crate::json::Value;
+    use crate::obj;
+    use crate::policy::{Mode, Policy};
+    use crate::tools::{Kind, LocalFuture, Registry, Tool, ToolContext};
+
+    type Log = Rc<RefCell<Vec<String>>>;
+
+    /// A tool whose calls block until the test opens their gate.
+    struct Gated {
+        name: &'static str,
+        safe: bool,
+        log: Log,
+        gates: Rc<RefCell<HashMap<String, Receiver<()>>>>,
+    }
+
+    impl Tool for Gated {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn description(&self) -> &'static str {
+            "test"
+        }
+        fn input_schema(&self) -> Value {
+            obj! { "type" => "object" }
+        }
+        fn kind(&self) -> Kind {
+            Kind::Other
+        }
+        fn is_read_only(&self, _: &Value) -> bool {
+            self.safe
+        }
+        fn call<'a>(&'a self, input: Value, _: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+            Box::pin(async move {
+                let gate = input.str_field("gate").unwrap_or("").to_string();
+                self.log.borrow_mut().push(format!("start {gate}"));
+                let rx = self.gates.borrow_mut().remove(&gate);
+                if let Some(rx) = rx {
+                    let _ = rx.recv().await;
+                }
+                self.log.borrow_mut().push(format!("end {gate}"));
+                ToolOutput::ok(gate)
+            })
+        }
+    }
+
+    async fn settle() {
+        for _ in 0..20 {
+            smol::future::yield_now().await;
+        }
+    }
+
+    #[test]
+    fn unsafe_calls_are_barriers_and_results_keep_call_order() {
+        let ex = LocalExecutor::new();
+        let log: Log = Rc::default();
+        let gates: Rc<RefCell<HashMap<String, Receiver<()>>>> = Rc::default();
+        let mut openers = HashMap::new();
+        for g in ["s1", "s2", "u1", "s3"] {
+            let (tx, rx) = smol::channel::bounded::<()>(1);
+            gates.borrow_mut().insert(g.to_string(), rx);
+            openers.insert(g, tx);
+        }
+        let tool = |name, safe| -> Rc<dyn Tool> {
+            Rc::new(Gated { name, safe, log: Rc::clone(&log), gates: Rc::clone(&gates) })
+        };
+        let pipeline = Rc::new(Pipeline::new(
+            Registry::new(vec![tool("Safe", true), tool("Unsafe", false)]),
+            Policy { mode: Mode::BypassPermissions, allow: vec![], deny: vec![] },
+            ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
+            None,
+        ));
+        let call = |id: &str, name: &str| ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input: Ok(obj! { "gate" => id }),
+        };
+        let snapshot = |log: &Log| log.borrow().join(", ");
+
+        let results = smol::block_on(ex.run(async {
+            let mut exec = StreamingExecutor::new(&ex, Rc::clone(&pipeline));
+            exec.add(call("s1", "Safe"));
+            exec.add(call("s2", "Safe"));
+            exec.add(call("u1", "Unsafe"));
+            exec.add(call("s3", "Safe"));
+            settle().await;
+            assert_eq!(snapshot(&log), "start s1, start s2", "safe calls overlap; the unsafe one waits");
+
+            openers["s2"].close();
+            exec.next_done().await;
+            settle().await;
+            assert_eq!(snapshot(&log), "start s1, start s2, end s2", "u1 still waits for s1");
+
+            openers["s1"].close();
+            exec.next_done().await;
+            settle().await;
+            assert_eq!(snapshot(&log), "start s1, start s2, end s2, end s1, start u1", "s3 is held back by u1");
+
+            openers["u1"].close();
+            exec.next_done().await;
+            settle().await;
+            assert!(snapshot(&log).ends_with("end u1, start s3"));
+            openers["s3"].close();
+            exec.drain().await
+        }));
+        let ids: Vec<&str> = results.iter().filter_map(|r| r.str_field("tool_use_id")).collect();
+        assert_eq!(ids, ["s1", "s2", "u1", "s3"]);
+    }
+
+    #[test]
+    fn stop_waiting_answers_unstarted_calls() {
+        let ex = LocalExecutor::new();
+        let log: Log = Rc::default();
+        let gates: Rc<RefCell<HashMap<String, Receiver<()>>>> = Rc::default();
+        let (tx, rx) = smol::channel::bounded::<()>(1);
+        gates.borrow_mut().insert("u1".into(), rx);
+        let unsafe_tool: Rc<dyn Tool> = Rc::new(Gated { name: "Unsafe", safe: false, log: Rc::clone(&log), gates });
+        let pipeline = Rc::new(Pipeline::new(
+            Registry::new(vec![unsafe_tool]),
+            Policy { mode: Mode::BypassPermissions, allow: vec![], deny: vec![] },
+            ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
+            None,
+        ));
+        let results = smol::block_on(ex.run(async {
+            let mut exec = StreamingExecutor::new(&ex, pipeline);
+            for id in ["u1", "u2"] {
+                exec.add(ToolUse { id: id.into(), name: "Unsafe".into(), input: Ok(obj! { "gate" => id }) });
+            }
+            settle().await;
+            exec.stop_waiting("not run");
+            tx.close();
+            exec.drain().await
+        }));
+        assert_eq!(log.borrow().join(", "), "start u1, end u1");
+        assert!(results[0].get("is_error").is_none());
+        assert_eq!(results[1].str_field("content"), Some("not run"));
+        assert_eq!(results[1].get("is_error").and_then(Value::as_bool), Some(true));
+    }
+}

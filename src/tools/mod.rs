@@ -143,6 +143,11 @@ impl Registry {
         }
     }
 
+    /// A registry of exactly these tools.
+    pub fn new(tools: Vec<Rc<dyn Tool>>) -> Registry {
+        Registry { tools }
+    }
+
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name).cloned()
     }

@@ -67,7 +67,9 @@ fn read_window(path: &std::path::Path, offset: usize, limit: usize) -> Result<St
     if super::files::looks_binary(&head) {
         return Err("it is a binary file and cannot be shown as text".into());
     }
-    if meta.len() == 0 {
+    // Judged by what was read, not by the size: pipes and /proc files
+    // report a size of zero.
+    if head.is_empty() {
         return Ok("(the file exists but is empty)".into());
     }
     let reader = BufReader::new(std::io::Cursor::new(head).chain(file));

@@ -1,0 +1,50 @@
+//! tern: a coding agent in one static binary.
+//!
+//! Planes as folders, so a reader finds the owner of a decision by where
+//! it lives:
+//!
+//! | plane | owns | module |
+//! |---|---|---|
+//! | control | flags, environment, system prompt | [`cli`], [`config`] |
+//! | request | Messages API client, SSE, retries, request assembly | [`model`] |
+//! | execution | agent loop, streaming executor, tools, permissions | [`agent`], [`tools`], [`policy`] |
+//! | state | session identity (transcripts come later) | [`session`] |
+//! | observation | text / json / stream-json output | [`frontend`] |
+//!
+//! The library exists so tests and benchmarks can drive the parts; the
+//! binary is `src/main.rs`.
+
+pub mod abort;
+pub mod agent;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod frontend;
+pub mod json;
+pub mod model;
+pub mod policy;
+pub mod session;
+mod sys;
+pub mod tools;
+
+/// Runs tern with these arguments and returns the exit status.
+pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
+    match cli::parse(args) {
+        Ok(cli::Command::Version) => {
+            println!("{} (tern)", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(cli::Command::Help) => {
+            print!("{}", cli::HELP);
+            0
+        }
+        Ok(cli::Command::Run(args)) => {
+            let ex = smol::LocalExecutor::new();
+            smol::block_on(ex.run(app::run(&ex, args)))
+        }
+        Err(e) => {
+            eprintln!("tern: {e}\nTry 'tern --help'.");
+            2
+        }
+    }
+}

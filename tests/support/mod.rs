@@ -1,0 +1,99 @@
+//! Shared test helpers: the Messages API stand-in and a way to run the
+//! real `tern` binary against it in a scratch directory.
+
+#![allow(dead_code)]
+
+pub mod standin;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use tern::json::{self, Value};
+
+pub fn tern_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tern")
+}
+
+/// A fresh directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tern-it-{name}-{}-{}", std::process::id(), fastrand_u64()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn fastrand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64);
+    h.finish()
+}
+
+/// `tern` set up to talk to the stand-in from `dir`, with a clean environment.
+pub fn tern(url: &str, dir: &Path) -> Command {
+    let mut c = Command::new(tern_bin());
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("TMPDIR", dir)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("TERN_RETRY_BASE_MS", "20")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs to completion, killing tern if it takes over a minute so that a
+/// broken build fails the test instead of hanging the suite.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().expect("start tern");
+    let pid = child.id() as i32;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&done);
+    std::thread::spawn(move || {
+        let began = std::time::Instant::now();
+        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            if began.elapsed() > std::time::Duration::from_secs(60) {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    let out = child.wait_with_output().expect("wait for tern");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
+/// The NDJSON lines of a stream-json run.
+pub fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| json::parse(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect()
+}
+
+pub fn last_result(out: &Output) -> Value {
+    lines(out)
+        .into_iter()
+        .rev()
+        .find(|v| v.str_field("type") == Some("result"))
+        .unwrap_or_else(|| panic!("no result line; stdout={} stderr={}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+pub fn body(req: &standin::Request) -> Value {
+    json::parse(&req.body).unwrap()
+}
+
+/// The tool_result blocks in the last message of a request body.
+pub fn tool_results(req: &standin::Request) -> Vec<Value> {
+    let b = body(req);
+    let msgs = b.get("messages").unwrap().as_array().unwrap();
+    msgs.last()
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter(|x| x.str_field("type") == Some("tool_result")).cloned().collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,384 @@
+//! A scripted stand-in for the Anthropic Messages API, for tests and
+//! benchmarks. It listens on 127.0.0.1, answers each POST with the next
+//! scripted reply in the exact wire format (chunked SSE with the real event
+//! names, `input_json_delta` split at arbitrary points, JSON error bodies,
+//! `retry-after`), can cut a stream anywhere, and records every request and
+//! a timestamped log for assertions.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One step of a streamed reply.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// A complete SSE event: `event: name` + `data: json`.
+    Event(String, String),
+    /// Raw bytes, written as they are (comments, odd framing).
+    Raw(Vec<u8>),
+    /// Hold the stream until this file exists (or give up after the timeout),
+    /// logging which happened.
+    WaitForFile(PathBuf, Duration),
+    /// Pause before the next step.
+    Sleep(Duration),
+    /// Close the connection here, mid-stream, without the final chunk.
+    Cut,
+}
+
+#[derive(Clone, Debug)]
+pub enum Reply {
+    Stream(Vec<Step>),
+    Error {
+        status: u16,
+        retry_after: Option<String>,
+        body: String,
+    },
+}
+
+/// How the bytes of a stream are cut into writes.
+#[derive(Clone, Copy, Debug)]
+pub enum Split {
+    /// One write per event.
+    PerEvent,
+    /// Writes of random sizes in 1..=max, from a seed.
+    Random { seed: u64, max: usize },
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub at: Duration,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    replies: std::collections::VecDeque<Reply>,
+    requests: Vec<Request>,
+    log: Vec<(Duration, String)>,
+}
+
+pub struct StandIn {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    started: Instant,
+    split: Arc<Mutex<Split>>,
+}
+
+impl StandIn {
+    pub fn start(replies: Vec<Reply>) -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(State {
+            replies: replies.into(),
+            ..State::default()
+        }));
+        let started = Instant::now();
+        let split = Arc::new(Mutex::new(Split::Random { seed: 7, max: 48 }));
+        let (st, sp) = (Arc::clone(&state), Arc::clone(&split));
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let (st, sp) = (Arc::clone(&st), Arc::clone(&sp));
+                std::thread::spawn(move || {
+                    let _ = serve(conn, &st, started, &sp);
+                });
+            }
+        });
+        StandIn { url, state, started, split }
+    }
+
+    pub fn set_split(&self, split: Split) {
+        *self.split.lock().unwrap() = split;
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    pub fn log(&self) -> Vec<(Duration, String)> {
+        self.state.lock().unwrap().log.clone()
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.state.lock().unwrap().replies.push_back(reply);
+    }
+}
+
+fn note(state: &Mutex<State>, started: Instant, what: String) {
+    state.lock().unwrap().log.push((started.elapsed(), what));
+}
+
+fn serve(conn: TcpStream, state: &Mutex<State>, started: Instant, split: &Mutex<Split>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut conn = conn;
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h)?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body)?;
+    let reply = {
+        let mut st = state.lock().unwrap();
+        let n = st.requests.len() + 1;
+        st.requests.push(Request {
+            at: started.elapsed(),
+            path: path.clone(),
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
+        st.log.push((started.elapsed(), format!("request {n}")));
+        st.replies.pop_front()
+    };
+    let reply = reply.unwrap_or(Reply::Error {
+        status: 500,
+        retry_after: None,
+        body: error_json("api_error", "stand-in: no scripted reply left"),
+    });
+    match reply {
+        Reply::Error { status, retry_after, body } => {
+            let mut head = format!(
+                "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\nrequest-id: req_standin\r\ncontent-length: {}\r\nconnection: close\r\n",
+                reason(status),
+                body.len()
+            );
+            if let Some(r) = retry_after {
+                head.push_str(&format!("retry-after: {r}\r\n"));
+            }
+            head.push_str("\r\n");
+            conn.write_all(head.as_bytes())?;
+            conn.write_all(body.as_bytes())?;
+            note(state, started, format!("error {status} sent"));
+        }
+        Reply::Stream(steps) => {
+            conn.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+            )?;
+            let split = *split.lock().unwrap();
+            let mut rng = match split {
+                Split::Random { seed, .. } => seed,
+                Split::PerEvent => 0,
+            };
+            let mut write = |conn: &mut TcpStream, bytes: &[u8]| -> std::io::Result<()> {
+                match split {
+                    Split::PerEvent => chunk(conn, bytes),
+                    Split::Random { max, .. } => {
+                        let mut rest = bytes;
+                        while !rest.is_empty() {
+                            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                            let n = 1 + (rng >> 33) as usize % max.max(1);
+                            let (now, later) = rest.split_at(n.min(rest.len()));
+                            chunk(conn, now)?;
+                            rest = later;
+                        }
+                        Ok(())
+                    }
+                }
+            };
+            for step in steps {
+                match step {
+                    Step::Event(name, data) => {
+                        write(&mut conn, format!("event: {name}\ndata: {data}\n\n").as_bytes())?;
+                        note(state, started, format!("sent {name}"));
+                    }
+                    Step::Raw(bytes) => write(&mut conn, &bytes)?,
+                    Step::Sleep(d) => std::thread::sleep(d),
+                    Step::WaitForFile(path, timeout) => {
+                        let began = Instant::now();
+                        while !path.exists() && began.elapsed() < timeout {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        let what = if path.exists() { "found" } else { "timed out waiting for" };
+                        note(state, started, format!("{what} {}", path.display()));
+                    }
+                    Step::Cut => {
+                        note(state, started, "cut".into());
+                        conn.flush()?;
+                        return conn.shutdown(std::net::Shutdown::Both);
+                    }
+                }
+            }
+            conn.write_all(b"0\r\n\r\n")?;
+        }
+    }
+    conn.flush()
+}
+
+fn chunk(conn: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    conn.write_all(format!("{:x}\r\n", bytes.len()).as_bytes())?;
+    conn.write_all(bytes)?;
+    conn.write_all(b"\r\n")?;
+    conn.flush()
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        529 => "Site Overloaded",
+        _ => "Error",
+    }
+}
+
+// ------------------------------------------------------------- builders
+
+pub fn error_json(kind: &str, message: &str) -> String {
+    format!(r#"{{"type":"error","error":{{"type":"{kind}","message":"{message}"}}}}"#)
+}
+
+fn esc(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn ev(name: &str, data: String) -> Step {
+    Step::Event(name.to_string(), data)
+}
+
+pub fn message_start(id: &str) -> Step {
+    ev(
+        "message_start",
+        format!(
+            r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","model":"claude-standin","content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":100,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}}}}"#
+        ),
+    )
+}
+
+pub fn text_block(index: usize, text: &str) -> Vec<Step> {
+    let mut steps = vec![ev(
+        "content_block_start",
+        format!(r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"text","text":""}}}}"#),
+    )];
+    // Two deltas so the assembly of text is exercised too.
+    let mid = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+    for part in [&text[..mid], &text[mid..]] {
+        if !part.is_empty() {
+            steps.push(ev(
+                "content_block_delta",
+                format!(
+                    r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":"{}"}}}}"#,
+                    esc(part)
+                ),
+            ));
+        }
+    }
+    steps.push(block_stop(index));
+    steps
+}
+
+pub fn tool_start(index: usize, id: &str, name: &str) -> Step {
+    ev(
+        "content_block_start",
+        format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}}}"#
+        ),
+    )
+}
+
+pub fn json_delta(index: usize, fragment: &str) -> Step {
+    ev(
+        "content_block_delta",
+        format!(
+            r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"input_json_delta","partial_json":"{}"}}}}"#,
+            esc(fragment)
+        ),
+    )
+}
+
+pub fn block_stop(index: usize) -> Step {
+    ev("content_block_stop", format!(r#"{{"type":"content_block_stop","index":{index}}}"#))
+}
+
+/// A tool_use block whose input JSON arrives in fragments cut at
+/// pseudo-random points (including inside strings and escapes).
+pub fn tool_block(index: usize, id: &str, name: &str, input_json: &str, seed: u64) -> Vec<Step> {
+    let mut steps = vec![tool_start(index, id, name)];
+    let chars: Vec<char> = input_json.chars().collect();
+    let mut rng = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut at = 0;
+    while at < chars.len() {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let n = 1 + (rng >> 33) as usize % 7;
+        let end = (at + n).min(chars.len());
+        steps.push(json_delta(index, &chars[at..end].iter().collect::<String>()));
+        at = end;
+    }
+    steps.push(block_stop(index));
+    steps
+}
+
+pub fn message_end(stop_reason: &str, output_tokens: u32) -> Vec<Step> {
+    vec![
+        ev(
+            "message_delta",
+            format!(
+                r#"{{"type":"message_delta","delta":{{"stop_reason":"{stop_reason}","stop_sequence":null}},"usage":{{"output_tokens":{output_tokens}}}}}"#
+            ),
+        ),
+        ev("message_stop", r#"{"type":"message_stop"}"#.to_string()),
+    ]
+}
+
+/// A whole reply that only says `text`.
+pub fn text_reply(text: &str) -> Reply {
+    let mut steps = vec![message_start("msg_text"), ev("ping", r#"{"type": "ping"}"#.into())];
+    steps.extend(text_block(0, text));
+    steps.extend(message_end("end_turn", 12));
+    Reply::Stream(steps)
+}
+
+/// A reply asking for these tool calls: (id, name, input JSON).
+pub fn tools_reply(calls: &[(&str, &str, &str)]) -> Reply {
+    let mut steps = vec![message_start("msg_tools")];
+    steps.extend(text_block(0, "Working on it."));
+    for (i, (id, name, input)) in calls.iter().enumerate() {
+        steps.extend(tool_block(i + 1, id, name, input, i as u64 + 1));
+    }
+    steps.extend(message_end("tool_use", 40));
+    Reply::Stream(steps)
+}
