@@ -84,7 +84,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         .collect();
     registry.retain(|name| !hidden.iter().any(|h| h == name));
     let approver: Option<Rc<dyn Approver>> = if interactive {
-        Some(Rc::new(TerminalApprover::new()))
+        Some(Rc::new(TerminalApprover::default()))
     } else {
         None
     };

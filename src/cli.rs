@@ -245,10 +245,7 @@ mod tests {
     #[test]
     fn version_and_help_win() {
         let v = parse(["tern", "--bogus-later", "-v"].map(OsString::from));
-        assert!(
-            matches!(v, Err(_)),
-            "unknown flags before -v are still errors"
-        );
+        assert!(v.is_err(), "unknown flags before -v are still errors");
         let v = parse(["tern", "-v", "--bogus"].map(OsString::from)).unwrap();
         assert!(matches!(v, Command::Version));
         assert!(matches!(

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::standin::{self, Reply, Step, StandIn};
+use support::standin::{self, Reply, StandIn, Step};
 use support::*;
 use tern::json::Value;
 
@@ -19,8 +19,16 @@ fn text_answer_in_all_three_formats() {
     let dir = scratch("formats");
 
     let out = run(tern(&api.url, &dir).args(["-p", "say hi"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Hello from the stand-in.\n");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Hello from the stand-in.\n"
+    );
 
     let out = run(tern(&api.url, &dir).args(["-p", "say hi", "--output-format", "json"]));
     let r = last_result(&out);
@@ -28,8 +36,21 @@ fn text_answer_in_all_three_formats() {
     assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(false));
     assert_eq!(r.str_field("result"), Some("Hello from the stand-in."));
     assert_eq!(r.get("num_turns").and_then(Value::as_i64), Some(1));
-    assert_eq!(r.get("usage").unwrap().get("output_tokens").and_then(Value::as_i64), Some(12));
-    for key in ["duration_ms", "duration_api_ms", "session_id", "stop_reason", "permission_denials", "total_cost_usd"] {
+    assert_eq!(
+        r.get("usage")
+            .unwrap()
+            .get("output_tokens")
+            .and_then(Value::as_i64),
+        Some(12)
+    );
+    for key in [
+        "duration_ms",
+        "duration_api_ms",
+        "session_id",
+        "stop_reason",
+        "permission_denials",
+        "total_cost_usd",
+    ] {
         assert!(r.get(key).is_some(), "json result lacks {key}");
     }
 
@@ -37,8 +58,18 @@ fn text_answer_in_all_three_formats() {
     let l = lines(&out);
     assert_eq!(l[0].str_field("type"), Some("system"));
     assert_eq!(l[0].str_field("subtype"), Some("init"));
-    let tools: Vec<&str> = l[0].get("tools").unwrap().as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert_eq!(tools, ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]);
+    let tools: Vec<&str> = l[0]
+        .get("tools")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        tools,
+        ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]
+    );
     assert_eq!(l[0].str_field("permissionMode"), Some("default"));
     assert_eq!(l[1].str_field("type"), Some("assistant"));
     assert_eq!(l[2].str_field("type"), Some("result"));
@@ -55,7 +86,10 @@ fn text_answer_in_all_three_formats() {
     assert!(system.last().unwrap().get("cache_control").is_some());
     assert!(system[0].str_field("text").unwrap().contains("tern"));
     let schemas = b.get("tools").unwrap().as_array().unwrap();
-    let bash = schemas.iter().find(|t| t.str_field("name") == Some("Bash")).unwrap();
+    let bash = schemas
+        .iter()
+        .find(|t| t.str_field("name") == Some("Bash"))
+        .unwrap();
     let props = bash.get("input_schema").unwrap().get("properties").unwrap();
     for field in ["command", "timeout", "description"] {
         assert!(props.get(field).is_some(), "Bash schema lacks {field}");
@@ -74,7 +108,12 @@ fn prompt_from_stdin_and_bearer_token() {
         .stdout(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"piped question").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"piped question")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let req = &api.requests()[0];
@@ -151,20 +190,45 @@ fn reads_overlap_edit_waits_results_in_order() {
         (all_at_once, edit_waited)
     });
 
-    let out = run(tern(&api.url, &dir).args(["-p", "change the port", "--permission-mode", "acceptEdits", "--output-format", "json"]));
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "change the port",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "json",
+    ]));
     let (all_at_once, edit_waited) = helper.join().unwrap();
-    assert!(all_at_once, "the three Reads were never running at the same time");
-    assert!(edit_waited, "the Edit ran while Reads were still in progress");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        all_at_once,
+        "the three Reads were never running at the same time"
+    );
+    assert!(
+        edit_waited,
+        "the Edit ran while Reads were still in progress"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "port = 9090\n");
 
     let reqs = api.requests();
     assert_eq!(reqs.len(), 3);
     let results = tool_results(&reqs[2]);
-    let ids: Vec<&str> = results.iter().filter_map(|r| r.str_field("tool_use_id")).collect();
+    let ids: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.str_field("tool_use_id"))
+        .collect();
     assert_eq!(ids, ["toolu_r1", "toolu_r2", "toolu_r3", "toolu_e1"]);
     for (i, r) in results.iter().take(3).enumerate() {
-        assert!(r.str_field("content").unwrap().contains(&format!("content of fifo {}", i + 1)));
+        assert!(
+            r.str_field("content")
+                .unwrap()
+                .contains(&format!("content of fifo {}", i + 1))
+        );
     }
     assert!(results[3].get("is_error").is_none(), "{:?}", results[3]);
 }
@@ -177,44 +241,103 @@ fn tool_starts_before_message_stop() {
     let dir = scratch("early");
     let marker = dir.join("started");
     let mut steps = vec![standin::message_start("msg_early")];
-    steps.extend(standin::tool_block(0, "toolu_touch", "Bash", &format!(r#"{{"command": "touch {}"}}"#, marker.display()), 3));
+    steps.extend(standin::tool_block(
+        0,
+        "toolu_touch",
+        "Bash",
+        &format!(r#"{{"command": "touch {}"}}"#, marker.display()),
+        3,
+    ));
     steps.push(Step::WaitForFile(marker.clone(), Duration::from_secs(20)));
     steps.extend(standin::text_block(1, "(still talking)"));
     steps.extend(standin::message_end("tool_use", 30));
     let api = StandIn::start(vec![Reply::Stream(steps), standin::text_reply("done")]);
 
-    let out = run(tern(&api.url, &dir).args(["-p", "go", "--permission-mode", "bypassPermissions"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out =
+        run(tern(&api.url, &dir).args(["-p", "go", "--permission-mode", "bypassPermissions"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let log = api.log();
-    let found = log.iter().position(|(_, l)| l.starts_with("found ")).expect("marker never appeared");
-    let stop = log.iter().position(|(_, l)| l == "sent message_stop").unwrap();
+    let found = log
+        .iter()
+        .position(|(_, l)| l.starts_with("found "))
+        .expect("marker never appeared");
+    let stop = log
+        .iter()
+        .position(|(_, l)| l == "sent message_stop")
+        .unwrap();
     assert!(found < stop, "{log:?}");
 }
 
 #[test]
 fn rate_limit_and_overload_are_retried_with_backoff() {
     let api = StandIn::start(vec![
-        Reply::Error { status: 429, retry_after: Some("0".into()), body: standin::error_json("rate_limit_error", "slow down") },
-        Reply::Error { status: 529, retry_after: None, body: standin::error_json("overloaded_error", "Overloaded") },
+        Reply::Error {
+            status: 429,
+            retry_after: Some("0".into()),
+            body: standin::error_json("rate_limit_error", "slow down"),
+        },
+        Reply::Error {
+            status: 529,
+            retry_after: None,
+            body: standin::error_json("overloaded_error", "Overloaded"),
+        },
         standin::text_reply("made it"),
     ]);
     let dir = scratch("retry");
-    let out = run(tern(&api.url, &dir).env("TERN_RETRY_BASE_MS", "200").args(["-p", "hi", "--output-format", "stream-json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(tern(&api.url, &dir).env("TERN_RETRY_BASE_MS", "200").args([
+        "-p",
+        "hi",
+        "--output-format",
+        "stream-json",
+    ]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let l = lines(&out);
-    let retries: Vec<&Value> = l.iter().filter(|v| v.str_field("subtype") == Some("api_retry")).collect();
+    let retries: Vec<&Value> = l
+        .iter()
+        .filter(|v| v.str_field("subtype") == Some("api_retry"))
+        .collect();
     assert_eq!(retries.len(), 2);
-    assert_eq!(retries[0].get("error_status").and_then(Value::as_i64), Some(429));
-    assert_eq!(retries[0].get("retry_delay_ms").and_then(Value::as_i64), Some(0), "retry-after: 0 honoured");
-    assert_eq!(retries[1].get("error_status").and_then(Value::as_i64), Some(529));
-    let delay = retries[1].get("retry_delay_ms").and_then(Value::as_i64).unwrap();
-    assert!((200..=500).contains(&delay), "529 backoff {delay} ms (base 200, doubled, +25% jitter)");
+    assert_eq!(
+        retries[0].get("error_status").and_then(Value::as_i64),
+        Some(429)
+    );
+    assert_eq!(
+        retries[0].get("retry_delay_ms").and_then(Value::as_i64),
+        Some(0),
+        "retry-after: 0 honoured"
+    );
+    assert_eq!(
+        retries[1].get("error_status").and_then(Value::as_i64),
+        Some(529)
+    );
+    let delay = retries[1]
+        .get("retry_delay_ms")
+        .and_then(Value::as_i64)
+        .unwrap();
+    assert!(
+        (200..=500).contains(&delay),
+        "529 backoff {delay} ms (base 200, doubled, +25% jitter)"
+    );
     let reqs = api.requests();
     assert_eq!(reqs.len(), 3);
     assert!(reqs[2].at - reqs[1].at >= Duration::from_millis(delay as u64));
     let r = last_result(&out);
     assert_eq!(r.str_field("result"), Some("made it"));
-    assert_eq!(r.get("num_turns").and_then(Value::as_i64), Some(1), "a retry is not a turn");
+    assert_eq!(
+        r.get("num_turns").and_then(Value::as_i64),
+        Some(1),
+        "a retry is not a turn"
+    );
 }
 
 #[test]
@@ -228,7 +351,10 @@ fn client_errors_are_not_retried() {
     let out = run(tern(&api.url, &dir).args(["-p", "hi"]));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("400") && err.contains("max_tokens: too large"), "{err}");
+    assert!(
+        err.contains("400") && err.contains("max_tokens: too large"),
+        "{err}"
+    );
     assert_eq!(api.requests().len(), 1);
 }
 
@@ -240,7 +366,13 @@ fn stream_cut_mid_tool_answers_every_tool_use() {
     let dir = scratch("cut");
     std::fs::write(dir.join("a.txt"), "alpha\n").unwrap();
     let mut steps = vec![standin::message_start("msg_cut")];
-    steps.extend(standin::tool_block(0, "toolu_ok", "Read", r#"{"file_path": "a.txt"}"#, 1));
+    steps.extend(standin::tool_block(
+        0,
+        "toolu_ok",
+        "Read",
+        r#"{"file_path": "a.txt"}"#,
+        1,
+    ));
     steps.push(standin::tool_start(1, "toolu_cut", "Bash"));
     steps.push(standin::json_delta(1, r#"{"comm"#));
     steps.push(Step::Cut);
@@ -248,18 +380,45 @@ fn stream_cut_mid_tool_answers_every_tool_use() {
     let out = run(tern(&api.url, &dir).args(["-p", "read", "--output-format", "stream-json"]));
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
-    let assistant = l.iter().find(|v| v.str_field("type") == Some("assistant")).expect("assistant line");
-    let content = assistant.get("message").unwrap().get("content").unwrap().as_array().unwrap();
-    let uses: Vec<&str> = content.iter().filter(|b| b.str_field("type") == Some("tool_use")).filter_map(|b| b.str_field("id")).collect();
+    let assistant = l
+        .iter()
+        .find(|v| v.str_field("type") == Some("assistant"))
+        .expect("assistant line");
+    let content = assistant
+        .get("message")
+        .unwrap()
+        .get("content")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    let uses: Vec<&str> = content
+        .iter()
+        .filter(|b| b.str_field("type") == Some("tool_use"))
+        .filter_map(|b| b.str_field("id"))
+        .collect();
     assert_eq!(uses, ["toolu_ok"]);
-    let user = l.iter().find(|v| v.str_field("type") == Some("user")).expect("tool results line");
-    let results = user.get("message").unwrap().get("content").unwrap().as_array().unwrap();
+    let user = l
+        .iter()
+        .find(|v| v.str_field("type") == Some("user"))
+        .expect("tool results line");
+    let results = user
+        .get("message")
+        .unwrap()
+        .get("content")
+        .unwrap()
+        .as_array()
+        .unwrap();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].str_field("tool_use_id"), Some("toolu_ok"));
     assert!(results[0].str_field("content").unwrap().contains("alpha"));
     let r = last_result(&out);
     assert_eq!(r.str_field("subtype"), Some("error_during_execution"));
-    assert!(r.get("errors").unwrap().as_array().unwrap()[0].as_str().unwrap().contains("stream"));
+    assert!(
+        r.get("errors").unwrap().as_array().unwrap()[0]
+            .as_str()
+            .unwrap()
+            .contains("stream")
+    );
     assert_eq!(api.requests().len(), 1);
 }
 
@@ -268,14 +427,30 @@ fn stream_cut_mid_tool_answers_every_tool_use() {
 #[test]
 fn stream_cut_before_any_block_is_retried() {
     let api = StandIn::start(vec![
-        Reply::Stream(vec![standin::message_start("m"), standin::tool_start(0, "t", "Read"), Step::Cut]),
-        Reply::Stream(vec![standin::message_start("m2"), Step::Raw(b"event: content_block_st".to_vec()), Step::Cut]),
+        Reply::Stream(vec![
+            standin::message_start("m"),
+            standin::tool_start(0, "t", "Read"),
+            Step::Cut,
+        ]),
+        Reply::Stream(vec![
+            standin::message_start("m2"),
+            Step::Raw(b"event: content_block_st".to_vec()),
+            Step::Cut,
+        ]),
         standin::text_reply("second time lucky"),
     ]);
     let dir = scratch("cut-retry");
     let out = run(tern(&api.url, &dir).args(["-p", "hi", "--output-format", "json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(last_result(&out).str_field("result"), Some("second time lucky"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        last_result(&out).str_field("result"),
+        Some("second time lucky")
+    );
     assert_eq!(api.requests().len(), 3);
 }
 
@@ -294,19 +469,40 @@ fn malformed_tool_json_becomes_an_error_result_and_the_loop_goes_on() {
     ]);
     let dir = scratch("badjson");
     let out = run(tern(&api.url, &dir).args(["-p", "hi", "--output-format", "json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reqs = api.requests();
     assert_eq!(reqs.len(), 3);
     let bad = &tool_results(&reqs[1])[0];
     assert_eq!(bad.get("is_error").and_then(Value::as_bool), Some(true));
-    assert!(bad.str_field("content").unwrap().contains("not valid JSON"), "{bad:?}");
+    assert!(
+        bad.str_field("content").unwrap().contains("not valid JSON"),
+        "{bad:?}"
+    );
     // The malformed call went back to the API as a valid block with {} input.
-    let msgs = body(&reqs[1]).get("messages").unwrap().as_array().unwrap().clone();
+    let msgs = body(&reqs[1])
+        .get("messages")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
     let sent = &msgs[1].get("content").unwrap().as_array().unwrap()[0];
     assert_eq!(sent.get("input").unwrap().to_json(), "{}");
     let unknown = &tool_results(&reqs[2])[0];
-    assert!(unknown.str_field("content").unwrap().contains("No such tool"));
-    assert_eq!(last_result(&out).get("num_turns").and_then(Value::as_i64), Some(3));
+    assert!(
+        unknown
+            .str_field("content")
+            .unwrap()
+            .contains("No such tool")
+    );
+    assert_eq!(
+        last_result(&out).get("num_turns").and_then(Value::as_i64),
+        Some(3)
+    );
 }
 
 /// `--max-turns 1`: the one allowed turn's tools still run, then the run
@@ -316,10 +512,23 @@ fn max_turns_runs_the_last_tools_then_stops() {
     let dir = scratch("maxturns");
     let made = dir.join("made.txt");
     let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_w", "Write", &format!(r#"{{"file_path": "{}", "content": "x"}}"#, made.display()))]),
+        standin::tools_reply(&[(
+            "toolu_w",
+            "Write",
+            &format!(r#"{{"file_path": "{}", "content": "x"}}"#, made.display()),
+        )]),
         standin::text_reply("never asked"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "go", "--max-turns", "1", "--permission-mode", "acceptEdits", "--output-format", "json"]));
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "go",
+        "--max-turns",
+        "1",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "json",
+    ]));
     assert_eq!(out.status.code(), Some(1));
     let r = last_result(&out);
     assert_eq!(r.str_field("subtype"), Some("error_max_turns"));
@@ -333,7 +542,10 @@ fn max_turns_runs_the_last_tools_then_stops() {
 fn print_mode_denies_what_would_ask_and_reports_it() {
     let dir = scratch("deny");
     let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_rm", "Bash", r#"{"command": "rm -rf build"}"#), ("toolu_ls", "Bash", r#"{"command": "ls"}"#)]),
+        standin::tools_reply(&[
+            ("toolu_rm", "Bash", r#"{"command": "rm -rf build"}"#),
+            ("toolu_ls", "Bash", r#"{"command": "ls"}"#),
+        ]),
         standin::text_reply("ok"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "clean", "--output-format", "json"]));
@@ -343,10 +555,19 @@ fn print_mode_denies_what_would_ask_and_reports_it() {
     assert_eq!(denials.len(), 1);
     assert_eq!(denials[0].str_field("tool_name"), Some("Bash"));
     assert_eq!(denials[0].str_field("tool_use_id"), Some("toolu_rm"));
-    assert_eq!(denials[0].get("tool_input").unwrap().str_field("command"), Some("rm -rf build"));
+    assert_eq!(
+        denials[0].get("tool_input").unwrap().str_field("command"),
+        Some("rm -rf build")
+    );
     let results = tool_results(&api.requests()[1]);
-    assert_eq!(results[0].get("is_error").and_then(Value::as_bool), Some(true));
-    assert!(results[1].get("is_error").is_none(), "read-only ls is allowed");
+    assert_eq!(
+        results[0].get("is_error").and_then(Value::as_bool),
+        Some(true)
+    );
+    assert!(
+        results[1].get("is_error").is_none(),
+        "read-only ls is allowed"
+    );
 }
 
 #[test]
@@ -356,12 +577,34 @@ fn disallowed_tools_are_hidden_and_allowed_rules_apply() {
         standin::tools_reply(&[("toolu_1", "Bash", r#"{"command": "touch made-by-rule"}"#)]),
         standin::text_reply("ok"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x", "--disallowedTools", "Write,Edit", "--allowedTools", "Bash(touch:*)"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--disallowedTools",
+        "Write,Edit",
+        "--allowedTools",
+        "Bash(touch:*)",
+    ]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(dir.join("made-by-rule").exists());
     let b = body(&api.requests()[0]);
-    let names: Vec<&str> = b.get("tools").unwrap().as_array().unwrap().iter().filter_map(|t| t.str_field("name")).collect();
-    assert!(!names.contains(&"Write") && !names.contains(&"Edit"), "{names:?}");
+    let names: Vec<&str> = b
+        .get("tools")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.str_field("name"))
+        .collect();
+    assert!(
+        !names.contains(&"Write") && !names.contains(&"Edit"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -371,16 +614,30 @@ fn thinking_blocks_go_back_unchanged() {
     steps.push(standin::ev("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me look."}}"#.into()));
     steps.push(standin::ev("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM"}}"#.into()));
     steps.push(standin::block_stop(0));
-    steps.extend(standin::tool_block(1, "toolu_g", "Glob", r#"{"pattern": "*.nothing"}"#, 9));
+    steps.extend(standin::tool_block(
+        1,
+        "toolu_g",
+        "Glob",
+        r#"{"pattern": "*.nothing"}"#,
+        9,
+    ));
     steps.extend(standin::message_end("tool_use", 5));
     let api = StandIn::start(vec![Reply::Stream(steps), standin::text_reply("ok")]);
     let dir = scratch("thinking");
     let out = run(tern(&api.url, &dir).args(["-p", "x"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let b = body(&api.requests()[1]);
     let assistant = &b.get("messages").unwrap().as_array().unwrap()[1];
     let thinking = &assistant.get("content").unwrap().as_array().unwrap()[0];
-    assert_eq!(thinking.to_json(), r#"{"type":"thinking","thinking":"Let me look.","signature":"EqQBCgIYAhIM"}"#);
+    assert_eq!(
+        thinking.to_json(),
+        r#"{"type":"thinking","thinking":"Let me look.","signature":"EqQBCgIYAhIM"}"#
+    );
 }
 
 /// SIGINT while a tool runs: the tool's whole process group is killed,
@@ -390,45 +647,86 @@ fn thinking_blocks_go_back_unchanged() {
 fn sigint_mid_tool_interrupts_cleanly() {
     let dir = scratch("sigint");
     let pidfile = dir.join("pid");
-    let cmd = format!(r#"{{"command": "sleep 60 & echo $! > {}; wait"}}"#, pidfile.display());
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_sleep", "Bash", &cmd), ("toolu_after", "Bash", r#"{"command": "touch never"}"#)]),
-    ]);
+    let cmd = format!(
+        r#"{{"command": "sleep 60 & echo $! > {}; wait"}}"#,
+        pidfile.display()
+    );
+    let api = StandIn::start(vec![standin::tools_reply(&[
+        ("toolu_sleep", "Bash", &cmd),
+        ("toolu_after", "Bash", r#"{"command": "touch never"}"#),
+    ])]);
     let child = tern(&api.url, &dir)
-        .args(["-p", "wait", "--permission-mode", "bypassPermissions", "--output-format", "stream-json"])
+        .args([
+            "-p",
+            "wait",
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "stream-json",
+        ])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let began = std::time::Instant::now();
     while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().trim().is_empty() {
-        assert!(began.elapsed() < Duration::from_secs(20), "tool never started");
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "tool never started"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
-    let sleeper: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let sleeper: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let l = lines(&out);
-    let user = l.iter().find(|v| v.str_field("type") == Some("user")).expect("tool results");
-    let results = user.get("message").unwrap().get("content").unwrap().as_array().unwrap();
+    let user = l
+        .iter()
+        .find(|v| v.str_field("type") == Some("user"))
+        .expect("tool results");
+    let results = user
+        .get("message")
+        .unwrap()
+        .get("content")
+        .unwrap()
+        .as_array()
+        .unwrap();
     assert_eq!(results.len(), 2);
     for r in results {
         assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(true));
-        assert!(r.str_field("content").unwrap().contains("Interrupted"), "{r:?}");
+        assert!(
+            r.str_field("content").unwrap().contains("Interrupted"),
+            "{r:?}"
+        );
     }
-    assert!(!dir.join("never").exists(), "a tool started after the interrupt");
+    assert!(
+        !dir.join("never").exists(),
+        "a tool started after the interrupt"
+    );
     let r = last_result(&out);
     assert_eq!(r.str_field("subtype"), Some("error_during_execution"));
-    let alive = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).map(|s| !s.contains(") Z")).unwrap_or(false);
+    let alive = std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+        .map(|s| !s.contains(") Z"))
+        .unwrap_or(false);
     assert!(!alive, "the tool's child process survived the interrupt");
 }
 
 #[test]
 fn usage_errors_and_version() {
-    let out = std::process::Command::new(tern_bin()).arg("--frobnicate").output().unwrap();
+    let out = std::process::Command::new(tern_bin())
+        .arg("--frobnicate")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--frobnicate"));
-    let out = std::process::Command::new(tern_bin()).arg("-v").output().unwrap();
+    let out = std::process::Command::new(tern_bin())
+        .arg("-v")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v = String::from_utf8_lossy(&out.stdout);
     let first = v.split_whitespace().next().unwrap();

@@ -7,8 +7,14 @@ use tern::model::stream::{Assembler, StreamError};
 
 const FIXTURES: &[(&str, &[u8])] = &[
     ("tool_use", include_bytes!("fixtures/tool_use.sse")),
-    ("crlf_multiline", include_bytes!("fixtures/crlf_multiline.sse")),
-    ("error_midstream", include_bytes!("fixtures/error_midstream.sse")),
+    (
+        "crlf_multiline",
+        include_bytes!("fixtures/crlf_multiline.sse"),
+    ),
+    (
+        "error_midstream",
+        include_bytes!("fixtures/error_midstream.sse"),
+    ),
 ];
 
 #[derive(Debug, PartialEq)]
@@ -47,7 +53,10 @@ fn parse(chunks: &[&[u8]]) -> Parsed {
 fn every_single_split_point_gives_identical_events() {
     for (name, bytes) in FIXTURES {
         let whole = parse(&[bytes]);
-        assert!(whole.events.len() >= 4, "{name}: fixture parsed to too few events");
+        assert!(
+            whole.events.len() >= 4,
+            "{name}: fixture parsed to too few events"
+        );
         for cut in 0..=bytes.len() {
             let split = parse(&[&bytes[..cut], &bytes[cut..]]);
             assert_eq!(split, whole, "{name}: differs when cut at byte {cut}");
@@ -73,7 +82,9 @@ fn random_multi_way_splits_give_identical_events() {
             let mut chunks: Vec<&[u8]> = Vec::new();
             let mut rest: &[u8] = bytes;
             while !rest.is_empty() {
-                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                rng = rng
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let n = 1 + (rng >> 33) as usize % 64;
                 let (a, b) = rest.split_at(n.min(rest.len()));
                 chunks.push(a);
@@ -90,20 +101,50 @@ fn fixtures_assemble_to_the_expected_messages() {
     let msg = tern::json::parse(&tool.outcome).unwrap();
     let content = msg.get("content").unwrap().as_array().unwrap();
     assert_eq!(content.len(), 4);
-    assert_eq!(content[0].str_field("signature"), Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds="));
-    assert!(content[0].str_field("thinking").unwrap().ends_with("(ünïcödé ✓ 🚀)."));
-    assert_eq!(content[1].str_field("text"), Some("I'll look for the port setting and the tests — both at once. 日本語も大丈夫。"));
+    assert_eq!(
+        content[0].str_field("signature"),
+        Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds=")
+    );
+    assert!(
+        content[0]
+            .str_field("thinking")
+            .unwrap()
+            .ends_with("(ünïcödé ✓ 🚀).")
+    );
+    assert_eq!(
+        content[1].str_field("text"),
+        Some("I'll look for the port setting and the tests — both at once. 日本語も大丈夫。")
+    );
     assert_eq!(
         content[2].get("input").unwrap().to_json(),
         r#"{"pattern":"8080","output_mode":"content","glob":"*.{ts,json}","-n":true}"#
     );
-    assert_eq!(content[3].get("input").unwrap().str_field("command"), Some("grep -rn \"port\" test/ | head\n"));
-    assert_eq!(content[3].get("input").unwrap().str_field("description"), Some("Find port in tests — quickly"));
-    assert_eq!(msg.get("usage").unwrap().get("cache_read_input_tokens").unwrap().as_i64(), Some(11842));
+    assert_eq!(
+        content[3].get("input").unwrap().str_field("command"),
+        Some("grep -rn \"port\" test/ | head\n")
+    );
+    assert_eq!(
+        content[3].get("input").unwrap().str_field("description"),
+        Some("Find port in tests — quickly")
+    );
+    assert_eq!(
+        msg.get("usage")
+            .unwrap()
+            .get("cache_read_input_tokens")
+            .unwrap()
+            .as_i64(),
+        Some(11842)
+    );
 
     let crlf = tern::json::parse(&parse(&[FIXTURES[1].1]).outcome).unwrap();
-    let text = crlf.get("content").unwrap().as_array().unwrap()[0].str_field("text").unwrap().to_string();
+    let text = crlf.get("content").unwrap().as_array().unwrap()[0]
+        .str_field("text")
+        .unwrap()
+        .to_string();
     assert_eq!(text, "Multi-line data, CRLF, and é — done.");
 
-    assert_eq!(parse(&[FIXTURES[2].1]).outcome, "error: overloaded_error: Overloaded");
+    assert_eq!(
+        parse(&[FIXTURES[2].1]).outcome,
+        "error: overloaded_error: Overloaded"
+    );
 }

@@ -258,11 +258,20 @@ mod tests {
             openers.insert(g, tx);
         }
         let tool = |name, safe| -> Rc<dyn Tool> {
-            Rc::new(Gated { name, safe, log: Rc::clone(&log), gates: Rc::clone(&gates) })
+            Rc::new(Gated {
+                name,
+                safe,
+                log: Rc::clone(&log),
+                gates: Rc::clone(&gates),
+            })
         };
         let pipeline = Rc::new(Pipeline::new(
             Registry::new(vec![tool("Safe", true), tool("Unsafe", false)]),
-            Policy { mode: Mode::BypassPermissions, allow: vec![], deny: vec![] },
+            Policy {
+                mode: Mode::BypassPermissions,
+                allow: vec![],
+                deny: vec![],
+            },
             ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
             None,
         ));
@@ -280,17 +289,29 @@ mod tests {
             exec.add(call("u1", "Unsafe"));
             exec.add(call("s3", "Safe"));
             settle().await;
-            assert_eq!(snapshot(&log), "start s1, start s2", "safe calls overlap; the unsafe one waits");
+            assert_eq!(
+                snapshot(&log),
+                "start s1, start s2",
+                "safe calls overlap; the unsafe one waits"
+            );
 
             openers["s2"].close();
             exec.next_done().await;
             settle().await;
-            assert_eq!(snapshot(&log), "start s1, start s2, end s2", "u1 still waits for s1");
+            assert_eq!(
+                snapshot(&log),
+                "start s1, start s2, end s2",
+                "u1 still waits for s1"
+            );
 
             openers["s1"].close();
             exec.next_done().await;
             settle().await;
-            assert_eq!(snapshot(&log), "start s1, start s2, end s2, end s1, start u1", "s3 is held back by u1");
+            assert_eq!(
+                snapshot(&log),
+                "start s1, start s2, end s2, end s1, start u1",
+                "s3 is held back by u1"
+            );
 
             openers["u1"].close();
             exec.next_done().await;
@@ -299,7 +320,10 @@ mod tests {
             openers["s3"].close();
             exec.drain().await
         }));
-        let ids: Vec<&str> = results.iter().filter_map(|r| r.str_field("tool_use_id")).collect();
+        let ids: Vec<&str> = results
+            .iter()
+            .filter_map(|r| r.str_field("tool_use_id"))
+            .collect();
         assert_eq!(ids, ["s1", "s2", "u1", "s3"]);
     }
 
@@ -310,17 +334,30 @@ mod tests {
         let gates: Rc<RefCell<HashMap<String, Receiver<()>>>> = Rc::default();
         let (tx, rx) = smol::channel::bounded::<()>(1);
         gates.borrow_mut().insert("u1".into(), rx);
-        let unsafe_tool: Rc<dyn Tool> = Rc::new(Gated { name: "Unsafe", safe: false, log: Rc::clone(&log), gates });
+        let unsafe_tool: Rc<dyn Tool> = Rc::new(Gated {
+            name: "Unsafe",
+            safe: false,
+            log: Rc::clone(&log),
+            gates,
+        });
         let pipeline = Rc::new(Pipeline::new(
             Registry::new(vec![unsafe_tool]),
-            Policy { mode: Mode::BypassPermissions, allow: vec![], deny: vec![] },
+            Policy {
+                mode: Mode::BypassPermissions,
+                allow: vec![],
+                deny: vec![],
+            },
             ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
             None,
         ));
         let results = smol::block_on(ex.run(async {
             let mut exec = StreamingExecutor::new(&ex, pipeline);
             for id in ["u1", "u2"] {
-                exec.add(ToolUse { id: id.into(), name: "Unsafe".into(), input: Ok(obj! { "gate" => id }) });
+                exec.add(ToolUse {
+                    id: id.into(),
+                    name: "Unsafe".into(),
+                    input: Ok(obj! { "gate" => id }),
+                });
             }
             settle().await;
             exec.stop_waiting("not run");
@@ -330,6 +367,9 @@ mod tests {
         assert_eq!(log.borrow().join(", "), "start u1, end u1");
         assert!(results[0].get("is_error").is_none());
         assert_eq!(results[1].str_field("content"), Some("not run"));
-        assert_eq!(results[1].get("is_error").and_then(Value::as_bool), Some(true));
+        assert_eq!(
+            results[1].get("is_error").and_then(Value::as_bool),
+            Some(true)
+        );
     }
 }

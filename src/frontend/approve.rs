@@ -7,17 +7,10 @@ use crate::agent::pipeline::Approver;
 use crate::json::Value;
 use crate::tools::LocalFuture;
 
+#[derive(Default)]
 pub struct TerminalApprover {
     /// One question at a time, even when calls overlap.
     lock: smol::lock::Mutex<()>,
-}
-
-impl TerminalApprover {
-    pub fn new() -> Self {
-        TerminalApprover {
-            lock: smol::lock::Mutex::new(()),
-        }
-    }
 }
 
 impl Approver for TerminalApprover {

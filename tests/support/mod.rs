@@ -16,7 +16,11 @@ pub fn tern_bin() -> &'static str {
 
 /// A fresh directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tern-it-{name}-{}-{}", std::process::id(), fastrand_u64()));
+    let dir = std::env::temp_dir().join(format!(
+        "tern-it-{name}-{}-{}",
+        std::process::id(),
+        fastrand_u64()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -24,7 +28,12 @@ pub fn scratch(name: &str) -> PathBuf {
 fn fastrand_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64);
+    h.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    );
     h.finish()
 }
 
@@ -80,7 +89,13 @@ pub fn last_result(out: &Output) -> Value {
         .into_iter()
         .rev()
         .find(|v| v.str_field("type") == Some("result"))
-        .unwrap_or_else(|| panic!("no result line; stdout={} stderr={}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+        .unwrap_or_else(|| {
+            panic!(
+                "no result line; stdout={} stderr={}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
 }
 
 pub fn body(req: &standin::Request) -> Value {
@@ -94,6 +109,11 @@ pub fn tool_results(req: &standin::Request) -> Vec<Value> {
     msgs.last()
         .and_then(|m| m.get("content"))
         .and_then(Value::as_array)
-        .map(|c| c.iter().filter(|x| x.str_field("type") == Some("tool_result")).cloned().collect())
+        .map(|c| {
+            c.iter()
+                .filter(|x| x.str_field("type") == Some("tool_result"))
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default()
 }

@@ -99,7 +99,12 @@ impl StandIn {
                 });
             }
         });
-        StandIn { url, state, started, split }
+        StandIn {
+            url,
+            state,
+            started,
+            split,
+        }
     }
 
     pub fn set_split(&self, split: Split) {
@@ -123,7 +128,12 @@ fn note(state: &Mutex<State>, started: Instant, what: String) {
     state.lock().unwrap().log.push((started.elapsed(), what));
 }
 
-fn serve(conn: TcpStream, state: &Mutex<State>, started: Instant, split: &Mutex<Split>) -> std::io::Result<()> {
+fn serve(
+    conn: TcpStream,
+    state: &Mutex<State>,
+    started: Instant,
+    split: &Mutex<Split>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut conn = conn;
     let mut line = String::new();
@@ -166,7 +176,11 @@ fn serve(conn: TcpStream, state: &Mutex<State>, started: Instant, split: &Mutex<
         body: error_json("api_error", "stand-in: no scripted reply left"),
     });
     match reply {
-        Reply::Error { status, retry_after, body } => {
+        Reply::Error {
+            status,
+            retry_after,
+            body,
+        } => {
             let mut head = format!(
                 "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\nrequest-id: req_standin\r\ncontent-length: {}\r\nconnection: close\r\n",
                 reason(status),
@@ -195,7 +209,9 @@ fn serve(conn: TcpStream, state: &Mutex<State>, started: Instant, split: &Mutex<
                     Split::Random { max, .. } => {
                         let mut rest = bytes;
                         while !rest.is_empty() {
-                            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                            rng = rng
+                                .wrapping_mul(6364136223846793005)
+                                .wrapping_add(1442695040888963407);
                             let n = 1 + (rng >> 33) as usize % max.max(1);
                             let (now, later) = rest.split_at(n.min(rest.len()));
                             chunk(conn, now)?;
@@ -208,7 +224,10 @@ fn serve(conn: TcpStream, state: &Mutex<State>, started: Instant, split: &Mutex<
             for step in steps {
                 match step {
                     Step::Event(name, data) => {
-                        write(&mut conn, format!("event: {name}\ndata: {data}\n\n").as_bytes())?;
+                        write(
+                            &mut conn,
+                            format!("event: {name}\ndata: {data}\n\n").as_bytes(),
+                        )?;
                         note(state, started, format!("sent {name}"));
                     }
                     Step::Raw(bytes) => write(&mut conn, &bytes)?,
@@ -218,7 +237,11 @@ fn serve(conn: TcpStream, state: &Mutex<State>, started: Instant, split: &Mutex<
                         while !path.exists() && began.elapsed() < timeout {
                             std::thread::sleep(Duration::from_millis(5));
                         }
-                        let what = if path.exists() { "found" } else { "timed out waiting for" };
+                        let what = if path.exists() {
+                            "found"
+                        } else {
+                            "timed out waiting for"
+                        };
                         note(state, started, format!("{what} {}", path.display()));
                     }
                     Step::Cut => {
@@ -292,10 +315,15 @@ pub fn message_start(id: &str) -> Step {
 pub fn text_block(index: usize, text: &str) -> Vec<Step> {
     let mut steps = vec![ev(
         "content_block_start",
-        format!(r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"text","text":""}}}}"#),
+        format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"text","text":""}}}}"#
+        ),
     )];
     // Two deltas so the assembly of text is exercised too.
-    let mid = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+    let mid = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
     for part in [&text[..mid], &text[mid..]] {
         if !part.is_empty() {
             steps.push(ev(
@@ -331,7 +359,10 @@ pub fn json_delta(index: usize, fragment: &str) -> Step {
 }
 
 pub fn block_stop(index: usize) -> Step {
-    ev("content_block_stop", format!(r#"{{"type":"content_block_stop","index":{index}}}"#))
+    ev(
+        "content_block_stop",
+        format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+    )
 }
 
 /// A tool_use block whose input JSON arrives in fragments cut at
@@ -342,10 +373,15 @@ pub fn tool_block(index: usize, id: &str, name: &str, input_json: &str, seed: u6
     let mut rng = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut at = 0;
     while at < chars.len() {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let n = 1 + (rng >> 33) as usize % 7;
         let end = (at + n).min(chars.len());
-        steps.push(json_delta(index, &chars[at..end].iter().collect::<String>()));
+        steps.push(json_delta(
+            index,
+            &chars[at..end].iter().collect::<String>(),
+        ));
         at = end;
     }
     steps.push(block_stop(index));
@@ -366,7 +402,10 @@ pub fn message_end(stop_reason: &str, output_tokens: u32) -> Vec<Step> {
 
 /// A whole reply that only says `text`.
 pub fn text_reply(text: &str) -> Reply {
-    let mut steps = vec![message_start("msg_text"), ev("ping", r#"{"type": "ping"}"#.into())];
+    let mut steps = vec![
+        message_start("msg_text"),
+        ev("ping", r#"{"type": "ping"}"#.into()),
+    ];
     steps.extend(text_block(0, text));
     steps.extend(message_end("end_turn", 12));
     Reply::Stream(steps)

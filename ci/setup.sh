@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what building and testing tern needs, on a Debian-like host with
+# rustup. Idempotent: it only installs what is missing.
+set -euo pipefail
+
+missing=()
+command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools) # C parts of ring for musl
+command -v file >/dev/null 2>&1 || missing+=(file)            # static-link check
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -qx x86_64-unknown-linux-musl; then
+  rustup target add x86_64-unknown-linux-musl
+fi
+for component in clippy rustfmt; do
+  rustup component list --installed | grep -q "^$component" || rustup component add "$component"
+done
