@@ -645,7 +645,16 @@ fn thinking_blocks_go_back_unchanged() {
 /// the exit status is 130.
 #[test]
 fn sigint_mid_tool_interrupts_cleanly() {
-    let dir = scratch("sigint");
+    interrupt_mid_tool(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_mid_tool_interrupts_cleanly() {
+    interrupt_mid_tool(libc::SIGTERM, 143);
+}
+
+fn interrupt_mid_tool(signal: i32, expected_status: i32) {
+    let dir = scratch("signal");
     let pidfile = dir.join("pid");
     let cmd = format!(
         r#"{{"command": "sleep 60 & echo $! > {}; wait"}}"#,
@@ -680,9 +689,9 @@ fn sigint_mid_tool_interrupts_cleanly() {
         .trim()
         .parse()
         .unwrap();
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(expected_status));
     let l = lines(&out);
     let user = l
         .iter()
@@ -745,4 +754,75 @@ fn missing_credentials_is_a_clear_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+}
+
+/// HTTP(S)_PROXY is honoured: the request goes to the proxy in absolute form.
+#[test]
+fn requests_go_through_the_proxy_from_the_environment() {
+    let proxy = StandIn::start(vec![standin::text_reply("via proxy")]);
+    let dir = scratch("proxy");
+    let out = run(tern("http://api.example.invalid", &dir)
+        .env("HTTP_PROXY", &proxy.url)
+        .args(["-p", "hi"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "via proxy\n");
+    let req = &proxy.requests()[0];
+    assert_eq!(req.tunnel.as_deref(), Some("api.example.invalid:80"));
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("host"), Some("api.example.invalid"));
+}
+
+/// Without bash on PATH, Bash commands run under /bin/sh.
+#[test]
+fn bash_tool_falls_back_to_sh() {
+    let dir = scratch("nobash");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_sh", "Bash", r#"{"command": "echo \"shell=$0\""}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("PATH", &bin).args([
+        "-p",
+        "x",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = &tool_results(&api.requests()[1])[0];
+    assert_eq!(
+        result.str_field("content"),
+        Some("shell=/bin/sh\n"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn no_proxy_hosts_bypass_the_proxy() {
+    let proxy = StandIn::start(vec![]);
+    let api = StandIn::start(vec![standin::text_reply("direct")]);
+    let dir = scratch("noproxy");
+    let out = run(tern(&api.url, &dir)
+        .env("HTTPS_PROXY", &proxy.url)
+        .env("HTTP_PROXY", &proxy.url)
+        .env("NO_PROXY", "localhost,127.0.0.1")
+        .args(["-p", "hi"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(api.requests().len(), 1);
+    assert!(proxy.requests().is_empty());
 }

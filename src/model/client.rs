@@ -212,6 +212,22 @@ mod tests {
     }
 
     #[test]
+    fn extra_ca_is_added_to_the_builtin_roots() {
+        let count = |roots: ureq::tls::RootCerts| match roots {
+            ureq::tls::RootCerts::Specific(certs) => certs.len(),
+            _ => 0,
+        };
+        let builtin = count(root_certs(None).unwrap());
+        assert!(builtin > 100, "Mozilla roots missing");
+        let pem = include_bytes!("../../tests/fixtures/extra-ca.pem");
+        assert_eq!(count(root_certs(Some(pem)).unwrap()), builtin + 1);
+        assert!(matches!(
+            root_certs(Some(b"not a pem")),
+            Err(ApiError::Config(_))
+        ));
+    }
+
+    #[test]
     fn retry_after_rejects_nonsense() {
         assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(parse_retry_after("-1"), None);

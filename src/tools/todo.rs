@@ -57,3 +57,30 @@ impl Tool for TodoWrite {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+    use crate::tools::testing::{context, run};
+
+    #[test]
+    fn stores_the_list_and_rejects_bad_status() {
+        let (ctx, _) = context();
+        let input = parse(r#"{"todos":[{"content":"Run tests","status":"in_progress","activeForm":"Running tests"},
+            {"content":"Fix bug","status":"completed","activeForm":"Fixing bug"}]}"#).unwrap();
+        let out = run(&TodoWrite, &ctx, input);
+        assert_eq!(
+            out.content,
+            "Task list updated: 2 items, 1 not completed. Keep it current as you work."
+        );
+        assert_eq!(ctx.todos.borrow().as_array().unwrap().len(), 2);
+        let bad = parse(r#"{"todos":[{"content":"x","status":"done","activeForm":"x"}]}"#).unwrap();
+        let out = run(&TodoWrite, &ctx, bad);
+        assert!(
+            out.is_error && out.content.contains("status"),
+            "{}",
+            out.content
+        );
+    }
+}

@@ -52,6 +52,8 @@ pub enum Split {
 pub struct Request {
     pub at: Duration,
     pub path: String,
+    /// The CONNECT target when the request came through a proxy tunnel.
+    pub tunnel: Option<String>,
     pub headers: Vec<(String, String)>,
     pub body: String,
 }
@@ -136,21 +138,16 @@ fn serve(
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut conn = conn;
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h)?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
+    let (mut method, mut path, mut headers) = read_head(&mut reader)?;
+    // Acting as a proxy: accept the tunnel, then serve what comes through it.
+    let mut tunnel = None;
+    if method == "CONNECT" {
+        note(state, started, format!("CONNECT {path}"));
+        conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+        tunnel = Some(path);
+        (method, path, headers) = read_head(&mut reader)?;
     }
+    let _ = method;
     let len: usize = headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
@@ -164,6 +161,7 @@ fn serve(
         st.requests.push(Request {
             at: started.elapsed(),
             path: path.clone(),
+            tunnel,
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
         });
@@ -255,6 +253,31 @@ fn serve(
         }
     }
     conn.flush()
+}
+
+type Head = (String, String, Vec<(String, String)>);
+
+fn read_head(reader: &mut BufReader<TcpStream>) -> std::io::Result<Head> {
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut words = line.split_whitespace();
+    let method = words.next().unwrap_or("").to_string();
+    let path = words.next().unwrap_or("").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 {
+            break;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    Ok((method, path, headers))
 }
 
 fn chunk(conn: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
