@@ -1,5 +1,7 @@
-//! End to end: the real `tern` binary against the scripted Messages API
-//! stand-in, through real files and processes.
+//! End to end, the agent loop: the streaming executor, retries, cut
+//! streams, malformed calls, turn limits and interrupts. The real `tern`
+//! binary against the scripted Messages API stand-in, through real files
+//! and processes.
 
 mod support;
 
@@ -8,118 +10,6 @@ use std::time::Duration;
 use support::standin::{self, Reply, StandIn, Step};
 use support::*;
 use tern::json::Value;
-
-#[test]
-fn text_answer_in_all_three_formats() {
-    let api = StandIn::start(vec![
-        standin::text_reply("Hello from the stand-in."),
-        standin::text_reply("Hello from the stand-in."),
-        standin::text_reply("Hello from the stand-in."),
-    ]);
-    let dir = scratch("formats");
-
-    let out = run(tern(&api.url, &dir).args(["-p", "say hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "Hello from the stand-in.\n"
-    );
-
-    let out = run(tern(&api.url, &dir).args(["-p", "say hi", "--output-format", "json"]));
-    let r = last_result(&out);
-    assert_eq!(r.str_field("subtype"), Some("success"));
-    assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(false));
-    assert_eq!(r.str_field("result"), Some("Hello from the stand-in."));
-    assert_eq!(r.get("num_turns").and_then(Value::as_i64), Some(1));
-    assert_eq!(
-        r.get("usage")
-            .unwrap()
-            .get("output_tokens")
-            .and_then(Value::as_i64),
-        Some(12)
-    );
-    for key in [
-        "duration_ms",
-        "duration_api_ms",
-        "session_id",
-        "stop_reason",
-        "permission_denials",
-        "total_cost_usd",
-    ] {
-        assert!(r.get(key).is_some(), "json result lacks {key}");
-    }
-
-    let out = run(tern(&api.url, &dir).args(["-p", "say hi", "--output-format=stream-json"]));
-    let l = lines(&out);
-    assert_eq!(l[0].str_field("type"), Some("system"));
-    assert_eq!(l[0].str_field("subtype"), Some("init"));
-    let tools: Vec<&str> = l[0]
-        .get("tools")
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert_eq!(
-        tools,
-        ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]
-    );
-    assert_eq!(l[0].str_field("permissionMode"), Some("default"));
-    assert_eq!(l[1].str_field("type"), Some("assistant"));
-    assert_eq!(l[2].str_field("type"), Some("result"));
-    assert_eq!(l[0].str_field("session_id"), l[2].str_field("session_id"));
-
-    // The request carried what the API needs, with cache breakpoints.
-    let req = &api.requests()[0];
-    assert_eq!(req.path, "/v1/messages");
-    assert_eq!(req.header("x-api-key"), Some("sk-test"));
-    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
-    let b = body(req);
-    assert_eq!(b.get("stream").and_then(Value::as_bool), Some(true));
-    let system = b.get("system").unwrap().as_array().unwrap();
-    assert!(system.last().unwrap().get("cache_control").is_some());
-    assert!(system[0].str_field("text").unwrap().contains("tern"));
-    let schemas = b.get("tools").unwrap().as_array().unwrap();
-    let bash = schemas
-        .iter()
-        .find(|t| t.str_field("name") == Some("Bash"))
-        .unwrap();
-    let props = bash.get("input_schema").unwrap().get("properties").unwrap();
-    for field in ["command", "timeout", "description"] {
-        assert!(props.get(field).is_some(), "Bash schema lacks {field}");
-    }
-}
-
-#[test]
-fn prompt_from_stdin_and_bearer_token() {
-    let api = StandIn::start(vec![standin::text_reply("ok")]);
-    let dir = scratch("stdin");
-    let mut cmd = tern(&api.url, &dir);
-    cmd.env_remove("ANTHROPIC_API_KEY")
-        .env("ANTHROPIC_AUTH_TOKEN", "tok")
-        .args(["-p"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"piped question")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let req = &api.requests()[0];
-    assert_eq!(req.header("authorization"), Some("Bearer tok"));
-    assert!(req.body.contains("piped question"));
-}
 
 /// Three Reads overlap and the Edit waits for all of them; results come
 /// back in the order asked, not the order finished.
@@ -380,34 +270,14 @@ fn stream_cut_mid_tool_answers_every_tool_use() {
     let out = run(tern(&api.url, &dir).args(["-p", "read", "--output-format", "stream-json"]));
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
-    let assistant = l
-        .iter()
-        .find(|v| v.str_field("type") == Some("assistant"))
-        .expect("assistant line");
-    let content = assistant
-        .get("message")
-        .unwrap()
-        .get("content")
-        .unwrap()
-        .as_array()
-        .unwrap();
+    let content = first_content(&l, "assistant");
     let uses: Vec<&str> = content
         .iter()
         .filter(|b| b.str_field("type") == Some("tool_use"))
         .filter_map(|b| b.str_field("id"))
         .collect();
     assert_eq!(uses, ["toolu_ok"]);
-    let user = l
-        .iter()
-        .find(|v| v.str_field("type") == Some("user"))
-        .expect("tool results line");
-    let results = user
-        .get("message")
-        .unwrap()
-        .get("content")
-        .unwrap()
-        .as_array()
-        .unwrap();
+    let results = first_content(&l, "user");
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].str_field("tool_use_id"), Some("toolu_ok"));
     assert!(results[0].str_field("content").unwrap().contains("alpha"));
@@ -539,75 +409,6 @@ fn max_turns_runs_the_last_tools_then_stops() {
 }
 
 #[test]
-fn print_mode_denies_what_would_ask_and_reports_it() {
-    let dir = scratch("deny");
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[
-            ("toolu_rm", "Bash", r#"{"command": "rm -rf build"}"#),
-            ("toolu_ls", "Bash", r#"{"command": "ls"}"#),
-        ]),
-        standin::text_reply("ok"),
-    ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "clean", "--output-format", "json"]));
-    assert_eq!(out.status.code(), Some(0));
-    let r = last_result(&out);
-    let denials = r.get("permission_denials").unwrap().as_array().unwrap();
-    assert_eq!(denials.len(), 1);
-    assert_eq!(denials[0].str_field("tool_name"), Some("Bash"));
-    assert_eq!(denials[0].str_field("tool_use_id"), Some("toolu_rm"));
-    assert_eq!(
-        denials[0].get("tool_input").unwrap().str_field("command"),
-        Some("rm -rf build")
-    );
-    let results = tool_results(&api.requests()[1]);
-    assert_eq!(
-        results[0].get("is_error").and_then(Value::as_bool),
-        Some(true)
-    );
-    assert!(
-        results[1].get("is_error").is_none(),
-        "read-only ls is allowed"
-    );
-}
-
-#[test]
-fn disallowed_tools_are_hidden_and_allowed_rules_apply() {
-    let dir = scratch("rules");
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_1", "Bash", r#"{"command": "touch made-by-rule"}"#)]),
-        standin::text_reply("ok"),
-    ]);
-    let out = run(tern(&api.url, &dir).args([
-        "-p",
-        "x",
-        "--disallowedTools",
-        "Write,Edit",
-        "--allowedTools",
-        "Bash(touch:*)",
-    ]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(dir.join("made-by-rule").exists());
-    let b = body(&api.requests()[0]);
-    let names: Vec<&str> = b
-        .get("tools")
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.str_field("name"))
-        .collect();
-    assert!(
-        !names.contains(&"Write") && !names.contains(&"Edit"),
-        "{names:?}"
-    );
-}
-
-#[test]
 fn thinking_blocks_go_back_unchanged() {
     let mut steps = vec![standin::message_start("m")];
     steps.push(standin::ev("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#.into()));
@@ -693,19 +494,9 @@ fn interrupt_mid_tool(signal: i32, expected_status: i32) {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(expected_status));
     let l = lines(&out);
-    let user = l
-        .iter()
-        .find(|v| v.str_field("type") == Some("user"))
-        .expect("tool results");
-    let results = user
-        .get("message")
-        .unwrap()
-        .get("content")
-        .unwrap()
-        .as_array()
-        .unwrap();
+    let results = first_content(&l, "user");
     assert_eq!(results.len(), 2);
-    for r in results {
+    for r in &results {
         assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(true));
         assert!(
             r.str_field("content").unwrap().contains("Interrupted"),
@@ -722,107 +513,4 @@ fn interrupt_mid_tool(signal: i32, expected_status: i32) {
         .map(|s| !s.contains(") Z"))
         .unwrap_or(false);
     assert!(!alive, "the tool's child process survived the interrupt");
-}
-
-#[test]
-fn usage_errors_and_version() {
-    let out = std::process::Command::new(tern_bin())
-        .arg("--frobnicate")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--frobnicate"));
-    let out = std::process::Command::new(tern_bin())
-        .arg("-v")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v = String::from_utf8_lossy(&out.stdout);
-    let first = v.split_whitespace().next().unwrap();
-    assert_eq!(first.split('.').count(), 3);
-    assert!(first.split('.').all(|p| p.parse::<u32>().is_ok()), "{v}");
-}
-
-#[test]
-fn missing_credentials_is_a_clear_error() {
-    let dir = scratch("nocreds");
-    let out = std::process::Command::new(tern_bin())
-        .current_dir(&dir)
-        .env_clear()
-        .args(["-p", "hi"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
-}
-
-/// HTTP(S)_PROXY is honoured: the request goes to the proxy in absolute form.
-#[test]
-fn requests_go_through_the_proxy_from_the_environment() {
-    let proxy = StandIn::start(vec![standin::text_reply("via proxy")]);
-    let dir = scratch("proxy");
-    let out = run(tern("http://api.example.invalid", &dir)
-        .env("HTTP_PROXY", &proxy.url)
-        .args(["-p", "hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "via proxy\n");
-    let req = &proxy.requests()[0];
-    assert_eq!(req.tunnel.as_deref(), Some("api.example.invalid:80"));
-    assert_eq!(req.path, "/v1/messages");
-    assert_eq!(req.header("host"), Some("api.example.invalid"));
-}
-
-/// Without bash on PATH, Bash commands run under /bin/sh.
-#[test]
-fn bash_tool_falls_back_to_sh() {
-    let dir = scratch("nobash");
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_sh", "Bash", r#"{"command": "echo \"shell=$0\""}"#)]),
-        standin::text_reply("ok"),
-    ]);
-    let out = run(tern(&api.url, &dir).env("PATH", &bin).args([
-        "-p",
-        "x",
-        "--permission-mode",
-        "bypassPermissions",
-    ]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result = &tool_results(&api.requests()[1])[0];
-    assert_eq!(
-        result.str_field("content"),
-        Some("shell=/bin/sh\n"),
-        "{result:?}"
-    );
-}
-
-#[test]
-fn no_proxy_hosts_bypass_the_proxy() {
-    let proxy = StandIn::start(vec![]);
-    let api = StandIn::start(vec![standin::text_reply("direct")]);
-    let dir = scratch("noproxy");
-    let out = run(tern(&api.url, &dir)
-        .env("HTTPS_PROXY", &proxy.url)
-        .env("HTTP_PROXY", &proxy.url)
-        .env("NO_PROXY", "localhost,127.0.0.1")
-        .args(["-p", "hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(api.requests().len(), 1);
-    assert!(proxy.requests().is_empty());
 }

@@ -240,6 +240,19 @@ mod tests {
         }
     }
 
+    fn bypass_pipeline(tools: Vec<Rc<dyn Tool>>) -> Rc<Pipeline> {
+        Rc::new(Pipeline::new(
+            Registry::new(tools),
+            Policy {
+                mode: Mode::BypassPermissions,
+                allow: vec![],
+                deny: vec![],
+            },
+            ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
+            None,
+        ))
+    }
+
     async fn settle() {
         for _ in 0..20 {
             smol::future::yield_now().await;
@@ -265,16 +278,7 @@ mod tests {
                 gates: Rc::clone(&gates),
             })
         };
-        let pipeline = Rc::new(Pipeline::new(
-            Registry::new(vec![tool("Safe", true), tool("Unsafe", false)]),
-            Policy {
-                mode: Mode::BypassPermissions,
-                allow: vec![],
-                deny: vec![],
-            },
-            ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
-            None,
-        ));
+        let pipeline = bypass_pipeline(vec![tool("Safe", true), tool("Unsafe", false)]);
         let call = |id: &str, name: &str| ToolUse {
             id: id.into(),
             name: name.into(),
@@ -340,16 +344,7 @@ mod tests {
             log: Rc::clone(&log),
             gates,
         });
-        let pipeline = Rc::new(Pipeline::new(
-            Registry::new(vec![unsafe_tool]),
-            Policy {
-                mode: Mode::BypassPermissions,
-                allow: vec![],
-                deny: vec![],
-            },
-            ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
-            None,
-        ));
+        let pipeline = bypass_pipeline(vec![unsafe_tool]);
         let results = smol::block_on(ex.run(async {
             let mut exec = StreamingExecutor::new(&ex, pipeline);
             for id in ["u1", "u2"] {

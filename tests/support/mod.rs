@@ -117,3 +117,17 @@ pub fn tool_results(req: &standin::Request) -> Vec<Value> {
         })
         .unwrap_or_default()
 }
+
+/// The `message.content` blocks of the first stream-json line of `kind`
+/// (`assistant` or `user`).
+pub fn first_content(lines: &[Value], kind: &str) -> Vec<Value> {
+    let line = lines
+        .iter()
+        .find(|v| v.str_field("type") == Some(kind))
+        .unwrap_or_else(|| panic!("no {kind} line in {lines:?}"));
+    line.get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
