@@ -6,6 +6,7 @@ set -euo pipefail
 missing=()
 command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools) # C parts of ring for musl
 command -v file >/dev/null 2>&1 || missing+=(file)            # static-link check
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)            # terminal-mode tests
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -291,3 +291,83 @@ fn no_proxy_hosts_bypass_the_proxy() {
     assert_eq!(api.requests().len(), 1);
     assert!(proxy.requests().is_empty());
 }
+
+/// Without -p on a real terminal (tmux), text streams live and a call that
+/// needs permission is asked about; "y" lets it run.
+#[test]
+fn terminal_mode_asks_and_obeys_the_answer() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED terminal_mode_asks_and_obeys_the_answer: tmux is not installed");
+        return;
+    }
+    let dir = scratch("tty");
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_t",
+            "Bash",
+            r#"{"command": "touch approved-by-user"}"#,
+        )]),
+        standin::text_reply("All done here."),
+    ]);
+    let session = format!("tern-test-{}", std::process::id());
+    let script = format!(
+        "cd {} && env -i PATH=\"$PATH\" HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {} 'make the file'; echo EXIT=$?; sleep 30",
+        dir.display(),
+        dir.display(),
+        api.url,
+        tern_bin()
+    );
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "150",
+        "-y",
+        "40",
+        &script,
+    ]);
+    let screen = || {
+        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &session]).stdout).into_owned()
+    };
+    let wait_for = |needle: &str| {
+        let began = std::time::Instant::now();
+        loop {
+            let s = screen();
+            if s.contains(needle) {
+                return s;
+            }
+            if began.elapsed() > std::time::Duration::from_secs(20) {
+                tmux(&["kill-session", "-t", &session]);
+                panic!("never saw {needle:?}; screen:\n{s}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let asked = wait_for("[y/N]");
+    assert!(
+        asked.contains("Allow tern to run `touch approved-by-user`?"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("Working on it."),
+        "text streams live before the question:\n{asked}"
+    );
+    tmux(&["send-keys", "-t", &session, "y", "Enter"]);
+    let done = wait_for("EXIT=");
+    tmux(&["kill-session", "-t", &session]);
+    assert!(done.contains("All done here."), "{done}");
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(dir.join("approved-by-user").exists());
+}

@@ -24,7 +24,10 @@ use crate::tools::ToolOutput;
 
 enum State {
     Waiting(ToolUse),
-    Running(#[allow(dead_code)] smol::Task<()>),
+    /// Holding the task keeps it alive; dropping it would cancel the call.
+    Running {
+        _task: smol::Task<()>,
+    },
     Done(ToolOutput),
 }
 
@@ -96,7 +99,7 @@ impl<'ex> StreamingExecutor<'ex> {
                         let output = pipeline.run(call).await;
                         let _ = tx.send((index, output)).await;
                     });
-                    entry.state = State::Running(task);
+                    entry.state = State::Running { _task: task };
                 }
             }
             if !matches!(entry.state, State::Done(_)) {
@@ -117,7 +120,7 @@ impl<'ex> StreamingExecutor<'ex> {
     fn running(&self) -> usize {
         self.entries
             .iter()
-            .filter(|e| matches!(e.state, State::Running(_)))
+            .filter(|e| matches!(e.state, State::Running { .. }))
             .count()
     }
 

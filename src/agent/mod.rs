@@ -141,8 +141,11 @@ impl<'ex> Agent<'ex> {
                     self.abort.reason().unwrap_or(Reason::Requested),
                 )),
             };
-            if failure.is_some() && !asm.has_blocks() {
-                return failure.unwrap_or(Ending::Completed);
+            if let Some(ending) = &failure
+                && !asm.has_blocks()
+            {
+                // Nothing reached the record: no tool_use needs answering.
+                return ending.clone();
             }
 
             let message = asm.message();

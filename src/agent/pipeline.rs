@@ -79,7 +79,8 @@ impl Pipeline {
                 ));
             }
         };
-        if let Err(e) = check_schema(&tool.input_schema(), &input) {
+        let schema = self.registry.schema(&call.name).unwrap_or(&Value::Null);
+        if let Err(e) = check_schema(schema, &input) {
             return ToolOutput::error(format!("Invalid input for {}: {e}", call.name));
         }
         if let Err(e) = tool.validate(&input, &self.ctx) {

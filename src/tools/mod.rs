@@ -125,27 +125,34 @@ impl ToolContext {
 
 pub struct Registry {
     tools: Vec<Rc<dyn Tool>>,
+    /// Each tool's input schema, built once.
+    schemas: Vec<Value>,
 }
 
 impl Registry {
     /// The built-in tools, in the order they are advertised.
     pub fn builtin() -> Registry {
-        Registry {
-            tools: vec![
-                Rc::new(bash::Bash),
-                Rc::new(read::Read),
-                Rc::new(write::Write),
-                Rc::new(edit::Edit),
-                Rc::new(glob::Glob),
-                Rc::new(grep::Grep),
-                Rc::new(todo::TodoWrite),
-            ],
-        }
+        Registry::new(vec![
+            Rc::new(bash::Bash),
+            Rc::new(read::Read),
+            Rc::new(write::Write),
+            Rc::new(edit::Edit),
+            Rc::new(glob::Glob),
+            Rc::new(grep::Grep),
+            Rc::new(todo::TodoWrite),
+        ])
     }
 
     /// A registry of exactly these tools.
     pub fn new(tools: Vec<Rc<dyn Tool>>) -> Registry {
-        Registry { tools }
+        let schemas = tools.iter().map(|t| t.input_schema()).collect();
+        Registry { tools, schemas }
+    }
+
+    /// The input schema of a registered tool.
+    pub fn schema(&self, name: &str) -> Option<&Value> {
+        let at = self.tools.iter().position(|t| t.name() == name)?;
+        self.schemas.get(at)
     }
 
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
@@ -158,18 +165,26 @@ impl Registry {
 
     /// Keeps only the tools `keep` says yes to.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.tools.retain(|t| keep(t.name()));
+        let tools = std::mem::take(&mut self.tools);
+        let schemas = std::mem::take(&mut self.schemas);
+        for (tool, schema) in tools.into_iter().zip(schemas) {
+            if keep(tool.name()) {
+                self.tools.push(tool);
+                self.schemas.push(schema);
+            }
+        }
     }
 
     /// The `tools` array of a request.
     pub fn definitions(&self) -> Vec<Value> {
         self.tools
             .iter()
-            .map(|t| {
+            .zip(&self.schemas)
+            .map(|(t, schema)| {
                 obj! {
                     "name" => t.name(),
                     "description" => t.description(),
-                    "input_schema" => t.input_schema(),
+                    "input_schema" => schema.clone(),
                 }
             })
             .collect()
@@ -194,6 +209,42 @@ pub fn cut_str(s: &str, max: usize) -> &str {
         end -= 1;
     }
     &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_schemas_are_objects_with_properties() {
+        let reg = Registry::builtin();
+        for name in reg.names() {
+            let schema = reg.schema(name).unwrap();
+            assert_eq!(schema.str_field("type"), Some("object"), "{name}");
+            assert!(
+                schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn retain_keeps_schemas_paired() {
+        let mut reg = Registry::builtin();
+        reg.retain(|n| n != "Bash" && n != "Write");
+        assert_eq!(reg.names(), ["Read", "Edit", "Glob", "Grep", "TodoWrite"]);
+        assert!(
+            reg.schema("Edit")
+                .unwrap()
+                .get("properties")
+                .unwrap()
+                .get("old_string")
+                .is_some()
+        );
+    }
 }
 
 #[cfg(test)]
