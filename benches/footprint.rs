@@ -1,8 +1,12 @@
 //! Footprint benchmark: prints figures, asserts nothing about time.
 //!
-//! - `tern -v`: wall time and peak RSS
-//! - one `-p` turn against the local Messages API stand-in: wall and peak RSS
+//! - `tern -v`: wall, CPU and peak RSS
+//! - one `-p` turn against the local Messages API stand-in: wall, CPU, RSS
+//! - a 200-turn tool session: peak RSS
 //! - SSE parsing + message assembly throughput in MB/s
+//! - Grep against ripgrep on the same generated tree (when `rg` is installed)
+//! - the one-turn run side by side with Claude Code, as ratios (when its
+//!   binary is installed: `benches/setup.sh`, or CLAUDE_BIN)
 //!
 //! Run: `cargo bench --bench footprint` (measures the bench-profile binary),
 //! or set TERN_BIN to measure another build, e.g. the static musl release.
@@ -18,6 +22,7 @@ use tern::model::stream::Assembler;
 
 struct Sample {
     wall: Duration,
+    cpu: Duration,
     max_rss_kb: i64,
 }
 
@@ -41,24 +46,194 @@ fn measure(cmd: &mut Command) -> Sample {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "benchmarked command failed"
     );
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
     Sample {
         wall,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
         max_rss_kb: usage.ru_maxrss,
     }
 }
 
-fn report(name: &str, samples: &mut [Sample]) {
+/// Median wall, median CPU, peak RSS.
+fn report(name: &str, samples: &mut [Sample]) -> (Duration, Duration, i64) {
     samples.sort_by_key(|s| s.wall);
     let median = samples[samples.len() / 2].wall;
-    let min = samples[0].wall;
+    let mut cpus: Vec<Duration> = samples.iter().map(|s| s.cpu).collect();
+    cpus.sort();
+    let cpu = cpus[cpus.len() / 2];
     let rss = samples.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
     println!(
-        "{name:<28} median {:>8.2} ms   min {:>8.2} ms   peak RSS {:>6} KiB   (n={})",
+        "{name:<30} wall {:>9.2} ms   cpu {:>9.2} ms   peak RSS {:>7} KiB   (median of {})",
         median.as_secs_f64() * 1e3,
-        min.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3,
         rss,
         samples.len()
     );
+    (median, cpu, rss)
+}
+
+fn one_turn(bin: &str, url: &str, dir: &std::path::Path) -> Command {
+    let mut c = Command::new(bin);
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-bench")
+        // Keep Claude Code from reaching for the network beyond the stand-in.
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null())
+        .args(["-p", "where is the port set?"]);
+    c
+}
+
+/// 200 model turns, each asking for one tool, then an answer.
+fn long_session(bin: &str, dir: &std::path::Path) {
+    let source: String = (0..100)
+        .map(|i| format!("let value_{i} = compute({i}); // line {i}\n"))
+        .collect();
+    std::fs::write(dir.join("lib.rs"), source).expect("bench file");
+    let mut replies = Vec::new();
+    for turn in 0..199 {
+        let id = format!("toolu_{turn}");
+        let call = match turn % 4 {
+            0 => ("Read", r#"{"file_path": "lib.rs"}"#.to_string()),
+            1 => (
+                "Grep",
+                r#"{"pattern": "compute\\(4", "output_mode": "content"}"#.to_string(),
+            ),
+            2 => ("Glob", r#"{"pattern": "*.rs"}"#.to_string()),
+            _ => ("Bash", format!(r#"{{"command": "echo turn {turn}"}}"#)),
+        };
+        replies.push(standin::tools_reply(&[(&id, call.0, &call.1)]));
+    }
+    replies.push(standin::text_reply("All 200 turns done."));
+    let api = standin::StandIn::start(replies);
+    api.set_split(standin::Split::PerEvent);
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("ANTHROPIC_API_KEY", "sk-bench")
+        .stdin(Stdio::null())
+        .args([
+            "-p",
+            "work for a long time",
+            "--max-turns",
+            "300",
+            "--permission-mode",
+            "bypassPermissions",
+        ]);
+    let mut s = [measure(&mut cmd)];
+    report("200-turn tool session", &mut s);
+    assert_eq!(
+        api.requests().len(),
+        200,
+        "the session did not run all turns"
+    );
+}
+
+/// A deterministic source-like tree: `files` files of about `kb` KiB.
+fn generate_tree(root: &std::path::Path, files: usize, kb: usize) {
+    if root.join(".complete").exists() {
+        return;
+    }
+    let words = [
+        "alpha", "beta", "gamma", "delta", "config", "server", "port", "handler", "value", "result",
+    ];
+    let mut rng: u64 = 42;
+    for f in 0..files {
+        let dir = root.join(format!("mod{:03}", f % 200));
+        std::fs::create_dir_all(&dir).expect("tree dir");
+        let mut text = String::with_capacity(kb * 1024);
+        let mut line = 0;
+        while text.len() < kb * 1024 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let a = words[(rng >> 33) as usize % words.len()];
+            let b = words[(rng >> 40) as usize % words.len()];
+            let needle = if (rng >> 20) % 997 == 0 {
+                " NEEDLE_7f3a"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "    let {a}_{line} = {b}({line}, \"{a}{b}\");{needle}\n"
+            ));
+            line += 1;
+        }
+        std::fs::write(dir.join(format!("file{f}.rs")), text).expect("tree file");
+    }
+    std::fs::write(root.join(".complete"), "").expect("tree marker");
+}
+
+fn grep_vs_ripgrep() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tree");
+    generate_tree(&root, 4000, 24);
+    let rg_available = Command::new("rg").arg("--version").output().is_ok();
+    let abort = tern::abort::Abort::new();
+    let ctx = tern::tools::ToolContext::new(root.clone(), std::env::temp_dir(), abort);
+    let registry = tern::tools::Registry::builtin();
+    let grep = registry.get("Grep").expect("Grep tool");
+    for (mode, pattern, rg_flag) in [
+        ("files_with_matches", "NEEDLE_7f3a", "-l"),
+        ("count", "port_1[0-9]+ =", "-c"),
+    ] {
+        let input = tern::json::parse(&format!(
+            r#"{{"pattern": "{pattern}", "output_mode": "{mode}"}}"#
+        ))
+        .expect("input");
+        let mut best = Duration::MAX;
+        let mut lines = 0;
+        for _ in 0..3 {
+            let began = Instant::now();
+            let out = smol::block_on(grep.call(input.clone(), &ctx));
+            best = best.min(began.elapsed());
+            lines = out.content.lines().count();
+        }
+        print!(
+            "{:<30} tern {:>8.1} ms ({lines} lines)",
+            format!("Grep {mode}"),
+            best.as_secs_f64() * 1e3
+        );
+        if rg_available {
+            let mut rg_best = Duration::MAX;
+            let mut rg_lines = 0;
+            for _ in 0..3 {
+                let began = Instant::now();
+                let out = Command::new("rg")
+                    .args(["--hidden", "--no-require-git", rg_flag, pattern, "."])
+                    .current_dir(&root)
+                    .output()
+                    .expect("rg");
+                rg_best = rg_best.min(began.elapsed());
+                rg_lines = out
+                    .stdout
+                    .split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .count();
+            }
+            println!(
+                "   rg {:>8.1} ms ({rg_lines} lines)   tern/rg {:.2}x",
+                rg_best.as_secs_f64() * 1e3,
+                best.as_secs_f64() / rg_best.as_secs_f64()
+            );
+        } else {
+            println!("   (rg not installed: no comparison)");
+        }
+    }
+}
+
+fn claude_code_binary() -> Option<String> {
+    if let Ok(b) = std::env::var("CLAUDE_BIN") {
+        return Some(b);
+    }
+    let installed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/bench-tools/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    installed.exists().then(|| installed.display().to_string())
 }
 
 fn sse_throughput() {
@@ -116,27 +291,36 @@ fn main() {
 
     let dir = std::env::temp_dir().join(format!("tern-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("bench dir");
-    let runs = 30;
-    let api = standin::StandIn::start(
-        (0..runs)
-            .map(|_| standin::text_reply("The port is set in config/server.ts:12."))
-            .collect(),
-    );
+    let api = standin::StandIn::start(vec![]);
+    api.set_fallback(standin::text_reply(
+        "The port is set in config/server.ts:12.",
+    ));
     api.set_split(standin::Split::PerEvent);
-    let mut turn: Vec<Sample> = (0..runs)
-        .map(|_| {
-            measure(
-                Command::new(&bin)
-                    .current_dir(&dir)
-                    .env("ANTHROPIC_BASE_URL", &api.url)
-                    .env("ANTHROPIC_API_KEY", "sk-bench")
-                    .stdin(Stdio::null())
-                    .args(["-p", "where is the port set?"]),
-            )
-        })
+    let mut turn: Vec<Sample> = (0..30)
+        .map(|_| measure(&mut one_turn(&bin, &api.url, &dir)))
         .collect();
-    report("one-turn -p (stand-in)", &mut turn);
-    let _ = std::fs::remove_dir_all(&dir);
+    let tern_turn = report("one-turn -p (stand-in)", &mut turn);
 
+    long_session(&bin, &dir);
     sse_throughput();
+    grep_vs_ripgrep();
+
+    match claude_code_binary() {
+        None => {
+            println!("Claude Code comparison: skipped (run benches/setup.sh or set CLAUDE_BIN)")
+        }
+        Some(cc) => {
+            let mut runs: Vec<Sample> = (0..5)
+                .map(|_| measure(&mut one_turn(&cc, &api.url, &dir)))
+                .collect();
+            let cc_turn = report("one-turn -p, Claude Code", &mut runs);
+            println!(
+                "Claude Code / tern, one turn: wall {:.0}x   cpu {:.0}x   peak RSS {:.0}x",
+                cc_turn.0.as_secs_f64() / tern_turn.0.as_secs_f64(),
+                cc_turn.1.as_secs_f64() / tern_turn.1.as_secs_f64().max(1e-6),
+                cc_turn.2 as f64 / tern_turn.2 as f64
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -33,6 +33,8 @@ pub enum Command {
     Run(Args),
     Version,
     Help,
+    /// `tern sandbox status`: what isolation this host offers.
+    SandboxStatus,
 }
 
 /// A usage error: exit status 2, message names the culprit.
@@ -49,6 +51,7 @@ pub const HELP: &str = "\
 tern — a small coding agent
 
 Usage: tern [OPTIONS] [PROMPT]
+       tern sandbox status
 
 With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
 read the result from stdout. Without -p the answer streams to the terminal.
@@ -155,6 +158,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Short(c) => return Err(UsageError(format!("unknown option '-{c}'"))),
             Long(name) => return Err(UsageError(format!("unknown option '--{name}'"))),
         }
+    }
+    if words == ["sandbox", "status"] {
+        return Ok(Command::SandboxStatus);
     }
     if !words.is_empty() {
         a.prompt = Some(words.join(" "));

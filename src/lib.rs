@@ -23,6 +23,7 @@ pub mod frontend;
 pub mod json;
 pub mod model;
 pub mod policy;
+pub mod sandbox;
 pub mod session;
 mod sys;
 pub mod tools;
@@ -36,6 +37,10 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         }
         Ok(cli::Command::Help) => {
             print!("{}", cli::HELP);
+            0
+        }
+        Ok(cli::Command::SandboxStatus) => {
+            print!("{}", sandbox::probe().render());
             0
         }
         Ok(cli::Command::Run(args)) => {

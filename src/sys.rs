@@ -66,3 +66,31 @@ pub fn kill_process_group(pgid: u32) {
         libc::kill(-pgid, libc::SIGKILL);
     }
 }
+
+/// The kernel's landlock ABI version, or why there is none.
+pub fn landlock_abi() -> Result<i32, std::io::Error> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute pointer, size 0 and the VERSION flag,
+    // landlock_create_ruleset only returns the ABI version; it reads no
+    // memory and creates no file descriptor.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r as i32)
+    }
+}
+
+/// Whether the kernel supports seccomp filters (prctl answers rather than
+/// failing with EINVAL).
+pub fn seccomp_supported() -> bool {
+    // SAFETY: PR_GET_SECCOMP takes no pointer arguments.
+    unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
+}

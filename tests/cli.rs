@@ -191,16 +191,10 @@ fn disallowed_tools_are_hidden_and_allowed_rules_apply() {
 
 #[test]
 fn usage_errors_and_version() {
-    let out = std::process::Command::new(tern_bin())
-        .arg("--frobnicate")
-        .output()
-        .unwrap();
+    let out = tern_command().arg("--frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--frobnicate"));
-    let out = std::process::Command::new(tern_bin())
-        .arg("-v")
-        .output()
-        .unwrap();
+    let out = tern_command().arg("-v").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let v = String::from_utf8_lossy(&out.stdout);
     let first = v.split_whitespace().next().unwrap();
@@ -211,7 +205,7 @@ fn usage_errors_and_version() {
 #[test]
 fn missing_credentials_is_a_clear_error() {
     let dir = scratch("nocreds");
-    let out = std::process::Command::new(tern_bin())
+    let out = tern_command()
         .current_dir(&dir)
         .env_clear()
         .args(["-p", "hi"])
@@ -319,7 +313,7 @@ fn terminal_mode_asks_and_obeys_the_answer() {
         dir.display(),
         dir.display(),
         api.url,
-        tern_bin()
+        tern_shell_words()
     );
     let tmux = |args: &[&str]| {
         std::process::Command::new("tmux")
@@ -370,4 +364,26 @@ fn terminal_mode_asks_and_obeys_the_answer() {
     assert!(done.contains("All done here."), "{done}");
     assert!(done.contains("EXIT=0"), "{done}");
     assert!(dir.join("approved-by-user").exists());
+}
+
+#[test]
+fn sandbox_status_reports_the_host() {
+    let out = tern_command().args(["sandbox", "status"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("architecture:  {}", std::env::consts::ARCH)),
+        "{text}"
+    );
+    // Whatever the host, each line states a fact or the reason it is missing.
+    assert!(
+        text.contains("landlock:      available, ABI ")
+            || text.contains("landlock:      unavailable ("),
+        "{text}"
+    );
+    assert!(text.contains("seccomp:       "), "{text}");
+    assert!(
+        text.contains("enforcement:   not implemented yet"),
+        "{text}"
+    );
 }

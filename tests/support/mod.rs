@@ -14,6 +14,34 @@ pub fn tern_bin() -> &'static str {
     env!("CARGO_BIN_EXE_tern")
 }
 
+/// The emulator that runs foreign-architecture binaries (e.g.
+/// `qemu-aarch64-static`), when the suite runs under one.
+pub fn runner() -> Option<String> {
+    std::env::var("TERN_TEST_RUNNER")
+        .ok()
+        .filter(|r| !r.is_empty())
+}
+
+/// A command that runs the tern binary, through the runner if there is one.
+pub fn tern_command() -> Command {
+    match runner() {
+        Some(r) => {
+            let mut c = Command::new(r);
+            c.arg(tern_bin());
+            c
+        }
+        None => Command::new(tern_bin()),
+    }
+}
+
+/// The same, as a shell word list (for scripts run inside tmux).
+pub fn tern_shell_words() -> String {
+    match runner() {
+        Some(r) => format!("{r} {}", tern_bin()),
+        None => tern_bin().to_string(),
+    }
+}
+
 /// A fresh directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -39,7 +67,7 @@ fn fastrand_u64() -> u64 {
 
 /// `tern` set up to talk to the stand-in from `dir`, with a clean environment.
 pub fn tern(url: &str, dir: &Path) -> Command {
-    let mut c = Command::new(tern_bin());
+    let mut c = tern_command();
     c.current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())

@@ -70,6 +70,8 @@ impl Request {
 #[derive(Default)]
 struct State {
     replies: std::collections::VecDeque<Reply>,
+    /// Served when the script is used up (for benchmarks and manual runs).
+    fallback: Option<Reply>,
     requests: Vec<Request>,
     log: Vec<(Duration, String)>,
 }
@@ -83,7 +85,11 @@ pub struct StandIn {
 
 impl StandIn {
     pub fn start(replies: Vec<Reply>) -> StandIn {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        Self::start_on("127.0.0.1:0", replies)
+    }
+
+    pub fn start_on(addr: &str, replies: Vec<Reply>) -> StandIn {
+        let listener = TcpListener::bind(addr).expect("bind the stand-in address");
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
@@ -119,6 +125,11 @@ impl StandIn {
 
     pub fn log(&self) -> Vec<(Duration, String)> {
         self.state.lock().unwrap().log.clone()
+    }
+
+    /// Answer with `reply` whenever the script has run out.
+    pub fn set_fallback(&self, reply: Reply) {
+        self.state.lock().unwrap().fallback = Some(reply);
     }
 
     pub fn push(&self, reply: Reply) {
@@ -166,7 +177,7 @@ fn serve(
             body: String::from_utf8_lossy(&body).into_owned(),
         });
         st.log.push((started.elapsed(), format!("request {n}")));
-        st.replies.pop_front()
+        st.replies.pop_front().or_else(|| st.fallback.clone())
     };
     let reply = reply.unwrap_or(Reply::Error {
         status: 500,
