@@ -1,69 +1,78 @@
 #!/usr/bin/env bash
-# Builds tern's static release binary and reports its size.
+# Builds tern's static release binaries and reports their sizes.
 #
-#   size-report/run.sh            core build for x86_64 musl: size, static check, budget
-#   size-report/run.sh --all      every feature combination; rewrites size-report/REPORT.md
+#   size-report/run.sh         core build for x86_64, aarch64 and armv7:
+#                              size, static check, x86_64 budget (CI runs this)
+#   size-report/run.sh --all   every feature combination on every target;
+#                              rewrites size-report/REPORT.md
+#   TARGETS="x86_64" size-report/run.sh --all    a subset of targets
 #
 # Budgets (x86_64): core <= 4 MB, full <= 10 MB. Exceeding one fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source cross/common.sh
 
-target=x86_64-unknown-linux-musl
+targets=${TARGETS:-"x86_64 aarch64 armv7"}
 core_budget=$((4 * 1000 * 1000))
 full_budget=$((10 * 1000 * 1000))
 mode=${1:-core}
 
-build() { # $1 = cargo feature arguments; prints the binary's size in bytes
-  # shellcheck disable=SC2086
-  cargo build --quiet --release --target "$target" $1 >&2
-  local bin="target/$target/release/tern"
-  if ! file "$bin" | grep -q "statically linked"; then
-    echo "size-report: $bin is not statically linked: $(file "$bin")" >&2
-    exit 1
-  fi
-  stat -c %s "$bin"
-}
-
 mb() { awk -v b="$1" 'BEGIN { printf "%.2f MB", b / 1000000 }'; }
 
-core=$(build "--no-default-features")
-echo "tern core ($target): $core bytes ($(mb "$core")), statically linked; budget $(mb $core_budget)"
-if [ "$core" -gt "$core_budget" ]; then
-  echo "size-report: core binary exceeds its budget" >&2
+# size TARGET FEATURE-ARGS -> bytes of the static release binary
+size() {
+  local out
+  # shellcheck disable=SC2086
+  out=$(bash cross/build.sh "$1" --no-default-features $2)
+  echo "${out##* }"
+}
+
+declare -A core
+for t in $targets; do
+  core[$t]=$(size "$t" "")
+  echo "tern core ($(triple "$t")): ${core[$t]} bytes ($(mb "${core[$t]}")), statically linked"
+done
+if [ -n "${core[x86_64]:-}" ] && [ "${core[x86_64]}" -gt "$core_budget" ]; then
+  echo "size-report: the x86_64 core binary exceeds its budget of $(mb $core_budget)" >&2
   exit 1
 fi
 [ "$mode" = "--all" ] || exit 0
 
+# Default features are empty today, so "default" is the core build.
+combos=("mcp:--features mcp" "repl:--features repl" "voice:--features voice" "tui:--features tui" "full:--features full")
 rows=()
-for combo in "default:" "mcp:--features mcp" "repl:--features repl" "voice:--features voice" "tui:--features tui" "full:--features full"; do
-  name=${combo%%:*}
-  args=${combo#*:}
-  [ "$name" = default ] && args=""
-  size=$(build "$args")
-  rows+=("| $name | $size | $(mb "$size") | $((size - core)) |")
-  if [ "$name" = full ] && [ "$size" -gt "$full_budget" ]; then
-    echo "size-report: full binary exceeds its budget" >&2
-    exit 1
-  fi
+for t in $targets; do
+  rows+=("| $t | core | ${core[$t]} | $(mb "${core[$t]}") | 0 |")
+  rows+=("| $t | default | ${core[$t]} | $(mb "${core[$t]}") | 0 |")
+  for combo in "${combos[@]}"; do
+    name=${combo%%:*}
+    bytes=$(size "$t" "${combo#*:}")
+    rows+=("| $t | $name | $bytes | $(mb "$bytes") | $((bytes - core[$t])) |")
+    if [ "$t" = x86_64 ] && [ "$name" = full ] && [ "$bytes" -gt "$full_budget" ]; then
+      echo "size-report: the x86_64 full binary exceeds its budget of $(mb $full_budget)" >&2
+      exit 1
+    fi
+  done
 done
 
 {
   echo "# Size report"
   echo
-  echo "Static release binaries for \`$target\` (opt-level z, fat LTO, panic=abort,"
-  echo "stripped, non-PIE). Regenerate with \`size-report/run.sh --all\`."
+  echo "Static release binaries (opt-level z, fat LTO, panic=abort, stripped,"
+  echo "non-PIE). Regenerate with \`size-report/run.sh --all\`. Budgets on"
+  echo "x86_64: core ≤ 4 MB, full ≤ 10 MB."
   echo
-  echo "| build | bytes | size | delta vs core |"
-  echo "|---|---|---|---|"
-  echo "| core | $core | $(mb "$core") | 0 |"
+  echo "| target | build | bytes | size | delta vs core |"
+  echo "|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   if command -v cargo-bloat >/dev/null 2>&1; then
     echo
-    echo "## Largest contributors (core, .text by crate, from cargo-bloat)"
+    echo "## Largest contributors (x86_64 core, .text by crate, cargo-bloat)"
     echo
     echo '```'
     # Its own target dir: cargo-bloat rebuilds unstripped and would replace the real binary.
-    CARGO_TARGET_DIR=target/bloat cargo bloat --release --target "$target" --crates -n 15 2>/dev/null | grep -v "^Note" || true
+    CARGO_TARGET_DIR=target/bloat cargo bloat --release --target x86_64-unknown-linux-musl \
+      --no-default-features --crates -n 15 2>/dev/null | grep -v "^Note" || true
     echo '```'
   fi
 } > size-report/REPORT.md

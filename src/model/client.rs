@@ -78,9 +78,7 @@ impl Client {
                 Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
                 Auth::None => req,
             };
-            let response = req
-                .send(body.as_bytes())
-                .map_err(|e| ApiError::Transport(e.to_string()))?;
+            let response = req.send(body.as_bytes()).map_err(send_error)?;
             let status = response.status().as_u16();
             let header = |name: &str| {
                 response
@@ -120,6 +118,35 @@ impl ByteStream {
             .read(buf)
             .await
             .map_err(|e| ApiError::Stream(format!("reading the response failed: {e}")))
+    }
+}
+
+/// Sorts a failed send into what retrying could fix (the network) and what
+/// it cannot (certificates, configuration).
+fn send_error(e: ureq::Error) -> ApiError {
+    let tls = |detail: String| {
+        ApiError::Tls(format!(
+            "{detail} (if a proxy intercepts TLS, point SSL_CERT_FILE at its CA certificate)"
+        ))
+    };
+    match e {
+        ureq::Error::Rustls(inner) => tls(inner.to_string()),
+        ureq::Error::Tls(m) => tls(m.to_string()),
+        ureq::Error::Io(io) => {
+            let is_rustls = io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some());
+            if is_rustls {
+                tls(io.to_string())
+            } else {
+                ApiError::Transport(io.to_string())
+            }
+        }
+        ureq::Error::BadUri(_)
+        | ureq::Error::InvalidProxyUrl
+        | ureq::Error::RequireHttpsOnly(_)
+        | ureq::Error::TlsRequired => ApiError::Config(e.to_string()),
+        other => ApiError::Transport(other.to_string()),
     }
 }
 

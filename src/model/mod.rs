@@ -29,6 +29,8 @@ pub enum ApiError {
     Stream(String),
     /// The server sent `event: error` inside the stream.
     InStream { kind: String, message: String },
+    /// The server's certificate was not accepted: never retried.
+    Tls(String),
     /// Our own configuration is unusable (bad CA file, …): never retried.
     Config(String),
 }
@@ -44,7 +46,7 @@ impl ApiError {
                 kind.as_str(),
                 "overloaded_error" | "api_error" | "rate_limit_error"
             ),
-            ApiError::Config(_) => false,
+            ApiError::Tls(_) | ApiError::Config(_) => false,
         }
     }
 
@@ -82,6 +84,7 @@ impl fmt::Display for ApiError {
             ApiError::Transport(m) => write!(f, "connection failed: {m}"),
             ApiError::Stream(m) => write!(f, "stream failed: {m}"),
             ApiError::InStream { kind, message } => write!(f, "API stream error {kind}: {message}"),
+            ApiError::Tls(m) => write!(f, "TLS failed: {m}"),
             ApiError::Config(m) => write!(f, "configuration error: {m}"),
         }
     }

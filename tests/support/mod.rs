@@ -17,9 +17,15 @@ pub fn tern_bin() -> &'static str {
 /// The emulator that runs foreign-architecture binaries (e.g.
 /// `qemu-aarch64-static`), when the suite runs under one.
 pub fn runner() -> Option<String> {
-    std::env::var("TERN_TEST_RUNNER")
+    let r = std::env::var("TERN_TEST_RUNNER")
         .ok()
-        .filter(|r| !r.is_empty())
+        .filter(|r| !r.is_empty())?;
+    // Resolved now: tests may run tern with a PATH that lacks the emulator.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join(&r))
+        .find(|p| p.is_file());
+    Some(found.map_or(r, |p| p.display().to_string()))
 }
 
 /// A command that runs the tern binary, through the runner if there is one.
@@ -84,7 +90,9 @@ pub fn tern(url: &str, dir: &Path) -> Command {
 /// broken build fails the test instead of hanging the suite.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = cmd.spawn().expect("start tern");
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", cmd.get_program()));
     let pid = child.id() as i32;
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = std::sync::Arc::clone(&done);

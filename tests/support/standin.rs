@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -83,14 +83,44 @@ pub struct StandIn {
     split: Arc<Mutex<Split>>,
 }
 
+/// Test TLS material: a server certificate for localhost/127.0.0.1 signed
+/// by tests/fixtures/tls/ca.pem.
+pub fn tls_config() -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(include_bytes!("../fixtures/tls/server.pem"))
+            .collect::<Result<_, _>>()
+            .expect("server.pem");
+    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../fixtures/tls/server.key")).expect("server.key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server certificate");
+    Arc::new(config)
+}
+
 impl StandIn {
     pub fn start(replies: Vec<Reply>) -> StandIn {
         Self::start_on("127.0.0.1:0", replies)
     }
 
     pub fn start_on(addr: &str, replies: Vec<Reply>) -> StandIn {
+        Self::listen(addr, replies, None)
+    }
+
+    /// The same over HTTPS, with the test certificate.
+    pub fn start_tls(replies: Vec<Reply>) -> StandIn {
+        Self::listen("127.0.0.1:0", replies, Some(tls_config()))
+    }
+
+    fn listen(addr: &str, replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> StandIn {
         let listener = TcpListener::bind(addr).expect("bind the stand-in address");
-        let url = format!("http://{}", listener.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
             ..State::default()
@@ -101,9 +131,16 @@ impl StandIn {
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
-                let (st, sp) = (Arc::clone(&st), Arc::clone(&sp));
+                note(&st, started, "connection".into());
+                let (st, sp, tls) = (Arc::clone(&st), Arc::clone(&sp), tls.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(conn, &st, started, &sp);
+                    let _ = match tls {
+                        None => serve(conn, &st, started, &sp),
+                        Some(config) => match rustls::ServerConnection::new(config) {
+                            Ok(session) => serve(rustls::StreamOwned::new(session, conn), &st, started, &sp),
+                            Err(_) => Ok(()),
+                        },
+                    };
                 });
             }
         });
@@ -127,6 +164,11 @@ impl StandIn {
         self.state.lock().unwrap().log.clone()
     }
 
+    /// How many connections were accepted (TLS handshakes included).
+    pub fn connections(&self) -> usize {
+        self.log().iter().filter(|(_, l)| l == "connection").count()
+    }
+
     /// Answer with `reply` whenever the script has run out.
     pub fn set_fallback(&self, reply: Reply) {
         self.state.lock().unwrap().fallback = Some(reply);
@@ -141,20 +183,19 @@ fn note(state: &Mutex<State>, started: Instant, what: String) {
     state.lock().unwrap().log.push((started.elapsed(), what));
 }
 
-fn serve(
-    conn: TcpStream,
+fn serve<S: Read + Write>(
+    conn: S,
     state: &Mutex<State>,
     started: Instant,
     split: &Mutex<Split>,
 ) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut conn = conn;
+    let mut reader = BufReader::new(conn);
     let (mut method, mut path, mut headers) = read_head(&mut reader)?;
     // Acting as a proxy: accept the tunnel, then serve what comes through it.
     let mut tunnel = None;
     if method == "CONNECT" {
         note(state, started, format!("CONNECT {path}"));
-        conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+        reader.get_mut().write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
         tunnel = Some(path);
         (method, path, headers) = read_head(&mut reader)?;
     }
@@ -166,6 +207,8 @@ fn serve(
         .unwrap_or(0);
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body)?;
+    // Nothing more is read from a connection: write through the stream.
+    let mut conn = reader.into_inner();
     let reply = {
         let mut st = state.lock().unwrap();
         let n = st.requests.len() + 1;
@@ -212,7 +255,7 @@ fn serve(
                 Split::Random { seed, .. } => seed,
                 Split::PerEvent => 0,
             };
-            let mut write = |conn: &mut TcpStream, bytes: &[u8]| -> std::io::Result<()> {
+            let mut write = |conn: &mut S, bytes: &[u8]| -> std::io::Result<()> {
                 match split {
                     Split::PerEvent => chunk(conn, bytes),
                     Split::Random { max, .. } => {
@@ -254,9 +297,9 @@ fn serve(
                         note(state, started, format!("{what} {}", path.display()));
                     }
                     Step::Cut => {
+                        // Dropping the stream closes the connection mid-body.
                         note(state, started, "cut".into());
-                        conn.flush()?;
-                        return conn.shutdown(std::net::Shutdown::Both);
+                        return conn.flush();
                     }
                 }
             }
@@ -268,7 +311,7 @@ fn serve(
 
 type Head = (String, String, Vec<(String, String)>);
 
-fn read_head(reader: &mut BufReader<TcpStream>) -> std::io::Result<Head> {
+fn read_head<S: Read>(reader: &mut BufReader<S>) -> std::io::Result<Head> {
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let mut words = line.split_whitespace();
@@ -291,7 +334,7 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> std::io::Result<Head> {
     Ok((method, path, headers))
 }
 
-fn chunk(conn: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+fn chunk<S: Write>(conn: &mut S, bytes: &[u8]) -> std::io::Result<()> {
     if bytes.is_empty() {
         return Ok(());
     }

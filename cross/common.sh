@@ -1,0 +1,41 @@
+# Shared by cross/*.sh and size-report/run.sh: how each target is named,
+# built and run. Source it; don't run it.
+
+# triple NAME -> the Rust target triple for x86_64 | aarch64 | armv7
+triple() {
+  case "$1" in
+    x86_64) echo x86_64-unknown-linux-musl ;;
+    aarch64) echo aarch64-unknown-linux-musl ;;
+    armv7) echo armv7-unknown-linux-musleabihf ;;
+    *) echo "unknown target '$1' (expected x86_64, aarch64 or armv7)" >&2; return 2 ;;
+  esac
+}
+
+# emulator NAME -> the qemu-user binary that runs it here (empty for the host)
+emulator() {
+  case "$1" in
+    x86_64) echo "" ;;
+    aarch64) echo qemu-aarch64-static ;;
+    armv7) echo qemu-arm-static ;;
+  esac
+}
+
+# cargo_for NAME SUBCOMMAND ARGS... -> runs cargo the way the target needs:
+# the host toolchain for x86_64, zig as C compiler and linker for the ARM
+# targets, and std built from source for armv7 (no prebuilt std exists).
+cargo_for() {
+  local name=$1 sub=$2
+  shift 2
+  local t
+  t=$(triple "$name")
+  case "$name" in
+    x86_64) cargo "$sub" --target "$t" "$@" ;;
+    aarch64) cargo-zigbuild "$( [ "$sub" = build ] && echo zigbuild || echo "$sub")" --target "$t" "$@" ;;
+    armv7)
+      local std=std,panic_abort
+      [ "$sub" = test ] && std=std,panic_unwind # the test harness catches panics
+      RUSTC_BOOTSTRAP=1 cargo-zigbuild "$( [ "$sub" = build ] && echo zigbuild || echo "$sub")" \
+        -Z build-std="$std" --target "$t" "$@"
+      ;;
+  esac
+}
