@@ -155,7 +155,7 @@ fn generate_tree(root: &std::path::Path, files: usize, kb: usize) {
                 .wrapping_add(1442695040888963407);
             let a = words[(rng >> 33) as usize % words.len()];
             let b = words[(rng >> 40) as usize % words.len()];
-            let needle = if (rng >> 20) % 997 == 0 {
+            let needle = if (rng >> 20).is_multiple_of(997) {
                 " NEEDLE_7f3a"
             } else {
                 ""

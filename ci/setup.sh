@@ -7,6 +7,9 @@ missing=()
 command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools) # C parts of ring for musl
 command -v file >/dev/null 2>&1 || missing+=(file)            # static-link check
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)            # terminal-mode tests
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)   # constrained-host tests
+# A static BusyBox as the only shell of the constrained-host tests' empty root.
+file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo

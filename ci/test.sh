@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit + end-to-end tests, and the
-# static musl build checked against its size budget.
+# The whole test suite: formatting, lints, unit + end-to-end + constrained-
+# host tests, the suite again under qemu for aarch64 and armv7, a release
+# smoke run per target, and the static binaries against their size budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash ci/setup.sh
+bash cross/setup.sh x86_64 aarch64 armv7
 cargo fmt --check
 cargo clippy --all-features --all-targets -- -D warnings
+# The constrained-host tests run the static binary in an empty root.
+cargo build --release --quiet --target x86_64-unknown-linux-musl
 cargo test --all-features
+bash cross/test.sh aarch64
+bash cross/test.sh armv7
+for target in x86_64 aarch64 armv7; do
+  bash cross/smoke.sh "$target"
+done
 size-report/run.sh

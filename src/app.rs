@@ -61,6 +61,9 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
             return 1;
         }
     };
+    for warning in &rt.warnings {
+        eprintln!("tern: warning: {warning}");
+    }
     let client = match Client::new(&rt.client) {
         Ok(c) => c,
         Err(e) => {

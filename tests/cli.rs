@@ -395,14 +395,28 @@ fn https_with_a_private_ca_needs_ssl_cert_file() {
     let api = StandIn::start_tls(vec![standin::text_reply("over TLS")]);
     let dir = scratch("tls");
     let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls/ca.pem");
-    let out = run(tern(&api.url, &dir).env("SSL_CERT_FILE", ca).args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(tern(&api.url, &dir)
+        .env("SSL_CERT_FILE", ca)
+        .args(["-p", "hi"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "over TLS\n");
 
     let out = run(tern(&api.url, &dir).args(["-p", "hi"]));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("TLS failed") && err.contains("SSL_CERT_FILE"), "{err}");
+    assert!(
+        err.contains("TLS failed") && err.contains("SSL_CERT_FILE"),
+        "{err}"
+    );
     assert_eq!(api.requests().len(), 1);
-    assert_eq!(api.connections(), 2, "a certificate error must not be retried");
+    assert_eq!(
+        api.connections(),
+        2,
+        "a certificate error must not be retried"
+    );
 }

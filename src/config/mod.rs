@@ -35,6 +35,8 @@ pub struct Runtime {
     pub system: Vec<String>,
     pub cwd: PathBuf,
     pub retry: RetryPolicy,
+    /// Problems worth telling the user that do not stop the run.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -92,12 +94,18 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point ANTHROPIC_BASE_URL at a local server".into(),
         ));
     }
-    let extra_ca_pem = match env("SSL_CERT_FILE") {
-        Some(path) => Some(std::fs::read(&path).map_err(|e| {
-            ConfigError::Unusable(format!("cannot read SSL_CERT_FILE {path}: {e}"))
-        })?),
-        None => None,
-    };
+    let mut warnings = Vec::new();
+    // A stale SSL_CERT_FILE (common in containers that inherit the host's
+    // environment) should not stop a run that may not even use TLS.
+    let extra_ca_pem = env("SSL_CERT_FILE").and_then(|path| match std::fs::read(&path) {
+        Ok(pem) => Some(pem),
+        Err(e) => {
+            warnings.push(format!(
+                "cannot read SSL_CERT_FILE {path} ({e}); using the built-in roots only"
+            ));
+            None
+        }
+    });
     let millis = |k: &str, default: u64| -> Result<Duration, ConfigError> {
         match env(k) {
             None => Ok(Duration::from_millis(default)),
@@ -160,6 +168,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         system,
         cwd: inputs.cwd,
         retry,
+        warnings,
     })
 }
 
@@ -226,12 +235,14 @@ mod tests {
         .unwrap();
         assert!(matches!(rt.client.auth, Auth::Bearer(ref t) if t == "t"));
         assert_eq!(rt.model, "m");
-        let bad = resolve_with(
+        let stale = resolve_with(
             args(),
             &[("ANTHROPIC_API_KEY", "k"), ("SSL_CERT_FILE", "/no/such")],
             None,
-        );
-        assert!(matches!(bad, Err(ConfigError::Unusable(m)) if m.contains("SSL_CERT_FILE")));
+        )
+        .unwrap();
+        assert!(stale.client.extra_ca_pem.is_none());
+        assert!(stale.warnings[0].contains("SSL_CERT_FILE /no/such"));
         let bad = resolve_with(args(), &[("ANTHROPIC_BASE_URL", "ftp://x")], None);
         assert!(matches!(bad, Err(ConfigError::Unusable(_))));
     }

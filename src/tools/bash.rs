@@ -114,14 +114,17 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         .env("TERN", "1")
         .process_group(0);
     // Stdio is set on the async command: the conversion does not carry it.
+    // stdin is a pipe closed at once rather than /dev/null, which a bare
+    // chroot or container may not have.
     let mut cmd = smol::process::Command::from(std_cmd);
-    cmd.stdin(Stdio::null())
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
     };
+    drop(child.stdin.take());
     let pgid = child.id();
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
         crate::sys::kill_process_group(pgid);
@@ -371,6 +374,19 @@ mod tests {
             "{}",
             out.content
         );
+    }
+
+    #[test]
+    fn stdin_is_at_end_of_file() {
+        let (ctx, _) = context();
+        // `cat` would wait forever on an open stdin.
+        let out = run_tool(
+            &Bash,
+            &ctx,
+            obj! { "command" => "cat; echo after", "timeout" => 5000i64 },
+        );
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(out.content, "after\n");
     }
 
     #[test]

@@ -92,7 +92,8 @@ pub fn tls_config() -> Arc<rustls::ServerConfig> {
         CertificateDer::pem_slice_iter(include_bytes!("../fixtures/tls/server.pem"))
             .collect::<Result<_, _>>()
             .expect("server.pem");
-    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../fixtures/tls/server.key")).expect("server.key");
+    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../fixtures/tls/server.key"))
+        .expect("server.key");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -137,7 +138,9 @@ impl StandIn {
                     let _ = match tls {
                         None => serve(conn, &st, started, &sp),
                         Some(config) => match rustls::ServerConnection::new(config) {
-                            Ok(session) => serve(rustls::StreamOwned::new(session, conn), &st, started, &sp),
+                            Ok(session) => {
+                                serve(rustls::StreamOwned::new(session, conn), &st, started, &sp)
+                            }
                             Err(_) => Ok(()),
                         },
                     };
@@ -195,7 +198,9 @@ fn serve<S: Read + Write>(
     let mut tunnel = None;
     if method == "CONNECT" {
         note(state, started, format!("CONNECT {path}"));
-        reader.get_mut().write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+        reader
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
         tunnel = Some(path);
         (method, path, headers) = read_head(&mut reader)?;
     }
