@@ -11,6 +11,9 @@ bash cross/setup.sh "$name" >&2
 t=$(triple "$name")
 emu=$(emulator "$name")
 if [ -n "$emu" ]; then
+  # The constrained-host tests run this target's static release binary.
+  read -r static_bin _ < <(bash cross/build.sh "$name")
+  export TERN_STATIC_BIN="$PWD/$static_bin"
   runner_var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_RUNNER"
   export "$runner_var=$emu"
   export TERN_TEST_RUNNER="$emu"

@@ -62,6 +62,10 @@ fn busybox_root(name: &str) -> Result<PathBuf, String> {
         std::os::unix::fs::symlink("busybox", root.join("bin").join(applet)).unwrap();
     }
     std::fs::copy(tern, root.join("tern")).unwrap();
+    // Under emulation the (static) qemu-user binary goes into the root too.
+    if let Some(emulator) = runner() {
+        std::fs::copy(emulator, root.join("qemu")).unwrap();
+    }
     Ok(root)
 }
 
@@ -71,8 +75,14 @@ fn busybox_root(name: &str) -> Result<PathBuf, String> {
 fn in_root(root: &Path, setup: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut script = String::from("set -e\n");
     script.push_str(setup);
-    script
-        .push_str("\nexec chroot \"$ROOT\" /bin/sh -c 'cd /work && exec /tern \"$@\"' sh \"$@\"\n");
+    let tern = if runner().is_some() {
+        "/qemu /tern"
+    } else {
+        "/tern"
+    };
+    script.push_str(&format!(
+        "\nexec chroot \"$ROOT\" /bin/sh -c 'cd /work && exec {tern} \"$@\"' sh \"$@\"\n"
+    ));
     let mut cmd = Command::new("unshare");
     cmd.args(["-m", "sh", "-c", &script, "sh"])
         .args(args)
