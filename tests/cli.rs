@@ -295,7 +295,11 @@ fn terminal_mode_asks_and_obeys_the_answer() {
         .output()
         .is_err()
     {
-        eprintln!("SKIPPED terminal_mode_asks_and_obeys_the_answer: tmux is not installed");
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED terminal_mode_asks_and_obeys_the_answer: tmux is not installed"
+        );
         return;
     }
     let dir = scratch("tty");

@@ -14,8 +14,11 @@ use support::standin::{self, StandIn};
 use support::*;
 use tern::json::Value;
 
+/// Says why a test did nothing. Written to stderr directly, not through
+/// `eprintln!`, so the test harness shows it even when the test passes.
 fn skip(test: &str, why: &str) {
-    eprintln!("SKIPPED {test}: {why}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }
 
 /// The static x86_64 build (cross/build.sh x86_64 or the CI script makes it).
