@@ -9,7 +9,7 @@ use smol::io::AsyncReadExt;
 
 use crate::abort::{Abort, Reason};
 use crate::agent::pipeline::{Approver, Pipeline};
-use crate::agent::{Agent, Settings};
+use crate::agent::{Agent, Event, Settings};
 use crate::cli::Args;
 use crate::config::{self, ConfigError, Inputs};
 use crate::frontend::approve::TerminalApprover;
@@ -18,6 +18,7 @@ use crate::model::client::Client;
 use crate::obj;
 use crate::policy::Policy;
 use crate::session::new_uuid;
+use crate::session::transcript::{self, Transcript};
 use crate::tools::{Registry, ToolContext};
 
 pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
@@ -76,6 +77,15 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     watch_signals(ex, abort.clone());
 
     let session_id = new_uuid();
+    let mut transcript = if rt.persist_session {
+        let opened = transcript::open(&env, &rt.cwd, &session_id);
+        if let Some(notice) = opened.notice {
+            eprintln!("tern: {notice}");
+        }
+        opened.transcript
+    } else {
+        None
+    };
     let scratch = std::env::temp_dir().join(format!("tern-{session_id}"));
     let mut registry = Registry::builtin();
     // A bare tool name in the deny list removes the tool from view entirely.
@@ -128,7 +138,10 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     let prompt = obj! { "type" => "text", "text" => rt.prompt };
     let outcome = agent
         .run(crate::json::Value::Array(vec![prompt]), &mut |ev| {
-            printer.event(ev)
+            if let Some(t) = transcript.as_mut() {
+                record(t, &ev);
+            }
+            printer.event(ev);
         })
         .await;
     let code = printer.finish(&outcome);
@@ -136,6 +149,18 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);
     code
+}
+
+fn record(t: &mut Transcript, ev: &Event<'_>) {
+    match ev {
+        Event::Prompt(m) | Event::ToolResults(m) => {
+            t.append("user", m);
+        }
+        Event::Assistant(m) => {
+            t.append("assistant", m);
+        }
+        Event::TextDelta(_) | Event::Retrying { .. } => {}
+    }
 }
 
 /// SIGINT/SIGTERM trigger the abort token; a second one exits at once.

@@ -26,6 +26,7 @@ pub struct Args {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub verbose: bool,
+    pub no_session_persistence: bool,
 }
 
 #[derive(Debug)]
@@ -70,6 +71,7 @@ Options:
       --append-system-prompt <TEXT>
                                   Add to the system prompt
       --verbose                   Report retries and tool activity on stderr
+      --no-session-persistence    Keep no transcript of this session
   -v, --version                   Print the version
   -h, --help                      Print this help
 
@@ -77,6 +79,7 @@ Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN   Credentials (x-api-key / bearer)
   ANTHROPIC_BASE_URL                        API endpoint (a local server works)
   ANTHROPIC_MODEL                           Default model
+  TERN_HOME                                 Where transcripts go (default ~/.local/share/tern)
   SSL_CERT_FILE                             Extra CA certificates (PEM)
   HTTPS_PROXY, NO_PROXY                     Proxy settings
 
@@ -94,6 +97,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Short('v') | Long("version") => return Ok(Command::Version),
             Short('p') | Long("print") => a.print = true,
             Long("verbose") => a.verbose = true,
+            Long("no-session-persistence") => a.no_session_persistence = true,
             Long("output-format") => {
                 let v = text(&mut parser, "--output-format")?;
                 a.output_format = Some(match v.as_str() {

@@ -94,3 +94,31 @@ pub fn seccomp_supported() -> bool {
     // SAFETY: PR_GET_SECCOMP takes no pointer arguments.
     unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
 }
+
+/// Fills `buf` from the kernel's random generator (getrandom(2), which
+/// needs no /dev). False if the kernel refused.
+pub fn random_bytes(buf: &mut [u8]) -> bool {
+    let mut filled = 0;
+    while filled < buf.len() {
+        // SAFETY: the pointer and length describe the unfilled tail of `buf`.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getrandom,
+                buf[filled..].as_mut_ptr(),
+                buf.len() - filled,
+                0 as libc::c_uint,
+            )
+        };
+        if n <= 0 {
+            return false;
+        }
+        filled += n as usize;
+    }
+    true
+}
+
+/// The real user id.
+pub fn uid() -> u32 {
+    // SAFETY: getuid(2) cannot fail and takes no arguments.
+    unsafe { libc::getuid() }
+}

@@ -424,3 +424,79 @@ fn https_with_a_private_ca_needs_ssl_cert_file() {
         "a certificate error must not be retried"
     );
 }
+
+/// Every conversation event lands in a private JSONL transcript, chained
+/// by parentUuid, under the session id the result reports; no credentials.
+#[test]
+fn transcript_records_the_session_privately() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("transcript");
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_g", "Glob", r#"{"pattern": "*"}"#)]),
+        standin::text_reply("finished"),
+        standin::text_reply("unrecorded"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "look around", "--output-format", "json"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = last_result(&out)
+        .str_field("session_id")
+        .unwrap()
+        .to_string();
+    let project = dir
+        .display()
+        .to_string()
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let path = home_of(&dir).join(format!(
+        ".local/share/tern/projects/{project}/{session}.jsonl"
+    ));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        !text.contains("sk-test"),
+        "the API key leaked into the transcript"
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| tern::json::parse(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l.str_field("type")).collect();
+    assert_eq!(kinds, ["user", "assistant", "user", "assistant"]);
+    for pair in lines.windows(2) {
+        assert_eq!(pair[1].str_field("parentUuid"), pair[0].str_field("uuid"));
+    }
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.str_field("sessionId") == Some(session.as_str()))
+    );
+    let results = lines[2]
+        .get("message")
+        .unwrap()
+        .get("content")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    assert_eq!(results[0].str_field("tool_use_id"), Some("toolu_g"));
+
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "again",
+        "--no-session-persistence",
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(out.status.code(), Some(0));
+    let session = last_result(&out)
+        .str_field("session_id")
+        .unwrap()
+        .to_string();
+    assert!(!path.with_file_name(format!("{session}.jsonl")).exists());
+}

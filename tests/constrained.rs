@@ -181,10 +181,17 @@ fn read_only_root_with_one_writable_workdir() {
     let mounts = r#"mount --bind "$ROOT" "$ROOT"
 mount --bind "$ROOT/work" "$ROOT/work"
 mount -o remount,bind,ro "$ROOT""#;
+    // HOME cannot be created on the read-only root; TMPDIR is in /work.
+    std::fs::create_dir_all(root.join("work/.tmp")).unwrap();
     let out = in_root(
         &root,
         mounts,
-        &[("ANTHROPIC_BASE_URL", &api.url), ("ANTHROPIC_API_KEY", "k")],
+        &[
+            ("ANTHROPIC_BASE_URL", &api.url),
+            ("ANTHROPIC_API_KEY", "k"),
+            ("HOME", "/home/nobody"),
+            ("TMPDIR", "/work/.tmp"),
+        ],
         &["-p", "go", "--permission-mode", "bypassPermissions"],
     );
     assert_eq!(
@@ -193,6 +200,17 @@ mount -o remount,bind,ro "$ROOT""#;
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // tern kept its transcript in the temporary directory and said so.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot write transcripts under /home/nobody/.local/share/tern/projects")
+            && stderr.contains("this session's transcript is in /work/.tmp/tern-0/projects/-work/"),
+        "{stderr}"
+    );
+    let kept = std::fs::read_dir(root.join("work/.tmp/tern-0/projects/-work"))
+        .unwrap()
+        .count();
+    assert_eq!(kept, 1);
     let results = tool_results(&api.requests()[1]);
     assert!(results[0].get("is_error").is_none(), "{:?}", results[0]);
     assert_eq!(
@@ -207,8 +225,7 @@ mount -o remount,bind,ro "$ROOT""#;
         "{:?}",
         results[1]
     );
-    // The spill file cannot be written (no /tmp, read-only root): the output
-    // is still cut to head and tail rather than lost or inlined whole.
+    // Large output is cut to head and tail (spilled under TMPDIR in /work).
     let big = results[2].str_field("content").unwrap();
     assert!(
         big.contains("bytes omitted") && big.len() < 31_000,

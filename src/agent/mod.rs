@@ -28,6 +28,8 @@ use pipeline::Pipeline;
 
 /// What the loop reports as it goes.
 pub enum Event<'a> {
+    /// The user message that starts a run.
+    Prompt(&'a Value),
     /// Visible text as the model writes it.
     TextDelta(&'a str),
     /// A complete assistant message (API shape).
@@ -107,8 +109,9 @@ impl<'ex> Agent<'ex> {
             stop_reason: None,
             denials: Vec::new(),
         };
-        self.messages
-            .push(obj! { "role" => "user", "content" => prompt });
+        let message = obj! { "role" => "user", "content" => prompt };
+        sink(Event::Prompt(&message));
+        self.messages.push(message);
         outcome.ending = self.turns(&mut outcome, sink).await;
         outcome.duration = started.elapsed();
         outcome.denials = self.pipeline.denials();

@@ -23,6 +23,7 @@ pub struct Runtime {
     pub print: bool,
     pub format: OutputFormat,
     pub verbose: bool,
+    pub persist_session: bool,
     pub client: ClientConfig,
     /// Where the credentials came from, for `system/init`.
     pub api_key_source: &'static str,
@@ -148,6 +149,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         print: args.print,
         format: args.output_format.unwrap_or(OutputFormat::Text),
         verbose: args.verbose,
+        persist_session: !args.no_session_persistence,
         client: ClientConfig {
             base_url,
             auth,

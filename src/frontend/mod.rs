@@ -88,6 +88,8 @@ impl Printer {
 
     pub fn event(&mut self, ev: Event<'_>) {
         match ev {
+            // The prompt is the caller's own; it is not echoed.
+            Event::Prompt(_) => {}
             Event::TextDelta(t) => {
                 if self.live_text {
                     let mut out = self.out.lock();

@@ -1,15 +1,13 @@
-//! Session identity. (The transcript, resume and fork live here too once
-//! long sessions land.)
+//! The state plane: session identity and the transcript. (Resume, fork and
+//! checkpoints join here with the long-sessions work.)
 
-use std::io::Read;
+pub mod time;
+pub mod transcript;
 
-/// A random (version 4) UUID, from the kernel's generator when available.
+/// A random (version 4) UUID.
 pub fn new_uuid() -> String {
     let mut b = [0u8; 16];
-    let from_kernel = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok();
-    if !from_kernel {
+    if !crate::sys::random_bytes(&mut b) {
         for byte in &mut b {
             *byte = fastrand::u8(..);
         }

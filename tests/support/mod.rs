@@ -71,13 +71,22 @@ fn fastrand_u64() -> u64 {
     h.finish()
 }
 
+/// The HOME used for a test whose work directory is `dir`.
+pub fn home_of(dir: &Path) -> PathBuf {
+    let home = dir.with_extension("home");
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
 /// `tern` set up to talk to the stand-in from `dir`, with a clean environment.
 pub fn tern(url: &str, dir: &Path) -> Command {
     let mut c = tern_command();
     c.current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir)
+        // HOME (and so the transcript) lives beside the work dir, not in it,
+        // so the model's own tools never see tern's files.
+        .env("HOME", home_of(dir))
         .env("TMPDIR", dir)
         .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "sk-test")

@@ -1,0 +1,220 @@
+//! The transcript: one JSON line per conversation event, appended and
+//! flushed as it happens, so a session killed at any point leaves a
+//! readable record.
+//!
+//! Where: `$TERN_HOME/projects/<cwd>/<session>.jsonl`, else
+//! `$XDG_DATA_HOME/tern/projects/…`, else `~/.local/share/tern/projects/…`.
+//! When that cannot be written (read-only home, no HOME) the transcript
+//! goes under the temporary directory instead and tern says so; when that
+//! fails too, the session runs without one and tern says that.
+//! Files are 0600 and directories 0700: transcripts hold code and prompts.
+//! Credentials are never written (requests' headers are not recorded).
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::json::Value;
+use crate::obj;
+
+pub struct Transcript {
+    path: PathBuf,
+    file: File,
+    session_id: String,
+    cwd: String,
+    last_uuid: Option<String>,
+    /// Set after a failed write: the session goes on without a record.
+    broken: bool,
+}
+
+/// The outcome of opening: the transcript (if any) and what to tell the user.
+pub struct Opened {
+    pub transcript: Option<Transcript>,
+    pub notice: Option<String>,
+}
+
+/// The preferred transcript root for this environment, if one can be named.
+pub fn preferred_root(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(home) = var("TERN_HOME") {
+        return Some(home.join("projects"));
+    }
+    if let Some(data) = var("XDG_DATA_HOME") {
+        return Some(data.join("tern/projects"));
+    }
+    var("HOME").map(|h| h.join(".local/share/tern/projects"))
+}
+
+/// `/work/my app` → `-work-my-app`: one directory per working directory.
+pub fn project_dir_name(cwd: &Path) -> String {
+    cwd.display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+pub fn open(env: &dyn Fn(&str) -> Option<String>, cwd: &Path, session_id: &str) -> Opened {
+    let project = project_dir_name(cwd);
+    let fallback = std::env::temp_dir()
+        .join(format!("tern-{}", crate::sys::uid()))
+        .join("projects");
+    let first_error = match preferred_root(env) {
+        Some(root) => match create(&root.join(&project), cwd, session_id) {
+            Ok(t) => {
+                return Opened {
+                    transcript: Some(t),
+                    notice: None,
+                };
+            }
+            Err(e) => format!("cannot write transcripts under {} ({e})", root.display()),
+        },
+        None => "no HOME, XDG_DATA_HOME or TERN_HOME to keep transcripts in".to_string(),
+    };
+    match create(&fallback.join(&project), cwd, session_id) {
+        Ok(t) => {
+            let notice = format!(
+                "{first_error}; this session's transcript is in {}",
+                t.path.display()
+            );
+            Opened {
+                transcript: Some(t),
+                notice: Some(notice),
+            }
+        }
+        Err(e) => Opened {
+            transcript: None,
+            notice: Some(format!(
+                "{first_error}, nor under {} ({e}); this session has no transcript",
+                fallback.display()
+            )),
+        },
+    }
+}
+
+fn create(dir: &Path, cwd: &Path, session_id: &str) -> std::io::Result<Transcript> {
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let path = dir.join(format!("{session_id}.jsonl"));
+    let file = OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)?;
+    Ok(Transcript {
+        path,
+        file,
+        session_id: session_id.to_string(),
+        cwd: cwd.display().to_string(),
+        last_uuid: None,
+        broken: false,
+    })
+}
+
+impl Transcript {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event (`user` or `assistant`, with its API-shaped
+    /// message) chained to the previous one. A failed write is reported
+    /// once and ends recording; it never ends the session.
+    pub fn append(&mut self, kind: &str, message: &Value) -> Option<String> {
+        if self.broken {
+            return None;
+        }
+        let uuid = crate::session::new_uuid();
+        let line = obj! {
+            "uuid" => uuid.as_str(),
+            "parentUuid" => self.last_uuid.clone(),
+            "sessionId" => self.session_id.as_str(),
+            "type" => kind,
+            "timestamp" => crate::session::time::timestamp(),
+            "cwd" => self.cwd.as_str(),
+            "version" => env!("CARGO_PKG_VERSION"),
+            "message" => message.clone(),
+        };
+        let mut text = line.to_json();
+        text.push('\n');
+        // One write per line on an O_APPEND file: a crash leaves at most
+        // a truncated last line, never interleaved ones.
+        if let Err(e) = self.file.write_all(text.as_bytes()) {
+            self.broken = true;
+            eprintln!(
+                "tern: warning: writing the transcript {} failed ({e}); recording stops here",
+                self.path.display()
+            );
+            return None;
+        }
+        self.last_uuid = Some(uuid.clone());
+        Some(uuid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "tern-tr-{name}-{}-{}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn writes_chained_private_lines() {
+        let home = temp("home");
+        let h = home.display().to_string();
+        let env = move |k: &str| (k == "TERN_HOME").then(|| h.clone());
+        let opened = open(&env, Path::new("/work/my app"), "sess-1");
+        assert!(opened.notice.is_none());
+        let mut t = opened.transcript.unwrap();
+        assert_eq!(t.path(), home.join("projects/-work-my-app/sess-1.jsonl"));
+        let first = t
+            .append("user", &obj! { "role" => "user", "content" => "hi" })
+            .unwrap();
+        t.append(
+            "assistant",
+            &obj! { "role" => "assistant", "content" => vec![] },
+        );
+        let text = std::fs::read_to_string(t.path()).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| crate::json::parse(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].get("parentUuid").unwrap().is_null());
+        assert_eq!(lines[1].str_field("parentUuid"), Some(first.as_str()));
+        assert_eq!(lines[1].str_field("sessionId"), Some("sess-1"));
+        assert_eq!(lines[0].str_field("cwd"), Some("/work/my app"));
+        let mode = std::fs::metadata(t.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn unwritable_root_falls_back_and_says_so() {
+        let env = |k: &str| (k == "HOME").then(|| "/proc/no-such-home".to_string());
+        let opened = open(&env, Path::new("/w"), &crate::session::new_uuid());
+        let notice = opened.notice.unwrap();
+        assert!(
+            notice.contains("cannot write transcripts under /proc/no-such-home"),
+            "{notice}"
+        );
+        assert!(
+            notice.contains("this session's transcript is in"),
+            "{notice}"
+        );
+        assert!(
+            opened
+                .transcript
+                .unwrap()
+                .path()
+                .starts_with(std::env::temp_dir())
+        );
+    }
+}
