@@ -4,6 +4,7 @@
 //! with the permission work.)
 
 pub mod prompt;
+pub mod settings;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -1,0 +1,638 @@
+//! Settings files, read in layers and merged into one view that remembers
+//! where every rule came from.
+//!
+//! Precedence, lowest to highest: user (`$XDG_CONFIG_HOME/tern/settings.json`,
+//! after `~/.claude/settings.json`), project (`.claude/settings.json`, then
+//! `.tern/settings.json`), local (the same with `.local`), the command line
+//! (`--settings <file|json>` and flags), and managed policy
+//! (`/etc/tern/managed-settings.json`). Within a level tern's own file comes
+//! after Claude Code's, so it wins. Scalars take the highest layer's value;
+//! lists are concatenated without duplicates. Tightening settings
+//! (`disableBypassPermissionsMode`) take effect from any layer and cannot be
+//! undone by a lower one.
+//!
+//! A broken file is reported (file, line, what) and skipped; only an
+//! unreadable managed policy stops tern, since running without it could
+//! allow what an administrator forbade.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::json::{self, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    User,
+    Project,
+    Local,
+    Cli,
+    Managed,
+}
+
+impl Source {
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::User => "user",
+            Source::Project => "project",
+            Source::Local => "local",
+            Source::Cli => "command line",
+            Source::Managed => "managed policy",
+        }
+    }
+
+    /// The `--setting-sources` name, for the layers it can filter.
+    fn filter_name(self) -> Option<&'static str> {
+        match self {
+            Source::User => Some("user"),
+            Source::Project => Some("project"),
+            Source::Local => Some("local"),
+            Source::Cli | Source::Managed => None,
+        }
+    }
+}
+
+/// Where a setting was read: the layer and the file (or `--settings`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub source: Source,
+    pub file: String,
+    /// Directory that relative paths in this layer's rules are taken from.
+    pub base: PathBuf,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.source.label(), self.file)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// A rule's text with its origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleText {
+    pub behavior: Behavior,
+    pub text: String,
+    pub origin: Origin,
+}
+
+/// One `hooks` entry: for `event`, commands run when `matcher` matches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HookEntry {
+    pub event: String,
+    pub matcher: String,
+    pub command: String,
+    pub timeout_secs: u64,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Default)]
+pub struct Settings {
+    pub rules: Vec<RuleText>,
+    pub default_mode: Option<(String, Origin)>,
+    pub additional_directories: Vec<PathBuf>,
+    pub disable_bypass: Option<Origin>,
+    pub env: Vec<(String, String)>,
+    pub model: Option<String>,
+    pub hooks: Vec<HookEntry>,
+    /// Problems found in files that were skipped or partly used.
+    pub warnings: Vec<String>,
+}
+
+/// Where to look; tests point these anywhere.
+pub struct Locations {
+    pub managed: PathBuf,
+    pub user_dirs: Vec<PathBuf>,
+    pub project: PathBuf,
+    /// `--settings`: a file path or inline JSON.
+    pub cli: Option<String>,
+    /// `--setting-sources`: which of user, project, local to read (None: all).
+    pub sources: Option<Vec<String>>,
+}
+
+impl Locations {
+    pub fn standard(env: &dyn Fn(&str) -> Option<String>, project: &Path) -> Locations {
+        let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let managed = var("TERN_MANAGED_SETTINGS")
+            .unwrap_or_else(|| PathBuf::from("/etc/tern/managed-settings.json"));
+        let mut user_dirs = Vec::new();
+        if let Some(home) = var("HOME") {
+            user_dirs.push(home.join(".claude"));
+        }
+        match (var("XDG_CONFIG_HOME"), var("HOME")) {
+            (Some(x), _) => user_dirs.push(x.join("tern")),
+            (None, Some(home)) => user_dirs.push(home.join(".config/tern")),
+            (None, None) => {}
+        }
+        Locations {
+            managed,
+            user_dirs,
+            project: project.to_path_buf(),
+            cli: None,
+            sources: None,
+        }
+    }
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "$schema",
+    "permissions",
+    "env",
+    "model",
+    "hooks",
+    "sandbox",
+    "apiKeyHelper",
+    "cleanupPeriodDays",
+    "includeCoAuthoredBy",
+    "statusLine",
+    "outputStyle",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "provider",
+    "baseUrl",
+    "apiKeyEnv",
+    "fallbackModel",
+    "theme",
+    "spinnerTipsEnabled",
+    "alwaysThinkingEnabled",
+];
+const PERMISSION_KEYS: &[&str] = &[
+    "allow",
+    "ask",
+    "deny",
+    "defaultMode",
+    "additionalDirectories",
+    "disableBypassPermissionsMode",
+];
+
+pub fn load(loc: &Locations) -> Result<Settings, String> {
+    let mut layers: Vec<(Origin, Value, String)> = Vec::new();
+    let mut warnings = Vec::new();
+    let wanted = |s: Source| match (&loc.sources, s.filter_name()) {
+        (Some(list), Some(name)) => list.iter().any(|n| n == name),
+        _ => true,
+    };
+
+    let mut add = |source: Source, path: PathBuf, base: PathBuf, warnings: &mut Vec<String>| {
+        if !wanted(source) {
+            return Ok(());
+        }
+        if let Some(layer) = read_layer(source, &path, base, warnings)? {
+            layers.push(layer);
+        }
+        Ok::<(), String>(())
+    };
+    for dir in &loc.user_dirs {
+        add(
+            Source::User,
+            dir.join("settings.json"),
+            dir.clone(),
+            &mut warnings,
+        )?;
+    }
+    for (source, name) in [
+        (Source::Project, "settings.json"),
+        (Source::Local, "settings.local.json"),
+    ] {
+        for dir in [".claude", ".tern"] {
+            let path = loc.project.join(dir).join(name);
+            add(source, path, loc.project.clone(), &mut warnings)?;
+        }
+    }
+    let mut inline = None;
+    if let Some(cli) = &loc.cli {
+        if cli.trim_start().starts_with('{') {
+            match json::parse(cli) {
+                Ok(v @ Value::Object(_)) => {
+                    inline = Some((
+                        Origin {
+                            source: Source::Cli,
+                            file: "--settings".into(),
+                            base: loc.project.clone(),
+                        },
+                        v,
+                        cli.clone(),
+                    ))
+                }
+                _ => return Err("--settings is neither a readable file nor a JSON object".into()),
+            }
+        } else {
+            let path = PathBuf::from(cli);
+            if !path.exists() {
+                return Err(format!("--settings file {cli} does not exist"));
+            }
+            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            add(Source::Cli, path, base, &mut warnings)?;
+        }
+    }
+    add(
+        Source::Managed,
+        loc.managed.clone(),
+        PathBuf::from("/"),
+        &mut warnings,
+    )?;
+
+    layers.extend(inline);
+    let mut out = Settings::default();
+    // Ascending precedence (stable, so tern's file follows Claude Code's).
+    layers.sort_by_key(|(o, _, _)| o.source);
+    for (origin, value, text) in &layers {
+        merge_layer(&mut out, origin, value, text, &mut warnings);
+    }
+    out.warnings = warnings;
+    Ok(out)
+}
+
+type Layer = (Origin, Value, String);
+
+/// Reads one settings file: Ok(None) when it does not exist; a warning and
+/// Ok(None) when it is broken; Err only for a broken managed policy.
+fn read_layer(
+    source: Source,
+    path: &Path,
+    base: PathBuf,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Layer>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            let msg = format!("cannot read {}: {e}", path.display());
+            if source == Source::Managed {
+                return Err(msg);
+            }
+            warnings.push(msg);
+            return Ok(None);
+        }
+    };
+    let problem = match json::parse(&text) {
+        Ok(v @ Value::Object(_)) => {
+            let origin = Origin {
+                source,
+                file: path.display().to_string(),
+                base,
+            };
+            return Ok(Some((origin, v, text)));
+        }
+        Ok(_) => format!("{}: settings must be a JSON object", path.display()),
+        Err(e) => format!(
+            "{}:{}: invalid JSON: {}",
+            path.display(),
+            line_of(&text, e.offset),
+            e.message
+        ),
+    };
+    if source == Source::Managed {
+        return Err(problem);
+    }
+    warnings.push(format!("{problem}; file skipped"));
+    Ok(None)
+}
+
+fn merge_layer(
+    out: &mut Settings,
+    origin: &Origin,
+    v: &Value,
+    text: &str,
+    warnings: &mut Vec<String>,
+) {
+    let warn = |warnings: &mut Vec<String>, key: &str, what: &str| {
+        warnings.push(format!(
+            "{}:{}: {what} \"{key}\"",
+            origin.file,
+            line_of_key(text, key)
+        ));
+    };
+    if let Some(map) = v.as_object() {
+        for (key, _) in map.iter() {
+            if !KNOWN_KEYS.contains(&key) {
+                warn(warnings, key, "unknown setting");
+            }
+        }
+    }
+    if let Some(p) = v.get("permissions") {
+        if let Some(map) = p.as_object() {
+            for (key, _) in map.iter() {
+                if !PERMISSION_KEYS.contains(&key) {
+                    warn(warnings, key, "unknown permissions setting");
+                }
+            }
+        }
+        for (key, behavior) in [
+            ("allow", Behavior::Allow),
+            ("ask", Behavior::Ask),
+            ("deny", Behavior::Deny),
+        ] {
+            for rule in p.get(key).and_then(Value::as_array).into_iter().flatten() {
+                match rule.as_str() {
+                    Some(text) => {
+                        let exists = out
+                            .rules
+                            .iter()
+                            .any(|r| r.behavior == behavior && r.text == text);
+                        if !exists {
+                            out.rules.push(RuleText {
+                                behavior,
+                                text: text.to_string(),
+                                origin: origin.clone(),
+                            });
+                        }
+                    }
+                    None => warn(warnings, key, "non-string rule in"),
+                }
+            }
+        }
+        if let Some(mode) = p.str_field("defaultMode") {
+            out.default_mode = Some((mode.to_string(), origin.clone()));
+        }
+        for dir in p
+            .get("additionalDirectories")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            let path = expand_path(dir, &origin.base);
+            if !out.additional_directories.contains(&path) {
+                out.additional_directories.push(path);
+            }
+        }
+        if p.str_field("disableBypassPermissionsMode") == Some("disable")
+            && out.disable_bypass.is_none()
+        {
+            out.disable_bypass = Some(origin.clone());
+        }
+    }
+    if let Some(env) = v.get("env").and_then(Value::as_object) {
+        for (k, val) in env.iter() {
+            if let Some(s) = val.as_str() {
+                out.env.retain(|(name, _)| name != k);
+                out.env.push((k.to_string(), s.to_string()));
+            }
+        }
+    }
+    if let Some(m) = v.str_field("model") {
+        out.model = Some(m.to_string());
+    }
+    if let Some(hooks) = v.get("hooks").and_then(Value::as_object) {
+        for (event, groups) in hooks.iter() {
+            for group in groups.as_array().into_iter().flatten() {
+                let matcher = group.str_field("matcher").unwrap_or("").to_string();
+                for hook in group
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match (hook.str_field("type"), hook.str_field("command")) {
+                        (Some("command"), Some(command)) => out.hooks.push(HookEntry {
+                            event: event.to_string(),
+                            matcher: matcher.clone(),
+                            command: command.to_string(),
+                            timeout_secs: hook
+                                .get("timeout")
+                                .and_then(Value::as_i64)
+                                .filter(|t| *t > 0)
+                                .map_or(600, |t| t as u64),
+                            origin: origin.clone(),
+                        }),
+                        _ => warn(
+                            warnings,
+                            event,
+                            "unsupported hook (only type \"command\") for",
+                        ),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `~/x` and relative paths, resolved.
+pub fn expand_path(p: &str, base: &Path) -> PathBuf {
+    if let Some(rest) = p.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn line_of_key(text: &str, key: &str) -> usize {
+    let quoted = format!("\"{key}\"");
+    text.find(&quoted).map_or(1, |at| line_of(text, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Tree(PathBuf);
+
+    impl Tree {
+        fn new() -> Tree {
+            let d = std::env::temp_dir().join(format!(
+                "tern-settings-{}-{}",
+                std::process::id(),
+                fastrand::u64(..)
+            ));
+            std::fs::create_dir_all(&d).unwrap();
+            Tree(d)
+        }
+        fn write(&self, rel: &str, text: &str) -> PathBuf {
+            let p = self.0.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+            p
+        }
+        fn locations(&self) -> Locations {
+            Locations {
+                managed: self.0.join("etc/managed.json"),
+                user_dirs: vec![
+                    self.0.join("home/.claude"),
+                    self.0.join("home/.config/tern"),
+                ],
+                project: self.0.join("proj"),
+                cli: None,
+                sources: None,
+            }
+        }
+    }
+
+    fn texts(s: &Settings, b: Behavior) -> Vec<(String, Source)> {
+        s.rules
+            .iter()
+            .filter(|r| r.behavior == b)
+            .map(|r| (r.text.clone(), r.origin.source))
+            .collect()
+    }
+
+    #[test]
+    fn every_layer_merges_in_precedence_order() {
+        let t = Tree::new();
+        t.write(
+            "home/.claude/settings.json",
+            r#"{"permissions":{"allow":["Read"]},"model":"from-claude-user"}"#,
+        );
+        t.write("home/.config/tern/settings.json", r#"{"permissions":{"allow":["Glob"],"defaultMode":"plan"},"model":"from-user","env":{"A":"user","B":"user"}}"#);
+        t.write(
+            "proj/.claude/settings.json",
+            r#"{"permissions":{"deny":["Bash(rm:*)"]}}"#,
+        );
+        t.write("proj/.tern/settings.json", r#"{"permissions":{"allow":["Glob","Grep"],"defaultMode":"acceptEdits"},"env":{"A":"project"}}"#);
+        t.write(
+            "proj/.tern/settings.local.json",
+            r#"{"permissions":{"ask":["Bash(git push:*)"]},"model":"from-local"}"#,
+        );
+        t.write(
+            "etc/managed.json",
+            r#"{"permissions":{"deny":["WebFetch"],"disableBypassPermissionsMode":"disable"}}"#,
+        );
+        let mut loc = t.locations();
+        loc.cli = Some(r#"{"permissions":{"allow":["Edit"]},"model":"from-cli"}"#.into());
+        let s = load(&loc).unwrap();
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(
+            texts(&s, Behavior::Allow),
+            [
+                ("Read".to_string(), Source::User),
+                ("Glob".to_string(), Source::User),
+                ("Grep".to_string(), Source::Project),
+                ("Edit".to_string(), Source::Cli)
+            ]
+        );
+        assert_eq!(
+            texts(&s, Behavior::Deny),
+            [
+                ("Bash(rm:*)".to_string(), Source::Project),
+                ("WebFetch".to_string(), Source::Managed)
+            ]
+        );
+        assert_eq!(
+            texts(&s, Behavior::Ask),
+            [("Bash(git push:*)".to_string(), Source::Local)]
+        );
+        assert_eq!(s.model.as_deref(), Some("from-cli"));
+        let (mode, origin) = s.default_mode.unwrap();
+        assert_eq!(
+            (mode.as_str(), origin.source),
+            ("acceptEdits", Source::Project)
+        );
+        assert_eq!(
+            s.env,
+            [
+                ("B".to_string(), "user".to_string()),
+                ("A".to_string(), "project".to_string())
+            ]
+        );
+        assert_eq!(s.disable_bypass.unwrap().source, Source::Managed);
+    }
+
+    #[test]
+    fn setting_sources_filter_only_file_layers() {
+        let t = Tree::new();
+        t.write(
+            "home/.config/tern/settings.json",
+            r#"{"permissions":{"allow":["Glob"]}}"#,
+        );
+        t.write(
+            "proj/.tern/settings.json",
+            r#"{"permissions":{"allow":["Grep"]}}"#,
+        );
+        t.write("etc/managed.json", r#"{"permissions":{"deny":["Bash"]}}"#);
+        let mut loc = t.locations();
+        loc.sources = Some(vec!["project".into()]);
+        let s = load(&loc).unwrap();
+        assert_eq!(
+            texts(&s, Behavior::Allow),
+            [("Grep".to_string(), Source::Project)]
+        );
+        assert_eq!(
+            texts(&s, Behavior::Deny),
+            [("Bash".to_string(), Source::Managed)]
+        );
+    }
+
+    #[test]
+    fn broken_files_are_named_and_skipped_but_broken_policy_stops() {
+        let t = Tree::new();
+        t.write(
+            "proj/.tern/settings.json",
+            "{\n  \"permissions\": {\n    \"allow\": [\"Read\",]\n  }\n}",
+        );
+        t.write(
+            "proj/.tern/settings.local.json",
+            "{\n  \"permisions\": {}\n}",
+        );
+        t.write(
+            "home/.config/tern/settings.json",
+            r#"{"permissions":{"allow":["Glob"]}}"#,
+        );
+        let s = load(&t.locations()).unwrap();
+        assert_eq!(
+            texts(&s, Behavior::Allow),
+            [("Glob".to_string(), Source::User)]
+        );
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains("proj/.tern/settings.json:3: invalid JSON")),
+            "{:?}",
+            s.warnings
+        );
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains("settings.local.json:2: unknown setting \"permisions\"")),
+            "{:?}",
+            s.warnings
+        );
+
+        t.write("etc/managed.json", "{ nope");
+        let err = load(&t.locations()).unwrap_err();
+        assert!(err.contains("managed.json:1: invalid JSON"), "{err}");
+    }
+
+    #[test]
+    fn hooks_are_collected_with_timeouts() {
+        let t = Tree::new();
+        t.write(
+            "proj/.tern/settings.json",
+            r#"{"hooks":{"PreToolUse":[{"matcher":"Edit|Write","hooks":[{"type":"command","command":"check.sh","timeout":5}]}],
+                "Stop":[{"hooks":[{"type":"command","command":"done.sh"}]}]}}"#,
+        );
+        let s = load(&t.locations()).unwrap();
+        assert_eq!(s.hooks.len(), 2);
+        assert_eq!(
+            (
+                s.hooks[0].event.as_str(),
+                s.hooks[0].matcher.as_str(),
+                s.hooks[0].timeout_secs
+            ),
+            ("PreToolUse", "Edit|Write", 5)
+        );
+        assert_eq!(
+            (s.hooks[1].event.as_str(), s.hooks[1].timeout_secs),
+            ("Stop", 600)
+        );
+    }
+}
