@@ -7,6 +7,8 @@
 //! The layered engine with ask rules, settings files and Bash AST checks
 //! replaces this in the permission-pipeline work.
 
+pub mod shell;
+
 use std::fmt;
 
 use crate::json::Value;
