@@ -11,6 +11,7 @@ use crate::abort::{Abort, Reason};
 use crate::agent::pipeline::{Approver, Pipeline};
 use crate::agent::{Agent, Event, Settings};
 use crate::cli::Args;
+use crate::config::settings::Behavior;
 use crate::config::{self, ConfigError, Inputs};
 use crate::frontend::approve::TerminalApprover;
 use crate::frontend::{Printer, SessionInfo};
@@ -44,14 +45,13 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         }
     };
     let env = |k: &str| std::env::var(k).ok();
-    let rt = match config::resolve(
-        args,
-        Inputs {
-            env: &env,
-            cwd,
-            stdin,
-        },
-    ) {
+    let inputs = Inputs {
+        env: &env,
+        cwd,
+        stdin,
+    };
+    let rt = match config::resolve(args, inputs).and_then(|rt| rt.check_credentials().map(|()| rt))
+    {
         Ok(rt) => rt,
         Err(e @ ConfigError::Usage(_)) => {
             eprintln!("tern: {e}\nTry 'tern --help'.");
@@ -90,9 +90,9 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     let mut registry = Registry::builtin();
     // A bare tool name in the deny list removes the tool from view entirely.
     let hidden: Vec<String> = rt
-        .deny
+        .rules
         .iter()
-        .filter(|r| r.spec.is_none())
+        .filter(|r| r.behavior == Behavior::Deny && r.spec.is_none())
         .map(|r| r.tool.clone())
         .collect();
     registry.retain(|name| !hidden.iter().any(|h| h == name));
@@ -111,11 +111,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     };
     let pipeline = Pipeline::new(
         registry,
-        Policy {
-            mode: rt.mode,
-            allow: rt.allow,
-            deny: rt.deny,
-        },
+        Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs),
         ToolContext::new(rt.cwd, scratch.clone(), abort.clone()),
         approver,
     );
@@ -149,6 +145,58 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);
     code
+}
+
+/// `tern config permissions`: the effective mode, working directories and
+/// rules, each with the file it came from.
+pub fn config_permissions(mut args: Args) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tern: cannot determine the working directory: {e}");
+            return 1;
+        }
+    };
+    args.prompt = Some(String::new());
+    let env = |k: &str| std::env::var(k).ok();
+    let rt = match config::resolve(
+        args,
+        Inputs {
+            env: &env,
+            cwd,
+            stdin: None,
+        },
+    ) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return 1;
+        }
+    };
+    for w in &rt.warnings {
+        eprintln!("tern: warning: {w}");
+    }
+    let policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
+    let mut out = format!("permission mode: {}\nworking directories:\n", policy.mode);
+    for d in &policy.working_dirs {
+        out.push_str(&format!("  {}\n", d.display()));
+    }
+    out.push_str("rules (deny, then ask, then allow):\n");
+    if policy.rules.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    for behavior in [Behavior::Deny, Behavior::Ask, Behavior::Allow] {
+        for r in policy.rules.iter().filter(|r| r.behavior == behavior) {
+            let from = r.origin.as_ref().map_or(String::new(), |o| o.to_string());
+            out.push_str(&format!(
+                "  {:<6} {:<32} {from}\n",
+                format!("{behavior:?}").to_lowercase(),
+                r.text()
+            ));
+        }
+    }
+    print!("{out}");
+    0
 }
 
 fn record(t: &mut Transcript, ev: &Event<'_>) {

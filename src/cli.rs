@@ -27,6 +27,12 @@ pub struct Args {
     pub append_system_prompt: Option<String>,
     pub verbose: bool,
     pub no_session_persistence: bool,
+    /// `--settings`: a file or inline JSON.
+    pub settings: Option<String>,
+    /// `--setting-sources user,project,local`.
+    pub setting_sources: Option<Vec<String>>,
+    /// `--add-dir`: more working directories.
+    pub add_dirs: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -36,6 +42,8 @@ pub enum Command {
     Help,
     /// `tern sandbox status`: what isolation this host offers.
     SandboxStatus,
+    /// `tern config permissions`: the effective rules and where they came from.
+    ConfigPermissions(Args),
 }
 
 /// A usage error: exit status 2, message names the culprit.
@@ -53,6 +61,7 @@ tern — a small coding agent
 
 Usage: tern [OPTIONS] [PROMPT]
        tern sandbox status
+       tern config permissions
 
 With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
 read the result from stdout. Without -p the answer streams to the terminal.
@@ -72,6 +81,9 @@ Options:
                                   Add to the system prompt
       --verbose                   Report retries and tool activity on stderr
       --no-session-persistence    Keep no transcript of this session
+      --settings <FILE|JSON>      Extra settings (above project and user files)
+      --setting-sources <LIST>    Which settings files to read: user,project,local
+      --add-dir <DIR>             Another working directory (repeatable)
   -v, --version                   Print the version
   -h, --help                      Print this help
 
@@ -98,6 +110,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Short('p') | Long("print") => a.print = true,
             Long("verbose") => a.verbose = true,
             Long("no-session-persistence") => a.no_session_persistence = true,
+            Long("settings") => a.settings = Some(text(&mut parser, "--settings")?),
+            Long("setting-sources") => {
+                let v = text(&mut parser, "--setting-sources")?;
+                let list: Vec<String> = v
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                if let Some(bad) = list
+                    .iter()
+                    .find(|s| !matches!(s.as_str(), "user" | "project" | "local"))
+                {
+                    return Err(UsageError(format!(
+                        "invalid --setting-sources entry '{bad}' (expected user, project, local)"
+                    )));
+                }
+                a.setting_sources = Some(list);
+            }
+            Long("add-dir") => a.add_dirs.push(text(&mut parser, "--add-dir")?),
             Long("output-format") => {
                 let v = text(&mut parser, "--output-format")?;
                 a.output_format = Some(match v.as_str() {
@@ -165,6 +196,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     }
     if words == ["sandbox", "status"] {
         return Ok(Command::SandboxStatus);
+    }
+    if words == ["config", "permissions"] {
+        return Ok(Command::ConfigPermissions(a));
     }
     if !words.is_empty() {
         a.prompt = Some(words.join(" "));

@@ -39,6 +39,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             print!("{}", cli::HELP);
             0
         }
+        Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args),
         Ok(cli::Command::SandboxStatus) => {
             print!("{}", sandbox::probe().render());
             0

@@ -355,7 +355,7 @@ fn terminal_mode_asks_and_obeys_the_answer() {
     };
     let asked = wait_for("[y/N]");
     assert!(
-        asked.contains("Allow tern to run `touch approved-by-user`?"),
+        asked.contains("Running `touch approved-by-user` needs approval"),
         "{asked}"
     );
     assert!(

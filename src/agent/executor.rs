@@ -246,11 +246,7 @@ mod tests {
     fn bypass_pipeline(tools: Vec<Rc<dyn Tool>>) -> Rc<Pipeline> {
         Rc::new(Pipeline::new(
             Registry::new(tools),
-            Policy {
-                mode: Mode::BypassPermissions,
-                allow: vec![],
-                deny: vec![],
-            },
+            Policy::new(Mode::BypassPermissions, vec![], &std::env::temp_dir(), &[]),
             ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
             None,
         ))

@@ -100,14 +100,11 @@ impl Pipeline {
                 if !approved {
                     self.record_denial(&call.name, &call.id, &input);
                     let why = if self.approver.is_some() {
-                        "The user declined".to_string()
+                        "The user declined.".to_string()
                     } else {
-                        "It needs approval and nobody can answer in this mode (allow it with --allowedTools or a --permission-mode)".to_string()
+                        "Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.".to_string()
                     };
-                    return ToolOutput::error(format!(
-                        "Permission to use {} was denied. {why}.",
-                        call.name
-                    ));
+                    return ToolOutput::error(format!("Permission denied. {question}. {why}"));
                 }
             }
         }

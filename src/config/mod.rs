@@ -14,6 +14,7 @@ use crate::cli::{Args, OutputFormat};
 use crate::model::RetryPolicy;
 use crate::model::client::{Auth, ClientConfig};
 use crate::policy::{Mode, Rule};
+use settings::{Behavior, Origin, Source};
 
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -32,8 +33,12 @@ pub struct Runtime {
     pub max_tokens: u32,
     pub max_turns: Option<u32>,
     pub mode: Mode,
-    pub allow: Vec<Rule>,
-    pub deny: Vec<Rule>,
+    /// Rules from every settings layer and the command line, with origins.
+    pub rules: Vec<Rule>,
+    /// Added working directories (settings and --add-dir).
+    pub extra_dirs: Vec<PathBuf>,
+    /// Hooks from the settings layers.
+    pub hooks: Vec<settings::HookEntry>,
     pub system: Vec<String>,
     pub cwd: PathBuf,
     pub retry: RetryPolicy,
@@ -66,6 +71,18 @@ pub struct Inputs<'a> {
     pub stdin: Option<String>,
 }
 
+impl Runtime {
+    /// Talking to the real API needs credentials; a local server may not.
+    pub fn check_credentials(&self) -> Result<(), ConfigError> {
+        if matches!(self.client.auth, Auth::None) && self.client.base_url == DEFAULT_BASE_URL {
+            return Err(ConfigError::Unusable(
+                "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point ANTHROPIC_BASE_URL at a local server".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     let env = |k: &str| (inputs.env)(k).filter(|v| !v.is_empty());
 
@@ -91,11 +108,6 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         (None, Some(t)) => (Auth::Bearer(t), "ANTHROPIC_AUTH_TOKEN"),
         (None, None) => (Auth::None, "none"),
     };
-    if matches!(auth, Auth::None) && base_url == DEFAULT_BASE_URL {
-        return Err(ConfigError::Unusable(
-            "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point ANTHROPIC_BASE_URL at a local server".into(),
-        ));
-    }
     let mut warnings = Vec::new();
     // A stale SSL_CERT_FILE (common in containers that inherit the host's
     // environment) should not stop a run that may not even use TLS.
@@ -127,8 +139,67 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             .transpose()
     };
 
+    let mut locations = settings::Locations::standard(&env, &inputs.cwd);
+    locations.cli = args.settings.clone();
+    locations.sources = args.setting_sources.clone();
+    let layered = settings::load(&locations).map_err(ConfigError::Unusable)?;
+    warnings.extend(layered.warnings.iter().cloned());
+
+    let cli_origin = Origin {
+        source: Source::Cli,
+        file: "command-line flags".into(),
+        base: inputs.cwd.clone(),
+    };
+    let mut rules: Vec<Rule> = layered
+        .rules
+        .iter()
+        .map(|r| Rule::parse(&r.text, r.behavior, Some(r.origin.clone())))
+        .collect();
+    rules.extend(
+        args.allowed_tools
+            .iter()
+            .map(|t| Rule::parse(t, Behavior::Allow, Some(cli_origin.clone()))),
+    );
+    rules.extend(
+        args.disallowed_tools
+            .iter()
+            .map(|t| Rule::parse(t, Behavior::Deny, Some(cli_origin.clone()))),
+    );
+
+    let mut mode = match (args.permission_mode, &layered.default_mode) {
+        (Some(m), _) => m,
+        (None, Some((text, origin))) => Mode::parse(text).unwrap_or_else(|| {
+            warnings.push(format!(
+                "{}: unknown defaultMode \"{text}\" ignored",
+                origin.file
+            ));
+            Mode::Default
+        }),
+        (None, None) => Mode::Default,
+    };
+    if mode == Mode::BypassPermissions
+        && let Some(origin) = &layered.disable_bypass
+    {
+        if args.permission_mode == Some(Mode::BypassPermissions) {
+            return Err(ConfigError::Unusable(format!(
+                "bypassPermissions mode is disabled by {origin}"
+            )));
+        }
+        warnings.push(format!(
+            "bypassPermissions mode is disabled by {origin}; using default"
+        ));
+        mode = Mode::Default;
+    }
+    let mut extra_dirs = layered.additional_directories.clone();
+    extra_dirs.extend(
+        args.add_dirs
+            .iter()
+            .map(|d| settings::expand_path(d, &inputs.cwd)),
+    );
+
     let model = args
         .model
+        .or_else(|| layered.model.clone())
         .or_else(|| env("ANTHROPIC_MODEL"))
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let max_tokens = number("CLAUDE_CODE_MAX_OUTPUT_TOKENS")?.unwrap_or(DEFAULT_MAX_TOKENS);
@@ -161,13 +232,10 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         model,
         max_tokens,
         max_turns: args.max_turns,
-        mode: args.permission_mode.unwrap_or(Mode::Default),
-        allow: args.allowed_tools.iter().map(|r| Rule::parse(r)).collect(),
-        deny: args
-            .disallowed_tools
-            .iter()
-            .map(|r| Rule::parse(r))
-            .collect(),
+        mode,
+        rules,
+        extra_dirs,
+        hooks: layered.hooks,
         system,
         cwd: inputs.cwd,
         retry,
@@ -220,7 +288,7 @@ mod tests {
             ..Args::default()
         };
         assert!(matches!(
-            resolve_with(args(), &[], None),
+            resolve_with(args(), &[], None).unwrap().check_credentials(),
             Err(ConfigError::Unusable(_))
         ));
         let rt = resolve_with(

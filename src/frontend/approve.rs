@@ -25,7 +25,7 @@ impl Approver for TerminalApprover {
             let question = question.to_string();
             smol::unblock(move || {
                 let mut err = std::io::stderr();
-                let _ = write!(err, "\n{question} [y/N] ");
+                let _ = write!(err, "\n{question}.\nAllow? [y/N] ");
                 let _ = err.flush();
                 let mut line = String::new();
                 if std::io::stdin().lock().read_line(&mut line).is_err() {

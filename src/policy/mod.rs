@@ -1,16 +1,31 @@
-//! Permission decisions, in their minimal form: a mode and tool-name
-//! allow/deny rules. Every caller asks `decide`; nobody else says yes.
+//! Permission decisions. Every tool call, from any caller, is decided by
+//! [`Policy::decide`]; nothing else says yes.
 //!
-//! Rules are `Tool` or `Tool(spec)`. For Bash the spec is a command
-//! (`Bash(git status)`) or a prefix (`Bash(npm run:*)`); other specs are
-//! matched literally against the tool's main argument. Deny beats allow.
-//! The layered engine with ask rules, settings files and Bash AST checks
-//! replaces this in the permission-pipeline work.
+//! Order: deny rules, then ask rules, then the mode (bypass allows, plan
+//! refuses anything that writes), then allow rules, then each tool's
+//! default: reading inside the working directories is allowed, editing
+//! there is allowed in acceptEdits, everything else asks. `dontAsk` turns
+//! every remaining ask into a refusal. Every decision names the rule (and
+//! its file) or the reason behind it.
+//!
+//! Rule grammar (Claude Code's): `Tool`, `Tool(spec)`. Bash specs match
+//! *each* simple command of a command line after wrappers (`timeout`,
+//! `nice`, `env A=b` …) are stripped: `Bash(npm run test:*)` is a prefix,
+//! `Bash(git diff *)` a glob, anything else exact; an allow rule approves a
+//! command line only if every part is approved. File specs
+//! (`Read(./.env)`, `Edit(/src/**)`, `Read(~/.ssh/**)`, `Read(//etc/**)`)
+//! are gitignore-style paths matched after symlinks are resolved:
+//! `//` is absolute, `~/` is home, `/` is the settings file's directory,
+//! anything else the working directory. Read rules cover Glob and Grep;
+//! Edit rules cover Write. `mcp__server` covers every tool of that server.
 
+pub mod bash;
 pub mod shell;
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
+use crate::config::settings::{Behavior, Origin};
 use crate::json::Value;
 use crate::tools::{Kind, Tool};
 
@@ -54,57 +69,58 @@ impl fmt::Display for Mode {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
+    pub behavior: Behavior,
     pub tool: String,
     pub spec: Option<String>,
+    /// Where it was written (None for rules built in code).
+    pub origin: Option<Origin>,
 }
 
 impl Rule {
-    pub fn parse(text: &str) -> Rule {
+    pub fn parse(text: &str, behavior: Behavior, origin: Option<Origin>) -> Rule {
         let text = text.trim();
-        match text.split_once('(') {
-            Some((tool, rest)) if rest.ends_with(')') => Rule {
-                tool: tool.trim().to_string(),
-                spec: Some(rest[..rest.len() - 1].to_string()),
-            },
-            _ => Rule {
-                tool: text.to_string(),
-                spec: None,
-            },
-        }
-    }
-
-    fn matches(&self, tool: &str, input: &Value) -> bool {
-        if self.tool != tool {
-            return false;
-        }
-        let Some(spec) = &self.spec else {
-            return true;
-        };
-        let subject = match tool {
-            "Bash" => input.str_field("command"),
-            "Read" | "Write" | "Edit" => input.str_field("file_path"),
-            "Glob" | "Grep" => input.str_field("pattern"),
-            _ => None,
-        };
-        let Some(subject) = subject.map(str::trim) else {
-            return false;
-        };
-        match spec.strip_suffix(":*") {
-            Some(prefix) => {
-                subject == prefix
-                    || subject
-                        .strip_prefix(prefix)
-                        .is_some_and(|rest| rest.starts_with(' '))
-                        && !has_chaining(subject)
+        let (tool, spec) = match text.split_once('(') {
+            Some((tool, rest)) if rest.ends_with(')') => {
+                (tool.trim(), Some(rest[..rest.len() - 1].to_string()))
             }
-            None => subject == spec,
+            _ => (text, None),
+        };
+        Rule {
+            behavior,
+            tool: tool.to_string(),
+            spec: spec.filter(|s| !s.is_empty() && s != "*"),
+            origin,
         }
     }
-}
 
-/// A prefix rule must not let `git status; rm -rf ~` through.
-fn has_chaining(command: &str) -> bool {
-    command.contains([';', '&', '|', '\n', '`', '$', '>', '<'])
+    pub fn text(&self) -> String {
+        match &self.spec {
+            Some(s) => format!("{}({s})", self.tool),
+            None => self.tool.clone(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &self.origin {
+            Some(o) => format!("the rule {} from {o}", self.text()),
+            None => format!("the rule {}", self.text()),
+        }
+    }
+
+    /// Does this rule's tool part cover `tool`?
+    fn covers_tool(&self, tool: &str) -> bool {
+        if self.tool == tool {
+            return true;
+        }
+        match self.tool.as_str() {
+            "Read" => matches!(tool, "Glob" | "Grep"),
+            "Edit" => matches!(tool, "Write" | "NotebookEdit"),
+            server if server.starts_with("mcp__") && !server[5..].contains("__") => tool
+                .strip_prefix(server)
+                .is_some_and(|rest| rest.starts_with("__")),
+            _ => false,
+        }
+    }
 }
 
 /// Splits a tool list the way the CLI accepts it: commas and spaces,
@@ -148,17 +164,122 @@ pub enum Decision {
 
 pub struct Policy {
     pub mode: Mode,
-    pub allow: Vec<Rule>,
-    pub deny: Vec<Rule>,
+    pub rules: Vec<Rule>,
+    /// Where reading (and, in acceptEdits, editing) needs no question:
+    /// the working directory and any added ones, symlinks resolved.
+    pub working_dirs: Vec<PathBuf>,
+    pub cwd: PathBuf,
+}
+
+/// What a call touches, for path rules and the working-directory check.
+enum Target {
+    /// Bash: the parsed command line.
+    Command(String),
+    /// File tools: the path they act on.
+    Path(PathBuf),
+    /// Tools with no path (TodoWrite) or unknown inputs.
+    Nothing,
 }
 
 impl Policy {
+    /// A policy with the working directory as its only root.
+    pub fn new(mode: Mode, rules: Vec<Rule>, cwd: &Path, extra_dirs: &[PathBuf]) -> Policy {
+        let mut working_dirs = vec![canonical(cwd)];
+        for d in extra_dirs {
+            let c = canonical(d);
+            if !working_dirs.contains(&c) {
+                working_dirs.push(c);
+            }
+        }
+        Policy {
+            mode,
+            rules,
+            working_dirs,
+            cwd: cwd.to_path_buf(),
+        }
+    }
+
+    fn target(&self, tool: &str, input: &Value) -> Target {
+        if tool == "Bash" {
+            return input
+                .str_field("command")
+                .map_or(Target::Nothing, |c| Target::Command(c.to_string()));
+        }
+        let path = input.str_field("file_path").or_else(|| match tool {
+            "Glob" | "Grep" => Some(input.str_field("path").unwrap_or(".")),
+            _ => None,
+        });
+        match path {
+            Some(p) => Target::Path(canonical(&bash::resolve(&self.cwd, p))),
+            None => Target::Nothing,
+        }
+    }
+
+    fn matches(
+        &self,
+        rule: &Rule,
+        tool: &str,
+        target: &Target,
+        input: &Value,
+        every: bool,
+    ) -> bool {
+        if !rule.covers_tool(tool) {
+            return false;
+        }
+        let Some(spec) = &rule.spec else {
+            return true;
+        };
+        match (tool, target) {
+            ("Bash", Target::Command(cmd)) => match shell::parse(cmd) {
+                Ok(script) if !script.commands.is_empty() => {
+                    let hit = |c: &shell::SimpleCommand| command_matches(spec, &c.effective_text());
+                    // Allow needs every part covered by some allow rule; that
+                    // is checked across rules in `decide`, so here: any.
+                    if every {
+                        script.commands.iter().all(hit)
+                    } else {
+                        script.commands.iter().any(hit)
+                    }
+                }
+                // Unparsable: deny/ask rules match by text; allow never does.
+                _ => !every && cmd.contains(spec.trim_end_matches(":*").trim_end_matches(" *")),
+            },
+            (_, Target::Path(path)) => {
+                let base = rule
+                    .origin
+                    .as_ref()
+                    .map_or(self.cwd.as_path(), |o| o.base.as_path());
+                path_matches(spec, path, base, &self.cwd)
+            }
+            ("WebFetch", _) => match (spec.strip_prefix("domain:"), input.str_field("url")) {
+                (Some(domain), Some(url)) => {
+                    url_host(url).is_some_and(|h| h == domain || h.ends_with(&format!(".{domain}")))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
         let name = tool.name();
-        if let Some(rule) = self.deny.iter().find(|r| r.matches(name, input)) {
+        let target = self.target(name, input);
+        let of = |b: Behavior| self.rules.iter().filter(move |r| r.behavior == b);
+
+        if let Some(rule) =
+            of(Behavior::Deny).find(|r| self.matches(r, name, &target, input, false))
+        {
             return Decision::Deny(format!(
-                "Permission to use {name} was denied by the rule {}",
-                show_rule(rule)
+                "Permission to use {name} was denied by {}",
+                rule.describe()
+            ));
+        }
+        if let Some(rule) = of(Behavior::Ask).find(|r| self.matches(r, name, &target, input, false))
+        {
+            return self.ask(format!(
+                "{} requires approval ({})",
+                what(name, input),
+                rule.describe()
             ));
         }
         if self.mode == Mode::BypassPermissions {
@@ -170,37 +291,231 @@ impl Policy {
                 "{name} would change things, and plan mode only allows reading. Finish the plan first."
             ));
         }
-        if self.allow.iter().any(|r| r.matches(name, input)) {
+        if self.allowed_by_rules(name, &target, input) {
             return Decision::Allow;
         }
-        if read_only {
-            return Decision::Allow;
+        match (&target, read_only) {
+            (Target::Command(cmd), true) => {
+                if let Ok(paths) = bash::read_only(cmd, &self.cwd) {
+                    let outside = paths
+                        .iter()
+                        .map(|p| canonical(&p.0))
+                        .find(|p| !self.inside(p));
+                    return match outside {
+                        None => Decision::Allow,
+                        Some(outside) => self.ask(format!(
+                            "{} reads {}, outside the working directories",
+                            what(name, input),
+                            outside.display()
+                        )),
+                    };
+                }
+            }
+            (Target::Path(p), true) => {
+                if self.inside(p) {
+                    return Decision::Allow;
+                }
+                return self.ask(format!(
+                    "{} is outside the working directories",
+                    what(name, input)
+                ));
+            }
+            (Target::Nothing, true) => return Decision::Allow,
+            _ => {}
         }
-        if self.mode == Mode::AcceptEdits && tool.kind() == Kind::Edit {
-            return Decision::Allow;
-        }
-        let what = match (
-            name,
-            input.str_field("command"),
-            input.str_field("file_path"),
-        ) {
-            ("Bash", Some(cmd), _) => format!("run `{}`", first_line(cmd)),
-            (_, _, Some(path)) => format!("use {name} on {path}"),
-            _ => format!("use {name}"),
-        };
-        if self.mode == Mode::DontAsk {
-            return Decision::Deny(format!(
-                "Permission to {what} was not granted in advance, and dontAsk mode denies everything else."
+        if self.mode == Mode::AcceptEdits
+            && tool.kind() == Kind::Edit
+            && let Target::Path(p) = &target
+        {
+            if self.inside(p) {
+                return Decision::Allow;
+            }
+            return self.ask(format!(
+                "{} is outside the working directories",
+                what(name, input)
             ));
         }
-        Decision::Ask(format!("Allow tern to {what}?"))
+        let why = match (&target, tool.kind()) {
+            (Target::Command(cmd), _) => match bash::read_only(cmd, &self.cwd) {
+                Err(reason) => format!("{} needs approval: {reason}", what(name, input)),
+                Ok(_) => format!("{} needs approval", what(name, input)),
+            },
+            _ => format!("{} needs approval", what(name, input)),
+        };
+        self.ask(why)
+    }
+
+    /// Allow rules approve a Bash line only when each of its commands is
+    /// approved by one of them; other tools need one matching rule.
+    fn allowed_by_rules(&self, name: &str, target: &Target, input: &Value) -> bool {
+        let allows: Vec<&Rule> = self
+            .rules
+            .iter()
+            .filter(|r| r.behavior == Behavior::Allow && r.covers_tool(name))
+            .collect();
+        if allows.is_empty() {
+            return false;
+        }
+        if allows.iter().any(|r| r.spec.is_none()) {
+            return true;
+        }
+        match target {
+            Target::Command(cmd) => {
+                let Ok(script) = shell::parse(cmd) else {
+                    return false;
+                };
+                // Substitutions or hidden constructs could run anything.
+                if script.complex || script.commands.is_empty() {
+                    return false;
+                }
+                script.commands.iter().all(|c| {
+                    let text = c.effective_text();
+                    allows
+                        .iter()
+                        .any(|r| r.spec.as_deref().is_some_and(|s| command_matches(s, &text)))
+                })
+            }
+            _ => allows
+                .iter()
+                .any(|r| self.matches(r, name, target, input, false)),
+        }
+    }
+
+    fn ask(&self, question: String) -> Decision {
+        if self.mode == Mode::DontAsk {
+            Decision::Deny(format!(
+                "{question}, and dontAsk mode refuses anything not allowed in advance."
+            ))
+        } else {
+            Decision::Ask(question)
+        }
+    }
+
+    /// Inside a working directory, symlinks resolved.
+    pub fn inside(&self, path: &Path) -> bool {
+        let real = canonical(path);
+        self.working_dirs.iter().any(|d| real.starts_with(d))
     }
 }
 
-fn show_rule(rule: &Rule) -> String {
-    match &rule.spec {
-        Some(s) => format!("{}({s})", rule.tool),
-        None => rule.tool.clone(),
+/// How a Bash spec matches one simple command.
+pub fn command_matches(spec: &str, command: &str) -> bool {
+    if let Some(prefix) = spec.strip_suffix(":*") {
+        return command == prefix || command.starts_with(&format!("{prefix} "));
+    }
+    if let Some(prefix) = spec.strip_suffix(" *")
+        && !prefix.contains('*')
+    {
+        return command == prefix || command.starts_with(&format!("{prefix} "));
+    }
+    if spec.contains('*') {
+        return wildcard(spec, command);
+    }
+    spec == command
+}
+
+/// `*` matches any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    rest.is_empty()
+}
+
+fn path_matches(spec: &str, path: &Path, base: &Path, cwd: &Path) -> bool {
+    let pattern = if let Some(abs) = spec.strip_prefix("//") {
+        format!("/{abs}")
+    } else if spec == "~" || spec.starts_with("~/") {
+        bash::resolve(cwd, spec).display().to_string()
+    } else if let Some(rel) = spec.strip_prefix('/') {
+        base.join(rel).display().to_string()
+    } else {
+        cwd.join(spec.strip_prefix("./").unwrap_or(spec))
+            .display()
+            .to_string()
+    };
+    let pattern = canonical_prefix(&pattern);
+    // A plain path covers itself and everything under it (gitignore-style).
+    if !pattern.contains(['*', '?', '[', '{']) {
+        return path == Path::new(&pattern) || path.starts_with(&pattern);
+    }
+    match globset::GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .build()
+    {
+        Ok(g) => {
+            let m = g.compile_matcher();
+            m.is_match(path) || path.ancestors().any(|a| m.is_match(a))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Resolves symlinks in the part of a pattern before its first wildcard,
+/// so a rule and a canonical path compare like with like.
+fn canonical_prefix(pattern: &str) -> String {
+    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let dir_end = pattern[..cut].rfind('/').unwrap_or(0);
+    let (dir, rest) = pattern.split_at(dir_end);
+    if dir.is_empty() {
+        return pattern.to_string();
+    }
+    format!("{}{rest}", canonical(Path::new(dir)).display())
+}
+
+/// The path with symlinks resolved; for a path that does not exist yet,
+/// its nearest existing ancestor is resolved and the rest appended.
+pub fn canonical(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut cur = path.to_path_buf();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&cur) {
+            let mut out = real;
+            for part in missing.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (cur.file_name().map(|n| n.to_os_string()), cur.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name);
+                cur = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split(['/', '?', '#']).next()?;
+    let host = host.rsplit('@').next()?;
+    Some(host.split(':').next().unwrap_or(host))
+}
+
+fn what(name: &str, input: &Value) -> String {
+    match (
+        name,
+        input.str_field("command"),
+        input.str_field("file_path"),
+    ) {
+        ("Bash", Some(cmd), _) => format!("Running `{}`", first_line(cmd)),
+        (_, _, Some(path)) => format!("{name} on {path}"),
+        _ => format!("Using {name}"),
     }
 }
 
@@ -210,92 +525,4 @@ fn first_line(s: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::obj;
-    use crate::tools::Registry;
-
-    fn policy(mode: Mode, allow: &[&str], deny: &[&str]) -> Policy {
-        Policy {
-            mode,
-            allow: allow.iter().map(|r| Rule::parse(r)).collect(),
-            deny: deny.iter().map(|r| Rule::parse(r)).collect(),
-        }
-    }
-
-    #[test]
-    fn modes_and_rules() {
-        let reg = Registry::builtin();
-        let bash = reg.get("Bash").unwrap();
-        let edit = reg.get("Edit").unwrap();
-        let read = reg.get("Read").unwrap();
-        let rm = obj! { "command" => "rm -rf build" };
-        let ls = obj! { "command" => "ls" };
-        let file = obj! { "file_path" => "a", "old_string" => "x", "new_string" => "y" };
-
-        let p = policy(Mode::Default, &[], &[]);
-        assert!(matches!(p.decide(&*bash, &rm), Decision::Ask(_)));
-        assert_eq!(p.decide(&*bash, &ls), Decision::Allow);
-        assert!(matches!(p.decide(&*edit, &file), Decision::Ask(_)));
-        assert_eq!(
-            p.decide(&*read, &obj! { "file_path" => "a" }),
-            Decision::Allow
-        );
-
-        assert_eq!(
-            policy(Mode::AcceptEdits, &[], &[]).decide(&*edit, &file),
-            Decision::Allow
-        );
-        assert!(matches!(
-            policy(Mode::AcceptEdits, &[], &[]).decide(&*bash, &rm),
-            Decision::Ask(_)
-        ));
-        assert_eq!(
-            policy(Mode::BypassPermissions, &[], &[]).decide(&*bash, &rm),
-            Decision::Allow
-        );
-        assert!(matches!(
-            policy(Mode::BypassPermissions, &[], &["Bash"]).decide(&*bash, &ls),
-            Decision::Deny(_)
-        ));
-        assert!(matches!(
-            policy(Mode::Plan, &["Edit"], &[]).decide(&*edit, &file),
-            Decision::Deny(_)
-        ));
-        assert!(matches!(
-            policy(Mode::DontAsk, &[], &[]).decide(&*bash, &rm),
-            Decision::Deny(_)
-        ));
-        assert_eq!(
-            policy(Mode::DontAsk, &["Bash(rm:*)"], &[]).decide(&*bash, &rm),
-            Decision::Allow
-        );
-    }
-
-    #[test]
-    fn bash_prefix_rules_do_not_cover_chains() {
-        let reg = Registry::builtin();
-        let bash = reg.get("Bash").unwrap();
-        let p = policy(Mode::Default, &["Bash(git commit:*)"], &[]);
-        assert_eq!(
-            p.decide(&*bash, &obj! { "command" => "git commit -m x" }),
-            Decision::Allow
-        );
-        assert!(matches!(
-            p.decide(&*bash, &obj! { "command" => "git commit -m x; rm -rf /" }),
-            Decision::Ask(_)
-        ));
-        assert!(matches!(
-            p.decide(&*bash, &obj! { "command" => "git committer" }),
-            Decision::Ask(_)
-        ));
-    }
-
-    #[test]
-    fn tool_lists_split_outside_parentheses() {
-        assert_eq!(
-            split_tool_list("Read, Bash(git log:*)  Edit,Bash(npm run test)"),
-            ["Read", "Bash(git log:*)", "Edit", "Bash(npm run test)"]
-        );
-    }
-}
+mod tests;

@@ -57,7 +57,9 @@ impl Tool for Bash {
         super::Kind::Execute
     }
     fn is_read_only(&self, input: &Value) -> bool {
-        is_read_only_command(input.str_field("command").unwrap_or(""))
+        // Paths do not matter for read-only-ness; the policy checks them.
+        let command = input.str_field("command").unwrap_or("");
+        crate::policy::bash::read_only(command, std::path::Path::new("/")).is_ok()
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         if input.str_field("command").unwrap_or("").trim().is_empty() {
@@ -321,41 +323,6 @@ impl Collector {
     }
 }
 
-/// A conservative read-only test: a single simple command whose program is
-/// known not to write, with no redirection, substitution or chaining. Used
-/// only to let such commands overlap with other reads; anything doubtful is
-/// treated as a write. (The full Bash analysis comes with the permission
-/// pipeline.)
-pub fn is_read_only_command(command: &str) -> bool {
-    const READERS: &[&str] = &[
-        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "file", "stat", "du", "df",
-        "which", "whoami", "date", "uname", "env", "printenv", "tree", "diff", "cmp", "sort",
-        "uniq", "cut", "basename", "dirname", "realpath", "true", "false", "test",
-    ];
-    const GIT_READERS: &[&str] = &[
-        "status",
-        "log",
-        "diff",
-        "show",
-        "branch",
-        "rev-parse",
-        "blame",
-        "ls-files",
-    ];
-    if command.contains(['>', '<', '`', '$', ';', '&', '|', '\n', '(', ')', '{', '}']) {
-        return false;
-    }
-    let mut words = command.split_whitespace();
-    match words.next() {
-        Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
-        Some("find") => {
-            !command.contains("-exec") && !command.contains("-delete") && !command.contains("-ok")
-        }
-        Some(program) => READERS.contains(&program),
-        None => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,23 +401,5 @@ mod tests {
         let full = std::fs::read_to_string(path).unwrap();
         assert_eq!(full.lines().count(), 20000);
         assert!(out.content.len() < INLINE_LIMIT + 500);
-    }
-
-    #[test]
-    fn read_only_classification_is_conservative() {
-        for ro in ["ls -la", "git status", "grep -rn foo src", "find . -name x"] {
-            assert!(is_read_only_command(ro), "{ro}");
-        }
-        for rw in [
-            "rm -rf x",
-            "echo x > f",
-            "ls; rm x",
-            "cat $(whoami)",
-            "find . -delete",
-            "git push",
-            "sed -i s/a/b/ f",
-        ] {
-            assert!(!is_read_only_command(rw), "{rw}");
-        }
     }
 }

@@ -1,0 +1,181 @@
+//! Settings files through the real binary: project rules apply, managed
+//! policy tightens, broken files are named and skipped, and
+//! `tern config permissions` shows where each rule came from.
+
+mod support;
+
+use support::standin::{self, StandIn};
+use support::*;
+use tern::json::Value;
+
+fn write(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn project_rules_apply_and_local_rules_deny() {
+    let dir = scratch("proj-rules");
+    write(
+        &dir.join(".tern/settings.json"),
+        r#"{"permissions":{"allow":["Bash(touch:*)"]}}"#,
+    );
+    write(
+        &dir.join(".claude/settings.local.json"),
+        r#"{"permissions":{"deny":["Bash(touch forbidden)"]}}"#,
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[
+            ("toolu_ok", "Bash", r#"{"command": "touch allowed"}"#),
+            ("toolu_no", "Bash", r#"{"command": "touch forbidden"}"#),
+        ]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("allowed").exists());
+    assert!(!dir.join("forbidden").exists());
+    let results = tool_results(&api.requests()[1]);
+    let denied = results[1].str_field("content").unwrap();
+    assert!(
+        denied.contains("Bash(touch forbidden) from local"),
+        "{denied}"
+    );
+    assert_eq!(
+        last_result(&out)
+            .get("permission_denials")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn managed_policy_disables_bypass_and_its_rules_hold() {
+    let dir = scratch("managed");
+    let policy = dir.with_extension("policy.json");
+    write(
+        &policy,
+        r#"{"permissions":{"disableBypassPermissionsMode":"disable","deny":["Bash(curl:*)"]}}"#,
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_c",
+            "Bash",
+            r#"{"command": "curl http://example.invalid"}"#,
+        )]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir)
+        .env("TERN_MANAGED_SETTINGS", &policy)
+        .args(["-p", "x", "--permission-mode", "bypassPermissions"]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bypassPermissions mode is disabled by managed policy"),
+        "{err}"
+    );
+    assert!(api.requests().is_empty());
+
+    // A project file cannot loosen it: its allow-everything loses to the policy's deny.
+    write(
+        &dir.join(".tern/settings.json"),
+        r#"{"permissions":{"allow":["Bash"],"defaultMode":"bypassPermissions"}}"#,
+    );
+    let out = run(tern(&api.url, &dir)
+        .env("TERN_MANAGED_SETTINGS", &policy)
+        .args(["-p", "x"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("disabled by managed policy"));
+    let result = &tool_results(&api.requests()[1])[0];
+    assert_eq!(result.get("is_error").and_then(Value::as_bool), Some(true));
+    assert!(
+        result
+            .str_field("content")
+            .unwrap()
+            .contains("Bash(curl:*) from managed policy")
+    );
+}
+
+#[test]
+fn unreadable_managed_policy_stops_tern() {
+    let dir = scratch("badpolicy");
+    let policy = dir.with_extension("policy.json");
+    write(&policy, "{ \"permissions\": ");
+    let out = run(tern("http://127.0.0.1:9", &dir)
+        .env("TERN_MANAGED_SETTINGS", &policy)
+        .args(["-p", "x"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid JSON"));
+}
+
+#[test]
+fn broken_project_file_is_named_and_skipped() {
+    let dir = scratch("broken");
+    write(
+        &dir.join(".tern/settings.json"),
+        "{\n  \"permissions\": {\"allow\": [\"Read\",,]}\n}\n",
+    );
+    let api = StandIn::start(vec![standin::text_reply("still here")]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x"]));
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".tern/settings.json:2: invalid JSON"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "still here\n");
+}
+
+#[test]
+fn config_permissions_lists_rules_with_their_files() {
+    let dir = scratch("listing");
+    write(
+        &dir.join(".tern/settings.json"),
+        r#"{"permissions":{"allow":["Bash(cargo test:*)"],"ask":["Bash(git push:*)"],"defaultMode":"acceptEdits"}}"#,
+    );
+    let out = tern_command()
+        .current_dir(&dir)
+        .env_clear()
+        .env("HOME", home_of(&dir))
+        .args(["config", "permissions", "--disallowedTools", "WebFetch"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("permission mode: acceptEdits"), "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with('/'))
+        .collect();
+    assert!(
+        lines[0].contains("deny")
+            && lines[0].contains("WebFetch")
+            && lines[0].contains("command line"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("ask")
+            && lines[1].contains("Bash(git push:*)")
+            && lines[1].contains(".tern/settings.json"),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("allow") && lines[2].contains("Bash(cargo test:*)"),
+        "{text}"
+    );
+}
