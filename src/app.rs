@@ -8,6 +8,7 @@ use smol::LocalExecutor;
 use smol::io::AsyncReadExt;
 
 use crate::abort::{Abort, Reason};
+use crate::agent::hooks::{Hooks, SessionFacts};
 use crate::agent::pipeline::{Approver, Pipeline};
 use crate::agent::{Agent, Event, Settings};
 use crate::cli::Args;
@@ -15,6 +16,7 @@ use crate::config::settings::Behavior;
 use crate::config::{self, ConfigError, Inputs};
 use crate::frontend::approve::TerminalApprover;
 use crate::frontend::{Printer, SessionInfo};
+use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::obj;
 use crate::policy::Policy;
@@ -109,11 +111,36 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         permission_mode: rt.mode.as_str(),
         api_key_source: rt.api_key_source,
     };
+    let hooks = Rc::new(Hooks::new(
+        rt.hooks,
+        SessionFacts {
+            session_id: session_id.clone(),
+            transcript_path: transcript
+                .as_ref()
+                .map(|t| t.path().display().to_string())
+                .unwrap_or_default(),
+            cwd: rt.cwd.display().to_string(),
+            permission_mode: rt.mode.as_str().to_string(),
+        },
+    ));
+    let mut prompt_blocks = vec![obj! { "type" => "text", "text" => rt.prompt.clone() }];
+    if hooks.wants("SessionStart", "startup") {
+        let mut fields = Map::new();
+        fields.insert("source", "startup");
+        let v = hooks.run("SessionStart", "startup", fields).await;
+        for n in &v.notices {
+            eprintln!("tern: hook: {n}");
+        }
+        for c in v.context {
+            prompt_blocks.push(obj! { "type" => "text", "text" => c });
+        }
+    }
     let pipeline = Pipeline::new(
         registry,
         Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs),
         ToolContext::new(rt.cwd, scratch.clone(), abort.clone()),
         approver,
+        Rc::clone(&hooks),
     );
     let mut agent = Agent {
         ex,
@@ -131,9 +158,8 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     };
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.start();
-    let prompt = obj! { "type" => "text", "text" => rt.prompt };
     let outcome = agent
-        .run(crate::json::Value::Array(vec![prompt]), &mut |ev| {
+        .run(Value::Array(prompt_blocks), &mut |ev| {
             if let Some(t) = transcript.as_mut() {
                 record(t, &ev);
             }
@@ -141,6 +167,11 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         })
         .await;
     let code = printer.finish(&outcome);
+    if hooks.wants("SessionEnd", "") {
+        let mut fields = Map::new();
+        fields.insert("reason", "other");
+        let _ = hooks.run("SessionEnd", "", fields).await;
+    }
     // Spill files are referenced by tool results the model has seen; they
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);

@@ -249,6 +249,7 @@ mod tests {
             Policy::new(Mode::BypassPermissions, vec![], &std::env::temp_dir(), &[]),
             ToolContext::new(std::env::temp_dir(), std::env::temp_dir(), Abort::new()),
             None,
+            Rc::new(crate::agent::hooks::Hooks::none()),
         ))
     }
 

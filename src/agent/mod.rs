@@ -7,6 +7,7 @@
 //! attempt of the same turn.
 
 pub mod executor;
+pub mod hooks;
 pub mod pipeline;
 
 use std::rc::Rc;
@@ -16,7 +17,7 @@ use smol::LocalExecutor;
 use smol::future::FutureExt;
 
 use crate::abort::{Abort, Reason};
-use crate::json::Value;
+use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::model::request::{RequestParts, build};
 use crate::model::sse::{Flow, SseParser};
@@ -55,6 +56,8 @@ pub enum Ending {
     Aborted(Reason),
     /// The model could not be reached or its answer broke off.
     ModelError(String),
+    /// A hook refused the prompt or stopped the session.
+    Blocked(String),
 }
 
 #[derive(Debug, Clone)]
@@ -109,6 +112,27 @@ impl<'ex> Agent<'ex> {
             stop_reason: None,
             denials: Vec::new(),
         };
+        let mut prompt = prompt;
+        let hooks = Rc::clone(&self.pipeline.hooks);
+        if hooks.wants("UserPromptSubmit", "") {
+            let mut fields = Map::new();
+            fields.insert("prompt", prompt_text(&prompt));
+            let v = hooks.run("UserPromptSubmit", "", fields).await;
+            for n in &v.notices {
+                eprintln!("tern: hook: {n}");
+            }
+            if let Some(reason) = v.block.or(v.stop) {
+                outcome.ending =
+                    Ending::Blocked(format!("The prompt was blocked by a hook: {reason}"));
+                outcome.duration = started.elapsed();
+                return outcome;
+            }
+            if let Value::Array(blocks) = &mut prompt {
+                for c in v.context {
+                    blocks.push(obj! { "type" => "text", "text" => c });
+                }
+            }
+        }
         let message = obj! { "role" => "user", "content" => prompt };
         sink(Event::Prompt(&message));
         self.messages.push(message);
@@ -120,6 +144,7 @@ impl<'ex> Agent<'ex> {
 
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
         let tools = self.pipeline.registry.definitions();
+        let mut stop_rounds = 0;
         loop {
             if let Some(reason) = self.abort.reason() {
                 return Ending::Aborted(reason);
@@ -167,6 +192,28 @@ impl<'ex> Agent<'ex> {
             }
 
             if exec.is_empty() {
+                // A Stop hook may send the model back to work, a few times at most.
+                if stop_rounds < MAX_STOP_ROUNDS
+                    && self.pipeline.hooks.wants("Stop", "")
+                    && !self
+                        .settings
+                        .max_turns
+                        .is_some_and(|max| outcome.num_turns >= max)
+                {
+                    let mut fields = Map::new();
+                    fields.insert("stop_hook_active", stop_rounds > 0);
+                    let v = self.pipeline.hooks.run("Stop", "", fields).await;
+                    for n in &v.notices {
+                        eprintln!("tern: hook: {n}");
+                    }
+                    if let Some(reason) = v.block {
+                        stop_rounds += 1;
+                        let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => reason }] };
+                        sink(Event::Prompt(&message));
+                        self.messages.push(message);
+                        continue;
+                    }
+                }
                 outcome.result = final_text(&asm);
                 return Ending::Completed;
             }
@@ -355,6 +402,21 @@ impl<'ex> Agent<'ex> {
                 return AttemptEnd::Done;
             }
         }
+    }
+}
+
+/// How many times Stop hooks may send the model back before tern stops anyway.
+const MAX_STOP_ROUNDS: u32 = 5;
+
+fn prompt_text(prompt: &Value) -> String {
+    match prompt {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.str_field("text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

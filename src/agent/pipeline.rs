@@ -1,12 +1,15 @@
 //! The path every tool call takes, in order: registry lookup → input parse
-//! → schema → the tool's own validation → permission decision → (ask) →
-//! call. Every failure becomes an `is_error` result the model can act on;
-//! nothing here panics or ends the session.
+//! → schema → the tool's own validation → PreToolUse hooks (which may
+//! block, decide, or rewrite the input) → the rewritten input validated
+//! again → permission decision → (ask) → call → PostToolUse hooks. Every
+//! failure becomes an `is_error` result the model can act on; nothing here
+//! panics or ends the session. This is the only place a tool is called.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::json::Value;
+use super::hooks::Hooks;
+use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
 use crate::policy::{Decision, Policy};
@@ -27,6 +30,7 @@ pub struct Pipeline {
     pub policy: Policy,
     pub ctx: ToolContext,
     pub approver: Option<Rc<dyn Approver>>,
+    pub hooks: Rc<Hooks>,
     denials: RefCell<Vec<Value>>,
 }
 
@@ -36,12 +40,14 @@ impl Pipeline {
         policy: Policy,
         ctx: ToolContext,
         approver: Option<Rc<dyn Approver>>,
+        hooks: Rc<Hooks>,
     ) -> Self {
         Pipeline {
             registry,
             policy,
             ctx,
             approver,
+            hooks,
             denials: RefCell::new(Vec::new()),
         }
     }
@@ -79,14 +85,58 @@ impl Pipeline {
                 ));
             }
         };
-        let schema = self.registry.schema(&call.name).unwrap_or(&Value::Null);
-        if let Err(e) = check_schema(schema, &input) {
-            return ToolOutput::error(format!("Invalid input for {}: {e}", call.name));
-        }
-        if let Err(e) = tool.validate(&input, &self.ctx) {
+        let check = |input: &Value| -> Result<(), String> {
+            let schema = self.registry.schema(&call.name).unwrap_or(&Value::Null);
+            check_schema(schema, input)
+                .map_err(|e| format!("Invalid input for {}: {e}", call.name))?;
+            tool.validate(input, &self.ctx)
+        };
+        if let Err(e) = check(&input) {
             return ToolOutput::error(e);
         }
-        match self.policy.decide(&*tool, &input) {
+
+        let mut input = input;
+        let mut hook_says: Option<String> = None;
+        if self.hooks.wants("PreToolUse", &call.name) {
+            let v = self
+                .hooks
+                .run(
+                    "PreToolUse",
+                    &call.name,
+                    tool_fields(&call.name, &call.id, &input),
+                )
+                .await;
+            self.report(&v.notices);
+            if let Some(reason) = v.block {
+                return ToolOutput::error(format!("Blocked by a PreToolUse hook: {reason}"));
+            }
+            if let Some(rewritten) = v.updated_input {
+                if let Err(e) = check(&rewritten) {
+                    return ToolOutput::error(format!(
+                        "A PreToolUse hook rewrote the input into something invalid ({e}); the call was not run"
+                    ));
+                }
+                input = rewritten;
+            }
+            if let Some((decision, reason)) = v.permission {
+                if decision == "deny" {
+                    self.record_denial(&call.name, &call.id, &input);
+                    return ToolOutput::error(format!("Denied by a PreToolUse hook: {reason}"));
+                }
+                hook_says = Some(decision);
+            }
+        }
+
+        let decision = match (self.policy.decide(&*tool, &input), hook_says.as_deref()) {
+            // A hook may approve what would ask, never what a rule denies.
+            (Decision::Ask(_), Some("allow")) => Decision::Allow,
+            (Decision::Allow, Some("ask")) => Decision::Ask(format!(
+                "A PreToolUse hook asks for approval of {}",
+                call.name
+            )),
+            (d, _) => d,
+        };
+        match decision {
             Decision::Allow => {}
             Decision::Deny(reason) => {
                 self.record_denial(&call.name, &call.id, &input);
@@ -94,7 +144,11 @@ impl Pipeline {
             }
             Decision::Ask(question) => {
                 let approved = match &self.approver {
-                    Some(a) => a.approve(&call.name, &input, &question).await,
+                    Some(a) => {
+                        self.notify(&format!("tern needs your permission to use {}", call.name))
+                            .await;
+                        a.approve(&call.name, &input, &question).await
+                    }
                     None => false,
                 };
                 if !approved {
@@ -108,7 +162,49 @@ impl Pipeline {
                 }
             }
         }
-        tool.call(input, &self.ctx).await
+
+        let mut output = tool.call(input.clone(), &self.ctx).await;
+        let event = if output.is_error {
+            "PostToolUseFailure"
+        } else {
+            "PostToolUse"
+        };
+        if self.hooks.wants(event, &call.name) {
+            let mut fields = tool_fields(&call.name, &call.id, &input);
+            if output.is_error {
+                fields.insert("error", output.content.as_str());
+            } else {
+                fields.insert("tool_response", output.content.as_str());
+            }
+            let v = self.hooks.run(event, &call.name, fields).await;
+            self.report(&v.notices);
+            if let Some(reason) = v.block {
+                output
+                    .content
+                    .push_str(&format!("\n\n[{event} hook] {reason}"));
+            }
+            for c in v.context {
+                output
+                    .content
+                    .push_str(&format!("\n\n[{event} hook context] {c}"));
+            }
+        }
+        output
+    }
+
+    async fn notify(&self, message: &str) {
+        if self.hooks.wants("Notification", "") {
+            let mut fields = Map::new();
+            fields.insert("message", message);
+            let v = self.hooks.run("Notification", "", fields).await;
+            self.report(&v.notices);
+        }
+    }
+
+    fn report(&self, notices: &[String]) {
+        for n in notices {
+            eprintln!("tern: hook: {n}");
+        }
     }
 
     fn record_denial(&self, name: &str, id: &str, input: &Value) {
@@ -118,4 +214,12 @@ impl Pipeline {
             "tool_input" => input.clone(),
         });
     }
+}
+
+fn tool_fields(name: &str, id: &str, input: &Value) -> Map {
+    let mut m = Map::new();
+    m.insert("tool_name", name);
+    m.insert("tool_input", input.clone());
+    m.insert("tool_use_id", id);
+    m
 }

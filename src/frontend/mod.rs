@@ -168,7 +168,9 @@ impl Printer {
                     Reason::Requested => "Interrupted".to_string(),
                 }),
             ),
-            Ending::ModelError(m) => ("error_during_execution", true, Some(m.clone())),
+            Ending::ModelError(m) | Ending::Blocked(m) => {
+                ("error_during_execution", true, Some(m.clone()))
+            }
         };
         match self.format {
             OutputFormat::Text => {

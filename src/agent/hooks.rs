@@ -1,0 +1,395 @@
+//! Hooks: the user's own commands, run at fixed points of a session
+//! (PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
+//! SubagentStop, SessionStart, SessionEnd, PreCompact, Notification).
+//!
+//! Each matching command gets the event as JSON on stdin and answers with
+//! its exit status and output: 0 is fine (stdout may be JSON with a
+//! decision, or plain context for prompt/session events), 2 blocks (stderr
+//! goes to the model), anything else is a non-blocking error. Matching
+//! hooks run in parallel, each under its own timeout, in their own process
+//! group so a timeout kills all they started.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::task::Poll;
+use std::time::Duration;
+
+use smol::future::FutureExt;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::config::settings::HookEntry;
+use crate::json::{self, Map, Value};
+
+/// What the hooks of one event said, combined.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Verdict {
+    /// Exit 2 or `decision: "block"`: the reason, for the model.
+    pub block: Option<String>,
+    /// PreToolUse `permissionDecision` (`allow`, `deny`, `ask`) and reason.
+    pub permission: Option<(String, String)>,
+    /// PreToolUse `updatedInput`.
+    pub updated_input: Option<Value>,
+    /// Text to add to what the model sees next.
+    pub context: Vec<String>,
+    /// `continue: false`: stop the session, with this reason.
+    pub stop: Option<String>,
+    /// Messages for the user (non-blocking errors, `systemMessage`).
+    pub notices: Vec<String>,
+}
+
+/// Session facts every hook receives.
+#[derive(Clone, Debug, Default)]
+pub struct SessionFacts {
+    pub session_id: String,
+    pub transcript_path: String,
+    pub cwd: String,
+    pub permission_mode: String,
+}
+
+pub struct Hooks {
+    entries: Vec<HookEntry>,
+    facts: SessionFacts,
+}
+
+impl Hooks {
+    pub fn new(entries: Vec<HookEntry>, facts: SessionFacts) -> Hooks {
+        Hooks { entries, facts }
+    }
+
+    pub fn none() -> Hooks {
+        Hooks::new(Vec::new(), SessionFacts::default())
+    }
+
+    /// Are there hooks for `event` matching `subject` (a tool name, or
+    /// the event's own matcher value)?
+    pub fn wants(&self, event: &str, subject: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.event == event && matcher_matches(&e.matcher, subject))
+    }
+
+    /// Runs the hooks of `event` that match `subject`, with `fields` added
+    /// to the common input, and combines what they said.
+    pub async fn run(&self, event: &str, subject: &str, fields: Map) -> Verdict {
+        let matching: Vec<&HookEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.event == event && matcher_matches(&e.matcher, subject))
+            .collect();
+        if matching.is_empty() {
+            return Verdict::default();
+        }
+        let mut input = Map::new();
+        input.insert("session_id", self.facts.session_id.as_str());
+        input.insert("transcript_path", self.facts.transcript_path.as_str());
+        input.insert("cwd", self.facts.cwd.as_str());
+        input.insert("permission_mode", self.facts.permission_mode.as_str());
+        input.insert("hook_event_name", event);
+        for (k, v) in fields.iter() {
+            input.insert(k, v.clone());
+        }
+        let stdin = Value::Object(input).to_json();
+        let runs: Vec<Pin<Box<dyn Future<Output = Ran> + '_>>> = matching
+            .iter()
+            .map(|e| {
+                Box::pin(run_one(e, &stdin, &self.facts.cwd)) as Pin<Box<dyn Future<Output = Ran>>>
+            })
+            .collect();
+        let mut verdict = Verdict::default();
+        for (entry, ran) in matching.iter().zip(join_all(runs).await) {
+            interpret(event, entry, ran, &mut verdict);
+        }
+        verdict
+    }
+}
+
+/// Empty or `*`: everything. Only names, `|`, `,` and spaces: exact names.
+/// Anything else: a regular expression searched in the subject.
+pub fn matcher_matches(matcher: &str, subject: &str) -> bool {
+    let m = matcher.trim();
+    if m.is_empty() || m == "*" {
+        return true;
+    }
+    let plain = m
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | ',' | ' ' | '-'));
+    if plain {
+        return m.split(['|', ',']).any(|name| name.trim() == subject);
+    }
+    regex::Regex::new(m).is_ok_and(|re| re.is_match(subject))
+}
+
+struct Ran {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+    timed_out: bool,
+    spawn_error: Option<String>,
+}
+
+async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str) -> Ran {
+    use std::os::unix::process::CommandExt;
+    let mut std_cmd = std::process::Command::new("/bin/sh");
+    std_cmd
+        .arg("-c")
+        .arg(&entry.command)
+        .current_dir(cwd)
+        .env("TERN_PROJECT_DIR", cwd)
+        .env("CLAUDE_PROJECT_DIR", cwd)
+        .process_group(0);
+    let mut cmd = smol::process::Command::from(std_cmd);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Ran {
+                status: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                timed_out: false,
+                spawn_error: Some(e.to_string()),
+            };
+        }
+    };
+    let pgid = child.id();
+    let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
+    let mut input = child.stdin.take();
+    let work = async {
+        if let Some(w) = input.as_mut() {
+            // A hook that ignores stdin may close it early: not an error.
+            let _ = w.write_all(stdin.as_bytes()).await;
+        }
+        drop(input);
+        let mut o = String::new();
+        let mut e = String::new();
+        let read_out = async {
+            if let Some(r) = out.as_mut() {
+                let _ = r.read_to_string(&mut o).await;
+            }
+        };
+        let read_err = async {
+            if let Some(r) = err.as_mut() {
+                let _ = r.read_to_string(&mut e).await;
+            }
+        };
+        smol::future::zip(read_out, read_err).await;
+        let status = child.status().await.ok().and_then(|s| s.code());
+        Some((status, o, e))
+    };
+    let timeout = async {
+        smol::Timer::after(Duration::from_secs(entry.timeout_secs)).await;
+        None
+    };
+    let finished = work.or(timeout).await;
+    crate::sys::kill_process_group(pgid);
+    let timed_out = finished.is_none();
+    let (status, stdout, stderr) = finished.unwrap_or_default();
+    Ran {
+        status,
+        stdout,
+        stderr,
+        timed_out,
+        spawn_error: None,
+    }
+}
+
+fn interpret(event: &str, entry: &HookEntry, ran: Ran, v: &mut Verdict) {
+    let name = &entry.command;
+    if let Some(e) = ran.spawn_error {
+        v.notices
+            .push(format!("{event} hook `{name}` could not start: {e}"));
+        return;
+    }
+    if ran.timed_out {
+        v.notices.push(format!(
+            "{event} hook `{name}` timed out after {} s",
+            entry.timeout_secs
+        ));
+        return;
+    }
+    match ran.status {
+        Some(0) => {}
+        Some(2) => {
+            let reason = ran.stderr.trim();
+            v.block = Some(if reason.is_empty() {
+                format!("blocked by the {event} hook `{name}`")
+            } else {
+                reason.to_string()
+            });
+            return;
+        }
+        other => {
+            let code = other.map_or("a signal".to_string(), |c| format!("status {c}"));
+            v.notices.push(format!(
+                "{event} hook `{name}` failed with {code}: {}",
+                ran.stderr.trim()
+            ));
+            return;
+        }
+    }
+    let out = ran.stdout.trim();
+    if !out.starts_with('{') {
+        // Plain output is context for the events that take it.
+        if !out.is_empty() && matches!(event, "UserPromptSubmit" | "SessionStart") {
+            v.context.push(out.to_string());
+        }
+        return;
+    }
+    let Ok(j) = json::parse(out) else {
+        v.notices
+            .push(format!("{event} hook `{name}` printed invalid JSON"));
+        return;
+    };
+    if j.get("continue").and_then(Value::as_bool) == Some(false) {
+        v.stop = Some(
+            j.str_field("stopReason")
+                .unwrap_or("stopped by a hook")
+                .to_string(),
+        );
+    }
+    if let Some(m) = j.str_field("systemMessage") {
+        v.notices.push(m.to_string());
+    }
+    if j.str_field("decision") == Some("block") {
+        v.block = Some(
+            j.str_field("reason")
+                .unwrap_or("blocked by a hook")
+                .to_string(),
+        );
+    }
+    if let Some(h) = j.get("hookSpecificOutput") {
+        if let Some(d) = h.str_field("permissionDecision") {
+            let reason = h
+                .str_field("permissionDecisionReason")
+                .unwrap_or("")
+                .to_string();
+            v.permission = Some((d.to_string(), reason));
+        }
+        if let Some(u) = h.get("updatedInput") {
+            v.updated_input = Some(u.clone());
+        }
+        if let Some(c) = h.str_field("additionalContext") {
+            v.context.push(c.to_string());
+        }
+    }
+}
+
+/// Polls every future until all are done; results in the given order.
+async fn join_all<T>(mut futures: Vec<Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
+    let mut results: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in futures.iter_mut().enumerate() {
+            if results[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => results[i] = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    results.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::settings::{Origin, Source};
+
+    fn entry(event: &str, matcher: &str, command: &str) -> HookEntry {
+        HookEntry {
+            event: event.into(),
+            matcher: matcher.into(),
+            command: command.into(),
+            timeout_secs: 5,
+            origin: Origin {
+                source: Source::Project,
+                file: "test".into(),
+                base: std::env::temp_dir(),
+            },
+        }
+    }
+
+    fn hooks(entries: Vec<HookEntry>) -> Hooks {
+        Hooks::new(
+            entries,
+            SessionFacts {
+                session_id: "s1".into(),
+                transcript_path: "/t.jsonl".into(),
+                cwd: std::env::temp_dir().display().to_string(),
+                permission_mode: "default".into(),
+            },
+        )
+    }
+
+    #[test]
+    fn matchers() {
+        assert!(matcher_matches("", "Bash"));
+        assert!(matcher_matches("*", "Bash"));
+        assert!(matcher_matches("Edit|Write", "Write"));
+        assert!(!matcher_matches("Edit|Write", "WriteFile"));
+        assert!(matcher_matches("mcp__.*__delete", "mcp__github__delete"));
+        assert!(!matcher_matches("Edit", "Bash"));
+    }
+
+    #[test]
+    fn exit_codes_json_and_parallel_runs() {
+        let h = hooks(vec![
+            entry(
+                "PreToolUse",
+                "Bash",
+                "cat > /dev/null; echo 'no rm here' >&2; exit 2",
+            ),
+            entry(
+                "PreToolUse",
+                "Bash",
+                r#"echo '{"hookSpecificOutput":{"additionalContext":"ctx from hook"},"systemMessage":"hi"}'"#,
+            ),
+            entry("PreToolUse", "Read", "exit 2"),
+            entry("PreToolUse", "Bash", "exit 7"),
+        ]);
+        let mut fields = Map::new();
+        fields.insert("tool_name", "Bash");
+        let v = smol::block_on(h.run("PreToolUse", "Bash", fields));
+        assert_eq!(v.block.as_deref(), Some("no rm here"));
+        assert_eq!(v.context, ["ctx from hook"]);
+        assert!(v.notices.iter().any(|n| n == "hi"));
+        assert!(v.notices.iter().any(|n| n.contains("status 7")));
+    }
+
+    #[test]
+    fn input_reaches_the_hook_and_decisions_come_back() {
+        let h = hooks(vec![entry(
+            "PreToolUse",
+            "",
+            r#"read -r line; case "$line" in *'"hook_event_name":"PreToolUse"'*'"tool_name":"Bash"'*) echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"saw bash"}}';; *) echo "$line" >&2; exit 1;; esac"#,
+        )]);
+        let mut fields = Map::new();
+        fields.insert("tool_name", "Bash");
+        let v = smol::block_on(h.run("PreToolUse", "Bash", fields));
+        assert_eq!(
+            v.permission,
+            Some(("deny".into(), "saw bash".into())),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn timeouts_kill_the_hook() {
+        let mut e = entry("Stop", "", "sleep 30");
+        e.timeout_secs = 1;
+        let began = std::time::Instant::now();
+        let v = smol::block_on(hooks(vec![e]).run("Stop", "", Map::new()));
+        assert!(v.notices[0].contains("timed out after 1 s"), "{v:?}");
+        assert!(began.elapsed() < Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,251 @@
+//! Hooks with real scripts through the real binary: block with exit 2,
+//! rewrite input (re-validated), add context the model sees in the next
+//! request, and send the model back to work from a Stop hook.
+
+mod support;
+
+use support::standin::{self, StandIn};
+use support::*;
+use tern::json::Value;
+
+fn settings(dir: &std::path::Path, hooks_json: &str) {
+    std::fs::create_dir_all(dir.join(".tern")).unwrap();
+    std::fs::write(
+        dir.join(".tern/settings.json"),
+        format!(r#"{{"hooks": {hooks_json}}}"#),
+    )
+    .unwrap();
+}
+
+fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.with_extension(format!("{name}.sh"));
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn pre_tool_use_exit_2_blocks_and_the_model_sees_stderr() {
+    let dir = scratch("hook-block");
+    std::fs::write(dir.join("keep.txt"), "x").unwrap();
+    let guard = script(
+        &dir,
+        "guard",
+        "cat > /dev/null\necho 'deleting is not allowed here' >&2\nexit 2",
+    );
+    settings(
+        &dir,
+        &format!(
+            r#"{{"PreToolUse":[{{"matcher":"Bash","hooks":[{{"type":"command","command":"{guard}"}}]}}]}}"#
+        ),
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_rm", "Bash", r#"{"command": "rm keep.txt"}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "clean up",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("keep.txt").exists(), "the blocked command ran");
+    let r = &tool_results(&api.requests()[1])[0];
+    assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(true));
+    assert!(
+        r.str_field("content")
+            .unwrap()
+            .contains("deleting is not allowed here"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn pre_tool_use_rewrites_are_validated_again() {
+    let dir = scratch("hook-rewrite");
+    let rewrite = script(
+        &dir,
+        "rewrite",
+        r#"input=$(cat)
+case "$input" in
+  *'"touch first"'*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch second"}}}' ;;
+  *'"touch bad"'*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":42}}}' ;;
+esac"#,
+    );
+    settings(
+        &dir,
+        &format!(
+            r#"{{"PreToolUse":[{{"matcher":"Bash","hooks":[{{"type":"command","command":"{rewrite}"}}]}}]}}"#
+        ),
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[
+            ("toolu_1", "Bash", r#"{"command": "touch first"}"#),
+            ("toolu_2", "Bash", r#"{"command": "touch bad"}"#),
+        ]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.join("second").exists() && !dir.join("first").exists(),
+        "the rewrite was not applied"
+    );
+    assert!(!dir.join("bad").exists());
+    let results = tool_results(&api.requests()[1]);
+    assert!(results[0].get("is_error").is_none());
+    let refused = results[1].str_field("content").unwrap();
+    assert!(
+        refused.contains("rewrote the input into something invalid")
+            && refused.contains("command must be string"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn context_from_hooks_reaches_the_next_request() {
+    let dir = scratch("hook-context");
+    let on_prompt = script(
+        &dir,
+        "prompt",
+        "cat > /dev/null\necho 'The deploy freeze is on until Friday.'",
+    );
+    let after = script(
+        &dir,
+        "after",
+        r#"cat > /dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"lint found 2 warnings"}}'"#,
+    );
+    settings(
+        &dir,
+        &format!(
+            r#"{{"UserPromptSubmit":[{{"hooks":[{{"type":"command","command":"{on_prompt}"}}]}}],
+                "PostToolUse":[{{"matcher":"Glob","hooks":[{{"type":"command","command":"{after}"}}]}}]}}"#
+        ),
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_g", "Glob", r#"{"pattern": "*"}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "what now?"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = api.requests();
+    assert!(
+        reqs[0]
+            .body
+            .contains("The deploy freeze is on until Friday.")
+    );
+    let r = &tool_results(&reqs[1])[0];
+    assert!(
+        r.str_field("content")
+            .unwrap()
+            .contains("lint found 2 warnings"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn stop_hook_sends_the_model_back_once() {
+    let dir = scratch("hook-stop");
+    let marker = dir.with_extension("stopped-once");
+    let stop = script(
+        &dir,
+        "stop",
+        &format!(
+            "cat > /dev/null\nif [ ! -e {m} ]; then touch {m}; echo 'Run the tests before finishing.' >&2; exit 2; fi",
+            m = marker.display()
+        ),
+    );
+    settings(
+        &dir,
+        &format!(r#"{{"Stop":[{{"hooks":[{{"type":"command","command":"{stop}"}}]}}]}}"#),
+    );
+    let api = StandIn::start(vec![
+        standin::text_reply("done early"),
+        standin::text_reply("tests pass, done"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "fix it", "--output-format", "json"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1].body.contains("Run the tests before finishing."));
+    assert_eq!(
+        last_result(&out).str_field("result"),
+        Some("tests pass, done")
+    );
+}
+
+#[test]
+fn hooks_receive_session_facts_and_project_dir() {
+    let dir = scratch("hook-input");
+    let dump = dir.with_extension("hook-input.txt");
+    let spy = script(
+        &dir,
+        "spy",
+        &format!(
+            "cat > {d}; echo \"DIR=$TERN_PROJECT_DIR CLAUDE=$CLAUDE_PROJECT_DIR\" >> {d}",
+            d = dump.display()
+        ),
+    );
+    settings(
+        &dir,
+        &format!(
+            r#"{{"PreToolUse":[{{"matcher":"Read|Glob","hooks":[{{"type":"command","command":"{spy}"}}]}}]}}"#
+        ),
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_r", "Glob", r#"{"pattern": "*.md"}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let (json_line, env_line) = text.split_once("DIR=").unwrap();
+    let input = tern::json::parse(json_line.trim()).unwrap();
+    assert_eq!(input.str_field("hook_event_name"), Some("PreToolUse"));
+    assert_eq!(input.str_field("tool_name"), Some("Glob"));
+    assert_eq!(input.str_field("tool_use_id"), Some("toolu_r"));
+    assert_eq!(
+        input.get("tool_input").unwrap().str_field("pattern"),
+        Some("*.md")
+    );
+    assert_eq!(
+        input.str_field("session_id"),
+        last_result(&out).str_field("session_id")
+    );
+    assert!(
+        input
+            .str_field("transcript_path")
+            .unwrap()
+            .ends_with(".jsonl")
+    );
+    assert_eq!(input.str_field("permission_mode"), Some("default"));
+    let cwd = dir.display().to_string();
+    assert_eq!(env_line.trim(), format!("{cwd} CLAUDE={cwd}"));
+}
