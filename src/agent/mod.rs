@@ -195,10 +195,10 @@ impl<'ex> Agent<'ex> {
                 // A Stop hook may send the model back to work, a few times at most.
                 if stop_rounds < MAX_STOP_ROUNDS
                     && self.pipeline.hooks.wants("Stop", "")
-                    && !self
+                    && self
                         .settings
                         .max_turns
-                        .is_some_and(|max| outcome.num_turns >= max)
+                        .is_none_or(|max| outcome.num_turns < max)
                 {
                     let mut fields = Map::new();
                     fields.insert("stop_hook_active", stop_rounds > 0);
