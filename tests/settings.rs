@@ -179,3 +179,39 @@ fn config_permissions_lists_rules_with_their_files() {
         "{text}"
     );
 }
+
+#[test]
+fn memory_files_reach_the_system_prompt() {
+    let dir = scratch("memory");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    write(
+        &dir.join("AGENTS.md"),
+        "Always run `make check` before committing. See @docs/conventions.md",
+    );
+    write(&dir.join("docs/conventions.md"), "Use tabs in Makefiles.");
+    let api = StandIn::start(vec![standin::text_reply("noted")]);
+    let out = run(tern(&api.url, &dir).args(["-p", "hello"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = body(&api.requests()[0]);
+    let system: Vec<&str> = body
+        .get("system")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b.str_field("text"))
+        .collect();
+    let memory = system
+        .iter()
+        .find(|t| t.contains("<memory"))
+        .expect("no memory block");
+    assert!(
+        memory.contains("Always run `make check`") && memory.contains("Use tabs in Makefiles."),
+        "{memory}"
+    );
+}

@@ -3,6 +3,7 @@
 //! are built. (Settings files, managed policy and memory files join here
 //! with the permission work.)
 
+pub mod memory;
 pub mod prompt;
 pub mod settings;
 
@@ -212,6 +213,11 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
 
     let mut system = vec![args.system_prompt.unwrap_or_else(prompt::default_prompt)];
     system.push(prompt::environment(&inputs.cwd, &model));
+    let home = env("HOME").map(PathBuf::from);
+    let memory = memory::load(&memory::locate(&env, &inputs.cwd), home.as_deref());
+    if let Some(block) = memory::render(&memory) {
+        system.push(block);
+    }
     if let Some(extra) = args.append_system_prompt {
         system.push(extra);
     }
