@@ -110,6 +110,14 @@ pub fn read_only(command: &str, cwd: &Path) -> Result<Vec<ReadPath>, String> {
     Ok(paths)
 }
 
+/// One simple command on its own: Ok with the paths it reads (resolved
+/// from `dir`, which a `cd` updates), or why it is not read-only.
+pub fn read_only_part(cmd: &SimpleCommand, dir: &mut PathBuf) -> Result<Vec<ReadPath>, String> {
+    let mut paths = Vec::new();
+    classify(cmd, dir, &mut paths)?;
+    Ok(paths)
+}
+
 fn classify(
     cmd: &SimpleCommand,
     dir: &mut PathBuf,

@@ -2,7 +2,8 @@
 //! [`Policy::decide`]; nothing else says yes.
 //!
 //! Order: deny rules, then ask rules, then the mode (bypass allows, plan
-//! refuses anything that writes), then allow rules, then each tool's
+//! refuses anything that writes), then for Bash the fourteen check classes
+//! (any hit asks), then allow rules, then each tool's
 //! default: reading inside the working directories is allowed, editing
 //! there is allowed in acceptEdits, everything else asks. `dontAsk` turns
 //! every remaining ask into a refusal. Every decision names the rule (and
@@ -20,6 +21,7 @@
 //! Edit rules cover Write. `mcp__server` covers every tool of that server.
 
 pub mod bash;
+pub mod checks;
 pub mod shell;
 
 use std::fmt;
@@ -291,26 +293,13 @@ impl Policy {
                 "{name} would change things, and plan mode only allows reading. Finish the plan first."
             ));
         }
+        if let Target::Command(cmd) = &target {
+            return self.decide_command(name, input, cmd);
+        }
         if self.allowed_by_rules(name, &target, input) {
             return Decision::Allow;
         }
         match (&target, read_only) {
-            (Target::Command(cmd), true) => {
-                if let Ok(paths) = bash::read_only(cmd, &self.cwd) {
-                    let outside = paths
-                        .iter()
-                        .map(|p| canonical(&p.0))
-                        .find(|p| !self.inside(p));
-                    return match outside {
-                        None => Decision::Allow,
-                        Some(outside) => self.ask(format!(
-                            "{} reads {}, outside the working directories",
-                            what(name, input),
-                            outside.display()
-                        )),
-                    };
-                }
-            }
             (Target::Path(p), true) => {
                 if self.inside(p) {
                     return Decision::Allow;
@@ -335,50 +324,76 @@ impl Policy {
                 what(name, input)
             ));
         }
-        let why = match (&target, tool.kind()) {
-            (Target::Command(cmd), _) => match bash::read_only(cmd, &self.cwd) {
-                Err(reason) => format!("{} needs approval: {reason}", what(name, input)),
-                Ok(_) => format!("{} needs approval", what(name, input)),
-            },
-            _ => format!("{} needs approval", what(name, input)),
-        };
+        let why = format!("{} needs approval", what(name, input));
         self.ask(why)
     }
 
-    /// Allow rules approve a Bash line only when each of its commands is
-    /// approved by one of them; other tools need one matching rule.
-    fn allowed_by_rules(&self, name: &str, target: &Target, input: &Value) -> bool {
+    /// Bash, after deny and ask rules and the mode: the check classes (any
+    /// hit asks, whatever the allow rules say), then each simple command
+    /// must be approved on its own — by an allow rule, or by being a
+    /// read-only command whose paths stay inside the working directories.
+    fn decide_command(&self, name: &str, input: &Value, cmd: &str) -> Decision {
+        let findings = checks::check(cmd);
+        if !findings.is_empty() {
+            let list: Vec<String> = findings.iter().map(ToString::to_string).collect();
+            return self.ask(format!(
+                "{} needs approval: {}",
+                what(name, input),
+                list.join("; ")
+            ));
+        }
         let allows: Vec<&Rule> = self
             .rules
             .iter()
             .filter(|r| r.behavior == Behavior::Allow && r.covers_tool(name))
             .collect();
-        if allows.is_empty() {
-            return false;
-        }
         if allows.iter().any(|r| r.spec.is_none()) {
-            return true;
+            return Decision::Allow;
         }
-        match target {
-            Target::Command(cmd) => {
-                let Ok(script) = shell::parse(cmd) else {
-                    return false;
-                };
-                // Substitutions or hidden constructs could run anything.
-                if script.complex || script.commands.is_empty() {
-                    return false;
-                }
-                script.commands.iter().all(|c| {
-                    let text = c.effective_text();
-                    allows
+        let refusal = match shell::parse(cmd) {
+            Err(e) => Some(format!("the command does not parse ({e})")),
+            Ok(script) if script.complex => Some(
+                "it uses shell constructs (case, functions, arithmetic) that are not analysed"
+                    .into(),
+            ),
+            Ok(script) if script.commands.is_empty() => Some("it is empty".into()),
+            Ok(script) => {
+                let mut dir = self.cwd.clone();
+                script.commands.iter().find_map(|part| {
+                    let text = part.effective_text();
+                    if allows
                         .iter()
                         .any(|r| r.spec.as_deref().is_some_and(|s| command_matches(s, &text)))
+                    {
+                        return None;
+                    }
+                    if script.has_background {
+                        return Some("it starts a background job".to_string());
+                    }
+                    match bash::read_only_part(part, &mut dir) {
+                        Err(reason) => Some(reason),
+                        Ok(paths) => paths
+                            .iter()
+                            .map(|p| canonical(&p.0))
+                            .find(|p| !self.inside(p))
+                            .map(|p| {
+                                format!("it reads {}, outside the working directories", p.display())
+                            }),
+                    }
                 })
             }
-            _ => allows
-                .iter()
-                .any(|r| self.matches(r, name, target, input, false)),
+        };
+        match refusal {
+            None => Decision::Allow,
+            Some(reason) => self.ask(format!("{} needs approval: {reason}", what(name, input))),
         }
+    }
+
+    /// An allow rule for a file tool or any other non-Bash tool.
+    fn allowed_by_rules(&self, name: &str, target: &Target, input: &Value) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.behavior == Behavior::Allow && self.matches(r, name, target, input, false))
     }
 
     fn ask(&self, question: String) -> Decision {

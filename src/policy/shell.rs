@@ -110,6 +110,9 @@ pub struct Script {
     pub has_background: bool,
     /// A here-document whose body expands (`<<EOF` with an unquoted delimiter).
     pub expanding_heredoc: bool,
+    /// A bare newline separates two commands (not a here-document body or
+    /// a line continuation).
+    pub newline_separated: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -212,6 +215,9 @@ impl Parser<'_> {
                 }
                 b'\n' => {
                     self.i += 1;
+                    if depth == 0 && (!cmd.words.is_empty() || !cmd.redirects.is_empty()) {
+                        self.script.newline_separated = true;
+                    }
                     self.finish(&mut cmd, in_sub);
                     for_header = false;
                     self.read_heredoc_bodies()?;
