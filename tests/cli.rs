@@ -287,9 +287,10 @@ fn no_proxy_hosts_bypass_the_proxy() {
 }
 
 /// Without -p on a real terminal (tmux), text streams live and a call that
-/// needs permission is asked about; "y" lets it run.
+/// needs permission is asked about: "s" allows the same kind of call for
+/// the session, "a" saves a rule, "n <reason>" tells the model why not.
 #[test]
-fn terminal_mode_asks_and_obeys_the_answer() {
+fn terminal_mode_asks_with_scopes() {
     if std::process::Command::new("tmux")
         .arg("-V")
         .output()
@@ -298,24 +299,23 @@ fn terminal_mode_asks_and_obeys_the_answer() {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED terminal_mode_asks_and_obeys_the_answer: tmux is not installed"
+            "SKIPPED terminal_mode_asks_with_scopes: tmux is not installed"
         );
         return;
     }
     let dir = scratch("tty");
     let api = StandIn::start(vec![
-        standin::tools_reply(&[(
-            "toolu_t",
-            "Bash",
-            r#"{"command": "touch approved-by-user"}"#,
-        )]),
+        standin::tools_reply(&[("toolu_1", "Bash", r#"{"command": "touch one"}"#)]),
+        standin::tools_reply(&[("toolu_2", "Bash", r#"{"command": "touch two"}"#)]),
+        standin::tools_reply(&[("toolu_3", "Bash", r#"{"command": "mkdir made"}"#)]),
+        standin::tools_reply(&[("toolu_4", "Bash", r#"{"command": "chmod 600 one"}"#)]),
         standin::text_reply("All done here."),
     ]);
     let session = format!("tern-test-{}", std::process::id());
     let script = format!(
-        "cd {} && env -i PATH=\"$PATH\" HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {} 'make the file'; echo EXIT=$?; sleep 30",
+        "cd {} && env -i PATH=\"$PATH\" HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {} 'make the files'; echo EXIT=$?; sleep 30",
         dir.display(),
-        dir.display(),
+        home_of(&dir).display(),
         api.url,
         tern_shell_words()
     );
@@ -331,43 +331,69 @@ fn terminal_mode_asks_and_obeys_the_answer() {
         "-s",
         &session,
         "-x",
-        "150",
+        "160",
         "-y",
-        "40",
+        "50",
         &script,
     ]);
     let screen = || {
-        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &session]).stdout).into_owned()
+        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-S", "-100", "-t", &session]).stdout)
+            .into_owned()
     };
-    let wait_for = |needle: &str| {
+    let wait_for = |needle: &str, count: usize| {
         let began = std::time::Instant::now();
         loop {
             let s = screen();
-            if s.contains(needle) {
+            if s.matches(needle).count() >= count {
                 return s;
             }
             if began.elapsed() > std::time::Duration::from_secs(20) {
                 tmux(&["kill-session", "-t", &session]);
-                panic!("never saw {needle:?}; screen:\n{s}");
+                panic!("never saw {needle:?} {count} times; screen:\n{s}");
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     };
-    let asked = wait_for("[y/N]");
+    let first = wait_for("[y/s/a/N]", 1);
     assert!(
-        asked.contains("Running `touch approved-by-user` needs approval"),
-        "{asked}"
+        first.contains("Working on it."),
+        "text streams live before the question:\n{first}"
     );
     assert!(
-        asked.contains("Working on it."),
-        "text streams live before the question:\n{asked}"
+        first.contains("Running `touch one` needs approval") && first.contains("Bash(touch:*)"),
+        "{first}"
     );
-    tmux(&["send-keys", "-t", &session, "y", "Enter"]);
-    let done = wait_for("EXIT=");
+    tmux(&["send-keys", "-t", &session, "s", "Enter"]);
+    // `touch two` is covered for the session; the next question is mkdir's.
+    let second = wait_for("[y/s/a/N]", 2);
+    assert!(
+        second.contains("Running `mkdir made` needs approval"),
+        "{second}"
+    );
+    assert!(!second.contains("Running `touch two`"), "{second}");
+    tmux(&["send-keys", "-t", &session, "a", "Enter"]);
+    wait_for("[y/s/a/N]", 3);
+    tmux(&["send-keys", "-t", &session, "n use 644, not 600", "Enter"]);
+    let done = wait_for("EXIT=", 1);
     tmux(&["kill-session", "-t", &session]);
-    assert!(done.contains("All done here."), "{done}");
-    assert!(done.contains("EXIT=0"), "{done}");
-    assert!(dir.join("approved-by-user").exists());
+    assert!(
+        done.contains("All done here.") && done.contains("EXIT=0"),
+        "{done}"
+    );
+    assert!(dir.join("one").exists() && dir.join("two").exists() && dir.join("made").is_dir());
+    let saved = std::fs::read_to_string(dir.join(".tern/settings.local.json")).unwrap();
+    assert!(
+        saved.contains("Bash(mkdir:*)") && !saved.contains("touch"),
+        "{saved}"
+    );
+    let refused = &tool_results(&api.requests()[4])[0];
+    assert!(
+        refused
+            .str_field("content")
+            .unwrap()
+            .contains("use 644, not 600"),
+        "{refused:?}"
+    );
 }
 
 #[test]

@@ -9,20 +9,36 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::hooks::Hooks;
+use crate::config::settings::{Behavior, Origin, Source};
 use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
-use crate::policy::{Decision, Policy};
+use crate::policy::{Decision, Policy, Rule};
 use crate::tools::{LocalFuture, Registry, ToolContext, ToolOutput, check_schema};
+
+/// A person's answer to a permission question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    Once,
+    /// Yes, and don't ask again about calls the suggested rule covers.
+    ForSession,
+    /// Yes, and save the suggested rule in `.tern/settings.local.json`.
+    Always,
+    /// No, optionally with a reason for the model.
+    Deny(Option<String>),
+}
 
 /// Answers permission questions when someone can (a terminal, an SDK).
 pub trait Approver {
+    /// `suggestion` is the rule that "for this session" and "always" would
+    /// add; without one only once/deny make sense.
     fn approve<'a>(
         &'a self,
         tool: &'a str,
         input: &'a Value,
         question: &'a str,
-    ) -> LocalFuture<'a, bool>;
+        suggestion: Option<&'a str>,
+    ) -> LocalFuture<'a, Approval>;
 }
 
 pub struct Pipeline {
@@ -143,22 +159,31 @@ impl Pipeline {
                 return ToolOutput::error(reason);
             }
             Decision::Ask(question) => {
-                let approved = match &self.approver {
-                    Some(a) => {
-                        self.notify(&format!("tern needs your permission to use {}", call.name))
-                            .await;
-                        a.approve(&call.name, &input, &question).await
-                    }
-                    None => false,
-                };
-                if !approved {
+                let Some(approver) = &self.approver else {
                     self.record_denial(&call.name, &call.id, &input);
-                    let why = if self.approver.is_some() {
-                        "The user declined.".to_string()
-                    } else {
-                        "Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.".to_string()
-                    };
-                    return ToolOutput::error(format!("Permission denied. {question}. {why}"));
+                    return ToolOutput::error(format!(
+                        "Permission denied. {question}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode."
+                    ));
+                };
+                self.notify(&format!("tern needs your permission to use {}", call.name))
+                    .await;
+                let suggestion = self.policy.suggest_rule(&call.name, &input);
+                let answer = approver
+                    .approve(&call.name, &input, &question, suggestion.as_deref())
+                    .await;
+                match (answer, suggestion) {
+                    (Approval::Once, _) => {}
+                    (Approval::ForSession, Some(rule)) => self.grant(&rule, false),
+                    (Approval::Always, Some(rule)) => self.grant(&rule, true),
+                    (Approval::ForSession | Approval::Always, None) => {}
+                    (Approval::Deny(reason), _) => {
+                        self.record_denial(&call.name, &call.id, &input);
+                        let why = reason.map_or(String::new(), |r| format!(" The user said: {r}"));
+                        return ToolOutput::error(format!(
+                            "Permission denied: the user declined {}.{why}",
+                            call.name
+                        ));
+                    }
                 }
             }
         }
@@ -190,6 +215,26 @@ impl Pipeline {
             }
         }
         output
+    }
+
+    fn grant(&self, rule: &str, save: bool) {
+        let origin = Origin {
+            source: Source::Cli,
+            file: if save {
+                ".tern/settings.local.json".into()
+            } else {
+                "approved in this session".into()
+            },
+            base: self.policy.cwd.clone(),
+        };
+        self.policy
+            .grant(Rule::parse(rule, Behavior::Allow, Some(origin)));
+        if save {
+            match crate::config::settings::add_local_allow(&self.policy.cwd, rule) {
+                Ok(path) => eprintln!("tern: saved {rule} to {}", path.display()),
+                Err(e) => eprintln!("tern: could not save {rule}: {e}"),
+            }
+        }
     }
 
     async fn notify(&self, message: &str) {

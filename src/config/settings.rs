@@ -414,6 +414,50 @@ fn merge_layer(
     }
 }
 
+/// Adds an allow rule to the project's `.tern/settings.local.json` (the
+/// "always" answer to a permission question), keeping what is there.
+/// Refuses to touch a file it cannot parse.
+pub fn add_local_allow(project: &Path, rule: &str) -> Result<PathBuf, String> {
+    let path = project.join(".tern/settings.local.json");
+    let mut root = match std::fs::read_to_string(&path) {
+        Ok(text) => match json::parse(&text) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                return Err(format!(
+                    "{} is not a JSON object; not changing it",
+                    path.display()
+                ));
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(json::Map::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let Some(top) = root.as_object_mut() else {
+        return Err(format!("{} is not a JSON object", path.display()));
+    };
+    if top.get("permissions").and_then(Value::as_object).is_none() {
+        top.insert("permissions", Value::Object(json::Map::new()));
+    }
+    let Some(perms) = top.get_mut("permissions").and_then(Value::as_object_mut) else {
+        return Err("permissions is not an object".into());
+    };
+    if perms.get("allow").and_then(Value::as_array).is_none() {
+        perms.insert("allow", Value::Array(Vec::new()));
+    }
+    if let Some(Value::Array(allow)) = perms.get_mut("allow")
+        && !allow.iter().any(|r| r.as_str() == Some(rule))
+    {
+        allow.push(Value::from(rule));
+    }
+    let dir = project.join(".tern");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let tmp = dir.join(format!(".settings.local.json.{}", std::process::id()));
+    std::fs::write(&tmp, root.to_json() + "\n")
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// `~/x` and relative paths, resolved.
 pub fn expand_path(p: &str, base: &Path) -> PathBuf {
     if let Some(rest) = p.strip_prefix("~/")
@@ -610,6 +654,33 @@ mod tests {
         t.write("etc/managed.json", "{ nope");
         let err = load(&t.locations()).unwrap_err();
         assert!(err.contains("managed.json:1: invalid JSON"), "{err}");
+    }
+
+    #[test]
+    fn always_rules_are_added_to_the_local_file() {
+        let t = Tree::new();
+        let project = t.0.join("proj");
+        t.write(
+            "proj/.tern/settings.local.json",
+            r#"{"model":"keep-me","permissions":{"allow":["Read"]}}"#,
+        );
+        add_local_allow(&project, "Bash(npm install:*)").unwrap();
+        add_local_allow(&project, "Bash(npm install:*)").unwrap();
+        let s = load(&t.locations()).unwrap();
+        assert_eq!(s.model.as_deref(), Some("keep-me"));
+        assert_eq!(
+            texts(&s, Behavior::Allow),
+            [
+                ("Read".to_string(), Source::Local),
+                ("Bash(npm install:*)".to_string(), Source::Local)
+            ]
+        );
+        t.write("proj/.tern/settings.local.json", "{ broken");
+        assert!(
+            add_local_allow(&project, "X")
+                .unwrap_err()
+                .contains("not changing it")
+        );
     }
 
     #[test]

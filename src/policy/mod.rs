@@ -167,6 +167,8 @@ pub enum Decision {
 pub struct Policy {
     pub mode: Mode,
     pub rules: Vec<Rule>,
+    /// Allow rules granted while the session runs ("yes, for this session").
+    granted: std::cell::RefCell<Vec<Rule>>,
     /// Where reading (and, in acceptEdits, editing) needs no question:
     /// the working directory and any added ones, symlinks resolved.
     pub working_dirs: Vec<PathBuf>,
@@ -196,6 +198,7 @@ impl Policy {
         Policy {
             mode,
             rules,
+            granted: std::cell::RefCell::new(Vec::new()),
             working_dirs,
             cwd: cwd.to_path_buf(),
         }
@@ -266,7 +269,8 @@ impl Policy {
     pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
         let name = tool.name();
         let target = self.target(name, input);
-        let of = |b: Behavior| self.rules.iter().filter(move |r| r.behavior == b);
+        let rules = self.all_rules();
+        let of = |b: Behavior| rules.iter().filter(move |r| r.behavior == b);
 
         if let Some(rule) =
             of(Behavior::Deny).find(|r| self.matches(r, name, &target, input, false))
@@ -342,8 +346,8 @@ impl Policy {
                 list.join("; ")
             ));
         }
-        let allows: Vec<&Rule> = self
-            .rules
+        let rules = self.all_rules();
+        let allows: Vec<&Rule> = rules
             .iter()
             .filter(|r| r.behavior == Behavior::Allow && r.covers_tool(name))
             .collect();
@@ -394,6 +398,92 @@ impl Policy {
         self.rules
             .iter()
             .any(|r| r.behavior == Behavior::Allow && self.matches(r, name, target, input, false))
+    }
+
+    /// The configured rules and those granted during the session.
+    fn all_rules(&self) -> Vec<Rule> {
+        let mut all = self.rules.clone();
+        all.extend(self.granted.borrow().iter().cloned());
+        all
+    }
+
+    /// Adds an allow rule for the rest of the session.
+    pub fn grant(&self, rule: Rule) {
+        self.granted.borrow_mut().push(rule);
+    }
+
+    /// The rule a person would most likely want for "don't ask again" about
+    /// this call: `Bash(npm install:*)`, `Edit(./src/lib.rs)`,
+    /// `Read(//abs/dir/**)`. None when no narrow rule fits (a compound
+    /// command line).
+    pub fn suggest_rule(&self, tool: &str, input: &Value) -> Option<String> {
+        match self.target(tool, input) {
+            Target::Command(cmd) => {
+                let script = shell::parse(&cmd).ok()?;
+                if script.commands.len() != 1 || script.complex || script.has_substitution {
+                    return None;
+                }
+                let words = script.commands[0].effective_words();
+                let program = words.first()?;
+                let mut prefix = program.text.clone();
+                // Tools with subcommands get them in the rule: `npm install`, not `npm`.
+                const WITH_SUBCOMMANDS: &[&str] = &[
+                    "git",
+                    "cargo",
+                    "npm",
+                    "npx",
+                    "yarn",
+                    "pnpm",
+                    "go",
+                    "docker",
+                    "kubectl",
+                    "pip",
+                    "pip3",
+                    "uv",
+                    "poetry",
+                    "bundle",
+                    "dotnet",
+                    "gradle",
+                    "mvn",
+                    "brew",
+                    "apt",
+                    "apt-get",
+                    "systemctl",
+                    "terraform",
+                    "helm",
+                    "gh",
+                    "make",
+                    "rustup",
+                ];
+                if let Some(sub) = words.get(1)
+                    && WITH_SUBCOMMANDS.contains(&program.text.as_str())
+                    && !sub.text.starts_with('-')
+                    && !sub.text.contains(['/', '.', '='])
+                    && !sub.expands
+                {
+                    prefix = format!("{prefix} {}", sub.text);
+                }
+                Some(format!("Bash({prefix}:*)"))
+            }
+            Target::Path(p) => {
+                let kind = if matches!(tool, "Read" | "Glob" | "Grep") {
+                    "Read"
+                } else {
+                    "Edit"
+                };
+                if let Ok(rel) = p.strip_prefix(canonical(&self.cwd)) {
+                    Some(format!("{kind}(./{})", rel.display()))
+                } else {
+                    let dir = if p.is_dir() {
+                        p.clone()
+                    } else {
+                        p.parent()?.to_path_buf()
+                    };
+                    Some(format!("{kind}(/{}/**)", dir.display()))
+                }
+            }
+            Target::Nothing => Some(tool.to_string()),
+        }
     }
 
     fn ask(&self, question: String) -> Decision {

@@ -311,3 +311,33 @@ fn wildcards() {
     assert!(command_matches("make", "make"));
     assert!(!command_matches("make", "make install"));
 }
+
+#[test]
+fn suggested_rules_and_session_grants() {
+    let cwd = temp("suggest");
+    let p = policy(Mode::Default, &cwd, &[]);
+    let bash = |c: &str| obj! { "command" => c };
+    assert_eq!(
+        p.suggest_rule("Bash", &bash("npm install left-pad"))
+            .as_deref(),
+        Some("Bash(npm install:*)")
+    );
+    assert_eq!(
+        p.suggest_rule("Bash", &bash("touch a b")).as_deref(),
+        Some("Bash(touch:*)")
+    );
+    assert_eq!(
+        p.suggest_rule("Bash", &bash("make && rm x")),
+        None,
+        "compound lines get no blanket rule"
+    );
+    assert_eq!(
+        p.suggest_rule("Edit", &obj! { "file_path" => "src/a.rs" })
+            .as_deref(),
+        Some("Edit(./src/a.rs)")
+    );
+    assert!(is_ask(&decide(&p, "Bash", bash("npm install x"))));
+    p.grant(Rule::parse("Bash(npm install:*)", Behavior::Allow, None));
+    assert_eq!(decide(&p, "Bash", bash("npm install y")), Decision::Allow);
+    assert!(is_ask(&decide(&p, "Bash", bash("npm publish"))));
+}
