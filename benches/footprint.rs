@@ -174,10 +174,21 @@ fn grep_vs_ripgrep() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-tree");
     generate_tree(&root, 4000, 24);
     let rg_available = Command::new("rg").arg("--version").output().is_ok();
-    let abort = tern::abort::Abort::new();
-    let ctx = tern::tools::ToolContext::new(root.clone(), std::env::temp_dir(), abort);
-    let registry = tern::tools::Registry::builtin();
-    let grep = registry.get("Grep").expect("Grep tool");
+    // Through the real pipeline (bypass mode): the only way to run a tool.
+    let ctx = tern::tools::ToolContext::new(
+        root.clone(),
+        std::env::temp_dir(),
+        tern::abort::Abort::new(),
+    );
+    let policy =
+        tern::policy::Policy::new(tern::policy::Mode::BypassPermissions, vec![], &root, &[]);
+    let pipeline = tern::agent::pipeline::Pipeline::new(
+        tern::tools::Registry::builtin(),
+        policy,
+        ctx,
+        None,
+        std::rc::Rc::new(tern::agent::hooks::Hooks::none()),
+    );
     for (mode, pattern, rg_flag) in [
         ("files_with_matches", "NEEDLE_7f3a", "-l"),
         ("count", "port_1[0-9]+ =", "-c"),
@@ -190,7 +201,12 @@ fn grep_vs_ripgrep() {
         let mut lines = 0;
         for _ in 0..3 {
             let began = Instant::now();
-            let out = smol::block_on(grep.call(input.clone(), &ctx));
+            let call = tern::model::stream::ToolUse {
+                id: "toolu_bench".into(),
+                name: "Grep".into(),
+                input: Ok(input.clone()),
+            };
+            let out = smol::block_on(pipeline.run(call));
             best = best.min(began.elapsed());
             lines = out.content.lines().count();
         }

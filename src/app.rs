@@ -138,7 +138,10 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     let pipeline = Pipeline::new(
         registry,
         Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs),
-        ToolContext::new(rt.cwd, scratch.clone(), abort.clone()),
+        ToolContext {
+            env: rt.env,
+            ..ToolContext::new(rt.cwd, scratch.clone(), abort.clone())
+        },
         approver,
         Rc::clone(&hooks),
     );

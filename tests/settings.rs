@@ -215,3 +215,27 @@ fn memory_files_reach_the_system_prompt() {
         "{memory}"
     );
 }
+
+#[test]
+fn settings_env_reaches_commands() {
+    let dir = scratch("env");
+    write(
+        &dir.join(".tern/settings.json"),
+        r#"{"env":{"GREETING":"from settings"}}"#,
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_e", "Bash", r#"{"command": "echo \"$GREETING\""}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        tool_results(&api.requests()[1])[0].str_field("content"),
+        Some("from settings\n")
+    );
+}

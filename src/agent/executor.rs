@@ -198,6 +198,7 @@ mod tests {
 
     use super::*;
     use crate::abort::Abort;
+    use crate::agent::pipeline::Permit;
     use crate::json::Value;
     use crate::obj;
     use crate::policy::{Mode, Policy};
@@ -229,7 +230,12 @@ mod tests {
         fn is_read_only(&self, _: &Value) -> bool {
             self.safe
         }
-        fn call<'a>(&'a self, input: Value, _: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+        fn call<'a>(
+            &'a self,
+            input: Value,
+            _: &'a ToolContext,
+            _: &'a Permit,
+        ) -> LocalFuture<'a, ToolOutput> {
             Box::pin(async move {
                 let gate = input.str_field("gate").unwrap_or("").to_string();
                 self.log.borrow_mut().push(format!("start {gate}"));

@@ -16,6 +16,19 @@ use crate::obj;
 use crate::policy::{Decision, Policy, Rule};
 use crate::tools::{LocalFuture, Registry, ToolContext, ToolOutput, check_schema};
 
+/// Proof that a call came through [`Pipeline::run`]. [`Tool::call`] takes
+/// one and only this module can make one, so no code path can run a tool
+/// without the schema checks, hooks and permission decision above.
+///
+/// [`Tool::call`]: crate::tools::Tool::call
+pub struct Permit(());
+
+/// A permit for unit tests of individual tools.
+#[cfg(test)]
+pub(crate) fn test_permit() -> Permit {
+    Permit(())
+}
+
 /// A person's answer to a permission question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
@@ -188,7 +201,7 @@ impl Pipeline {
             }
         }
 
-        let mut output = tool.call(input.clone(), &self.ctx).await;
+        let mut output = tool.call(input.clone(), &self.ctx, &Permit(())).await;
         let event = if output.is_error {
             "PostToolUseFailure"
         } else {

@@ -40,6 +40,8 @@ pub struct Runtime {
     pub extra_dirs: Vec<PathBuf>,
     /// Hooks from the settings layers.
     pub hooks: Vec<settings::HookEntry>,
+    /// The settings' `env`, for the commands tern runs.
+    pub env: Vec<(String, String)>,
     pub system: Vec<String>,
     pub cwd: PathBuf,
     pub retry: RetryPolicy,
@@ -241,6 +243,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         mode,
         rules,
         extra_dirs,
+        env: layered.env.clone(),
         hooks: layered.hooks,
         system,
         cwd: inputs.cwd,

@@ -16,6 +16,7 @@ use smol::future::FutureExt;
 use smol::io::AsyncReadExt;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct Bash;
@@ -77,7 +78,12 @@ impl Tool for Bash {
         }
         Ok(())
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let command = input.str_field("command").unwrap_or("").to_string();
             let timeout = input
@@ -113,6 +119,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         .arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)
+        .envs(ctx.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env("TERN", "1")
         .process_group(0);
     // Stdio is set on the async command: the conversion does not carry it.

@@ -1,6 +1,7 @@
 //! Edit: replace an exact string in a file the model has read.
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput, files::write_atomically};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct Edit;
@@ -53,7 +54,12 @@ impl Tool for Edit {
         }
         ctx.files.borrow().check_fresh(&path, &shown)
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
             let shown = ctx.display(&path);

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct Glob;
@@ -37,7 +38,12 @@ impl Tool for Glob {
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         compile(input.str_field("pattern").unwrap_or("")).map(drop)
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let root = ctx.resolve(input.str_field("path").unwrap_or("."));
             let pattern = input.str_field("pattern").unwrap_or("").to_string();

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput, cut_str as cut, opt_usize};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct Grep;
@@ -55,7 +56,12 @@ impl Tool for Grep {
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         Query::from_input(input, PathBuf::new()).map(drop)
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let root = ctx.resolve(input.str_field("path").unwrap_or("."));
             if !root.exists() {

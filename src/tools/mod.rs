@@ -23,6 +23,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 
 use crate::abort::Abort;
+use crate::agent::pipeline::Permit;
 use crate::json::Value;
 use crate::obj;
 
@@ -78,7 +79,13 @@ pub trait Tool {
     fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
         Ok(())
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput>;
+    /// Runs the call. The permit proves the pipeline decided it may run.
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        permit: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput>;
 }
 
 /// Session state the tools share.
@@ -89,6 +96,8 @@ pub struct ToolContext {
     pub files: RefCell<FileStamps>,
     pub todos: RefCell<Value>,
     pub abort: Abort,
+    /// Variables from the settings' `env`, set for every command tern runs.
+    pub env: Vec<(String, String)>,
 }
 
 impl ToolContext {
@@ -99,6 +108,7 @@ impl ToolContext {
             files: RefCell::new(FileStamps::default()),
             todos: RefCell::new(Value::Array(Vec::new())),
             abort,
+            env: Vec::new(),
         }
     }
 
@@ -270,6 +280,7 @@ pub(crate) mod testing {
         if let Err(e) = tool.validate(&input, ctx) {
             return ToolOutput::error(e);
         }
-        smol::block_on(tool.call(input, ctx))
+        let permit = crate::agent::pipeline::test_permit();
+        smol::block_on(tool.call(input, ctx, &permit))
     }
 }

@@ -3,6 +3,7 @@
 use std::io::{BufRead, BufReader, Read as _};
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput, cut_str as cut, opt_usize};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct Read;
@@ -36,7 +37,12 @@ impl Tool for Read {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
             let offset = opt_usize(&input, "offset").unwrap_or(1).max(1);

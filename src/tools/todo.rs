@@ -1,6 +1,7 @@
 //! TodoWrite: the model's own task list for the session.
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct TodoWrite;
@@ -35,7 +36,12 @@ impl Tool for TodoWrite {
     fn is_concurrency_safe(&self, _: &Value) -> bool {
         false
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let todos = input
                 .get("todos")

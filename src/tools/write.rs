@@ -1,6 +1,7 @@
 //! Write: create a file or replace one the model has read.
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput, files::write_atomically};
+use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 
 pub struct Write;
@@ -38,7 +39,12 @@ impl Tool for Write {
         }
         Ok(())
     }
-    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> LocalFuture<'a, ToolOutput> {
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
             let content = input.str_field("content").unwrap_or("").to_string();
