@@ -122,3 +122,17 @@ pub fn uid() -> u32 {
     // SAFETY: getuid(2) cannot fail and takes no arguments.
     unsafe { libc::getuid() }
 }
+
+/// Starts `cmd` as the leader of a new process group (so everything it
+/// starts can be killed together) with stdin, stdout and stderr piped.
+pub fn spawn_group(mut cmd: std::process::Command) -> std::io::Result<smol::process::Child> {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    cmd.process_group(0);
+    // Stdio is set on the async command: the conversion does not carry it.
+    let mut cmd = smol::process::Command::from(cmd);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.spawn()
+}

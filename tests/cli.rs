@@ -18,12 +18,7 @@ fn text_answer_in_all_three_formats() {
     let dir = scratch("formats");
 
     let out = run(tern(&api.url, &dir).args(["-p", "say hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "Hello from the stand-in.\n"
@@ -167,12 +162,7 @@ fn disallowed_tools_are_hidden_and_allowed_rules_apply() {
         "--allowedTools",
         "Bash(touch:*)",
     ]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(dir.join("made-by-rule").exists());
     let b = body(&api.requests()[0]);
     let names: Vec<&str> = b
@@ -223,12 +213,7 @@ fn requests_go_through_the_proxy_from_the_environment() {
     let out = run(tern("http://api.example.invalid", &dir)
         .env("HTTP_PROXY", &proxy.url)
         .args(["-p", "hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "via proxy\n");
     let req = &proxy.requests()[0];
     assert_eq!(req.tunnel.as_deref(), Some("api.example.invalid:80"));
@@ -252,12 +237,7 @@ fn bash_tool_falls_back_to_sh() {
         "--permission-mode",
         "bypassPermissions",
     ]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let result = &tool_results(&api.requests()[1])[0];
     assert_eq!(
         result.str_field("content"),
@@ -276,12 +256,7 @@ fn no_proxy_hosts_bypass_the_proxy() {
         .env("HTTP_PROXY", &proxy.url)
         .env("NO_PROXY", "localhost,127.0.0.1")
         .args(["-p", "hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(api.requests().len(), 1);
     assert!(proxy.requests().is_empty());
 }
@@ -428,12 +403,7 @@ fn https_with_a_private_ca_needs_ssl_cert_file() {
     let out = run(tern(&api.url, &dir)
         .env("SSL_CERT_FILE", ca)
         .args(["-p", "hi"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "over TLS\n");
 
     let out = run(tern(&api.url, &dir).args(["-p", "hi"]));
@@ -463,12 +433,7 @@ fn transcript_records_the_session_privately() {
         standin::text_reply("unrecorded"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "look around", "--output-format", "json"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let session = last_result(&out)
         .str_field("session_id")
         .unwrap()

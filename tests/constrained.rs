@@ -138,12 +138,7 @@ fn empty_root_busybox_only_no_home() {
         &[("ANTHROPIC_BASE_URL", &api.url), ("ANTHROPIC_API_KEY", "k")],
         &["-p", "go", "--permission-mode", "bypassPermissions"],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "done\n");
     let results = tool_result_text(&api, 1);
     assert!(
@@ -194,12 +189,7 @@ mount -o remount,bind,ro "$ROOT""#;
         ],
         &["-p", "go", "--permission-mode", "bypassPermissions"],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     // tern kept its transcript in the temporary directory and said so.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -257,12 +247,7 @@ fn https_in_an_empty_root_trusts_only_ssl_cert_file() {
         ("SSL_CERT_FILE", "/ca.pem"),
     ];
     let out = in_root(&root, "", &env, &["-p", "hi"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "secure hello\n");
 }
 
@@ -311,12 +296,7 @@ fn sixty_four_mib_address_space_is_enough() {
         });
     }
     let out = run(&mut cmd);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let results = tool_results(&api.requests()[1]);
     assert_eq!(
         results[0].str_field("content").map(str::trim),
@@ -341,12 +321,7 @@ fn term_dumb_gets_plain_text() {
     let dir = scratch("dumb");
     // Terminal mode (no -p) with TERM=dumb: only the words, no escapes.
     let out = run(tern(&api.url, &dir).env("TERM", "dumb").arg("hello"));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "plain words\n");
     assert!(!out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b));
 }

@@ -50,12 +50,7 @@ fn pre_tool_use_exit_2_blocks_and_the_model_sees_stderr() {
         "--permission-mode",
         "bypassPermissions",
     ]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(dir.join("keep.txt").exists(), "the blocked command ran");
     let r = &tool_results(&api.requests()[1])[0];
     assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(true));
@@ -93,12 +88,7 @@ esac"#,
         standin::text_reply("ok"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(
         dir.join("second").exists() && !dir.join("first").exists(),
         "the rewrite was not applied"
@@ -139,12 +129,7 @@ fn context_from_hooks_reaches_the_next_request() {
         standin::text_reply("ok"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "what now?"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let reqs = api.requests();
     assert!(
         reqs[0]
@@ -181,12 +166,7 @@ fn stop_hook_sends_the_model_back_once() {
         standin::text_reply("tests pass, done"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "fix it", "--output-format", "json"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let reqs = api.requests();
     assert_eq!(reqs.len(), 2);
     assert!(reqs[1].body.contains("Run the tests before finishing."));
@@ -219,12 +199,7 @@ fn hooks_receive_session_facts_and_project_dir() {
         standin::text_reply("ok"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = std::fs::read_to_string(&dump).unwrap();
     let (json_line, env_line) = text.split_once("DIR=").unwrap();
     let input = tern::json::parse(json_line.trim()).unwrap();

@@ -32,12 +32,7 @@ fn project_rules_apply_and_local_rules_deny() {
         standin::text_reply("ok"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(dir.join("allowed").exists());
     assert!(!dir.join("forbidden").exists());
     let results = tool_results(&api.requests()[1]);
@@ -92,12 +87,7 @@ fn managed_policy_disables_bypass_and_its_rules_hold() {
     let out = run(tern(&api.url, &dir)
         .env("TERN_MANAGED_SETTINGS", &policy)
         .args(["-p", "x"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("disabled by managed policy"));
     let result = &tool_results(&api.requests()[1])[0];
     assert_eq!(result.get("is_error").and_then(Value::as_bool), Some(true));
@@ -150,12 +140,7 @@ fn config_permissions_lists_rules_with_their_files() {
         .args(["config", "permissions", "--disallowedTools", "WebFetch"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("permission mode: acceptEdits"), "{text}");
     let lines: Vec<&str> = text
@@ -191,12 +176,7 @@ fn memory_files_reach_the_system_prompt() {
     write(&dir.join("docs/conventions.md"), "Use tabs in Makefiles.");
     let api = StandIn::start(vec![standin::text_reply("noted")]);
     let out = run(tern(&api.url, &dir).args(["-p", "hello"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let body = body(&api.requests()[0]);
     let system: Vec<&str> = body
         .get("system")
@@ -228,12 +208,7 @@ fn settings_env_reaches_commands() {
         standin::text_reply("ok"),
     ]);
     let out = run(tern(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(
         tool_results(&api.requests()[1])[0].str_field("content"),
         Some("from settings\n")

@@ -11,7 +11,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::process::Stdio;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -129,20 +128,14 @@ struct Ran {
 }
 
 async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str) -> Ran {
-    use std::os::unix::process::CommandExt;
     let mut std_cmd = std::process::Command::new("/bin/sh");
     std_cmd
         .arg("-c")
         .arg(&entry.command)
         .current_dir(cwd)
         .env("TERN_PROJECT_DIR", cwd)
-        .env("CLAUDE_PROJECT_DIR", cwd)
-        .process_group(0);
-    let mut cmd = smol::process::Command::from(std_cmd);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match cmd.spawn() {
+        .env("CLAUDE_PROJECT_DIR", cwd);
+    let mut child = match crate::sys::spawn_group(std_cmd) {
         Ok(c) => c,
         Err(e) => {
             return Ran {

@@ -7,9 +7,7 @@
 //! spilled to a file; the model gets the head, the tail and the path.
 
 use std::io::Write as _;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use smol::future::FutureExt;
@@ -120,16 +118,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         .arg(command)
         .current_dir(&ctx.cwd)
         .envs(ctx.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .env("TERN", "1")
-        .process_group(0);
-    // Stdio is set on the async command: the conversion does not carry it.
+        .env("TERN", "1");
     // stdin is a pipe closed at once rather than /dev/null, which a bare
     // chroot or container may not have.
-    let mut cmd = smol::process::Command::from(std_cmd);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match cmd.spawn() {
+    let mut child = match crate::sys::spawn_group(std_cmd) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
     };
@@ -379,11 +371,18 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        // The background sleep was in the group and must be gone.
-        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
-            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .unwrap_or_default()
-                .contains(") Z");
+        // The background sleep was in the group and must be gone. SIGKILL
+        // lands asynchronously, so allow the kernel a moment on a busy box.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|stat| !stat.contains(") Z"))
+                .unwrap_or(false)
+        };
+        let began = std::time::Instant::now();
+        while alive() && began.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let alive = alive();
         assert!(!alive, "background child {pid} survived the timeout");
     }
 

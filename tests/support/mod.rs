@@ -176,3 +176,14 @@ pub fn first_content(lines: &[Value], kind: &str) -> Vec<Value> {
         .cloned()
         .unwrap_or_default()
 }
+
+/// Fails with tern's stderr unless it exited 0.
+#[track_caller]
+pub fn assert_ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "tern failed; stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
