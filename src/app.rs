@@ -135,11 +135,14 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
             prompt_blocks.push(obj! { "type" => "text", "text" => c });
         }
     }
+    let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
+    policy.sandboxed_auto_allow = rt.sandbox.is_some() && rt.sandbox_auto_allow;
     let pipeline = Pipeline::new(
         registry,
-        Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs),
+        policy,
         ToolContext {
             env: rt.env,
+            sandbox: rt.sandbox.clone(),
             ..ToolContext::new(rt.cwd, scratch.clone(), abort.clone())
         },
         approver,

@@ -30,6 +30,11 @@ pub mod tools;
 
 /// Runs tern with these arguments and returns the exit status.
 pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    // The sandbox launcher must run before anything starts a thread.
+    if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER_ARG) {
+        return sandbox::launch(&args[2..]);
+    }
     match cli::parse(args) {
         Ok(cli::Command::Version) => {
             println!("{} (tern)", env!("CARGO_PKG_VERSION"));

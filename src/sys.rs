@@ -136,3 +136,12 @@ pub fn spawn_group(mut cmd: std::process::Command) -> std::io::Result<smol::proc
         .stderr(Stdio::piped());
     cmd.spawn()
 }
+
+/// prctl(PR_SET_NO_NEW_PRIVS): exec can never gain privileges again.
+pub fn set_no_new_privs() -> std::io::Result<()> {
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -42,6 +42,10 @@ pub struct Runtime {
     pub hooks: Vec<settings::HookEntry>,
     /// The settings' `env`, for the commands tern runs.
     pub env: Vec<(String, String)>,
+    /// Set when Bash commands run sandboxed.
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// Sandboxed commands that would ask run without asking.
+    pub sandbox_auto_allow: bool,
     pub system: Vec<String>,
     pub cwd: PathBuf,
     pub retry: RetryPolicy,
@@ -84,6 +88,34 @@ impl Runtime {
         }
         Ok(())
     }
+}
+
+/// The sandbox for Bash, when the settings turn it on: writes beneath the
+/// working directories, `allowWrite` paths and (unless turned off) the
+/// temporary directories.
+fn sandbox_policy(
+    s: &settings::SandboxSettings,
+    cwd: &std::path::Path,
+    extra_dirs: &[PathBuf],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<crate::sandbox::SandboxPolicy> {
+    if s.enabled != Some(true) {
+        return None;
+    }
+    let mut roots = vec![cwd.to_path_buf()];
+    roots.extend(extra_dirs.iter().cloned());
+    roots.extend(s.allow_write.iter().cloned());
+    if s.allow_tmp != Some(false) {
+        roots.push(PathBuf::from("/tmp"));
+        if let Some(t) = env("TMPDIR") {
+            roots.push(PathBuf::from(t));
+        }
+    }
+    Some(crate::sandbox::SandboxPolicy {
+        write_roots: roots,
+        network: s.network == Some(true),
+        fail_if_unavailable: s.fail_if_unavailable == Some(true),
+    })
 }
 
 pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
@@ -200,6 +232,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             .map(|d| settings::expand_path(d, &inputs.cwd)),
     );
 
+    let sandbox = sandbox_policy(&layered.sandbox, &inputs.cwd, &extra_dirs, &env);
     let model = args
         .model
         .or_else(|| layered.model.clone())
@@ -244,6 +277,8 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         rules,
         extra_dirs,
         env: layered.env.clone(),
+        sandbox,
+        sandbox_auto_allow: layered.sandbox.auto_allow_bash.unwrap_or(true),
         hooks: layered.hooks,
         system,
         cwd: inputs.cwd,

@@ -91,6 +91,19 @@ pub struct HookEntry {
     pub origin: Origin,
 }
 
+/// The `sandbox` settings (Claude Code's keys where they fit).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SandboxSettings {
+    pub enabled: Option<bool>,
+    pub fail_if_unavailable: Option<bool>,
+    pub auto_allow_bash: Option<bool>,
+    pub allow_write: Vec<PathBuf>,
+    /// `sandbox.network.enabled`: TCP/UDP for sandboxed commands.
+    pub network: Option<bool>,
+    /// `sandbox.filesystem.allowTmp`: /tmp and $TMPDIR writable (default yes).
+    pub allow_tmp: Option<bool>,
+}
+
 #[derive(Debug, Default)]
 pub struct Settings {
     pub rules: Vec<RuleText>,
@@ -100,6 +113,7 @@ pub struct Settings {
     pub env: Vec<(String, String)>,
     pub model: Option<String>,
     pub hooks: Vec<HookEntry>,
+    pub sandbox: SandboxSettings,
     /// Problems found in files that were skipped or partly used.
     pub warnings: Vec<String>,
 }
@@ -379,6 +393,34 @@ fn merge_layer(
     }
     if let Some(m) = v.str_field("model") {
         out.model = Some(m.to_string());
+    }
+    if let Some(sb) = v.get("sandbox") {
+        let flag = |key: &str| sb.get(key).and_then(Value::as_bool);
+        let sandbox = &mut out.sandbox;
+        sandbox.enabled = flag("enabled").or(sandbox.enabled);
+        sandbox.fail_if_unavailable = flag("failIfUnavailable").or(sandbox.fail_if_unavailable);
+        sandbox.auto_allow_bash = flag("autoAllowBashIfSandboxed").or(sandbox.auto_allow_bash);
+        if let Some(fs) = sb.get("filesystem") {
+            for p in fs
+                .get("allowWrite")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                sandbox.allow_write.push(expand_path(p, &origin.base));
+            }
+            sandbox.allow_tmp = fs
+                .get("allowTmp")
+                .and_then(Value::as_bool)
+                .or(sandbox.allow_tmp);
+        }
+        if let Some(net) = sb.get("network") {
+            sandbox.network = net
+                .get("enabled")
+                .and_then(Value::as_bool)
+                .or(sandbox.network);
+        }
     }
     if let Some(hooks) = v.get("hooks").and_then(Value::as_object) {
         for (event, groups) in hooks.iter() {

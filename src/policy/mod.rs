@@ -169,6 +169,9 @@ pub struct Policy {
     pub rules: Vec<Rule>,
     /// Allow rules granted while the session runs ("yes, for this session").
     granted: std::cell::RefCell<Vec<Rule>>,
+    /// Bash runs sandboxed and `autoAllowBashIfSandboxed` is on: a command
+    /// that would only be asked about (no rule, no check class) runs.
+    pub sandboxed_auto_allow: bool,
     /// Where reading (and, in acceptEdits, editing) needs no question:
     /// the working directory and any added ones, symlinks resolved.
     pub working_dirs: Vec<PathBuf>,
@@ -199,6 +202,7 @@ impl Policy {
             mode,
             rules,
             granted: std::cell::RefCell::new(Vec::new()),
+            sandboxed_auto_allow: false,
             working_dirs,
             cwd: cwd.to_path_buf(),
         }
@@ -389,6 +393,8 @@ impl Policy {
         };
         match refusal {
             None => Decision::Allow,
+            // The sandbox bounds what it can do; checks and rules still ran.
+            Some(_) if self.sandboxed_auto_allow => Decision::Allow,
             Some(reason) => self.ask(format!("{} needs approval: {reason}", what(name, input))),
         }
     }

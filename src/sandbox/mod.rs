@@ -1,8 +1,128 @@
-//! The Bash sandbox. Today this module only reports what the host offers
-//! (`tern sandbox status`); enforcement — landlock and seccomp applied in
-//! the child that execs the command — is the sandbox issue's work.
+//! The Bash sandbox: landlock and seccomp, applied in the child.
+//!
+//! Both restrict only the thread that applies them (landlock on all
+//! threads needs ABI 8), and tern runs helper threads, so they are never
+//! applied in tern's own process. Instead a sandboxed command starts as
+//! `tern __tern_sandbox <policy> <shell> -c <command>`: that fresh,
+//! single-threaded process sets `no_new_privs`, restricts itself and execs
+//! the shell, which inherits the restrictions (see `docs/sandbox.md`).
+
+pub mod landlock;
+pub mod seccomp;
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::json::{self, Value};
+use crate::obj;
+
+/// The hidden first argument that turns the binary into the launcher.
+pub const LAUNCHER_ARG: &str = "__tern_sandbox";
+
+/// What a sandboxed command may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// Directories (and files) beneath which writing is allowed.
+    pub write_roots: Vec<PathBuf>,
+    /// TCP/UDP allowed (AF_UNIX always is).
+    pub network: bool,
+    /// Refuse to run when landlock or seccomp cannot be applied.
+    pub fail_if_unavailable: bool,
+}
+
+/// Device files a shell writes to.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/tty",
+    "/dev/zero",
+    "/dev/urandom",
+    "/dev/full",
+];
+
+impl SandboxPolicy {
+    pub fn encode(&self) -> String {
+        obj! {
+            "write" => self.write_roots.iter().map(|p| Value::from(p.display().to_string())).collect::<Vec<_>>(),
+            "network" => self.network,
+            "strict" => self.fail_if_unavailable,
+        }
+        .to_json()
+    }
+
+    pub fn decode(text: &str) -> Option<SandboxPolicy> {
+        let v = json::parse(text).ok()?;
+        Some(SandboxPolicy {
+            write_roots: v
+                .get("write")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .map(PathBuf::from)
+                .collect(),
+            network: v.get("network")?.as_bool()?,
+            fail_if_unavailable: v.get("strict")?.as_bool()?,
+        })
+    }
+
+    /// The command that runs `shell -c command` inside this sandbox.
+    pub fn command(&self, launcher: &Path, shell: &str, command: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(launcher);
+        c.arg(LAUNCHER_ARG)
+            .arg(self.encode())
+            .arg(shell)
+            .arg("-c")
+            .arg(command);
+        c
+    }
+}
+
+/// The launcher's entry point: restrict this process, then exec. Returns
+/// only on failure, with the exit status to use (126: could not sandbox,
+/// 127: could not exec).
+pub fn launch(args: &[std::ffi::OsString]) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let say = |m: &str| eprintln!("tern sandbox: {m}");
+    let (Some(policy), Some(shell)) = (
+        args.first()
+            .and_then(|a| a.to_str())
+            .and_then(SandboxPolicy::decode),
+        args.get(1),
+    ) else {
+        say("bad launcher arguments");
+        return 126;
+    };
+    if let Err(e) = crate::sys::set_no_new_privs() {
+        say(&format!("cannot set no_new_privs: {e}"));
+        return 126;
+    }
+    let roots: Vec<&Path> = policy.write_roots.iter().map(PathBuf::as_path).collect();
+    let devices: Vec<&Path> = DEVICES.iter().map(Path::new).collect();
+    if let Err(e) = landlock::restrict(&roots, &devices, policy.network) {
+        if policy.fail_if_unavailable {
+            say(&format!(
+                "landlock is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
+            ));
+            return 126;
+        }
+        say(&format!(
+            "warning: landlock is unavailable ({e}); writes are NOT restricted"
+        ));
+    }
+    if let Err(e) = seccomp::install(policy.network) {
+        if policy.fail_if_unavailable {
+            say(&format!(
+                "seccomp is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
+            ));
+            return 126;
+        }
+        say(&format!(
+            "warning: seccomp is unavailable ({e}); network and syscalls are NOT restricted"
+        ));
+    }
+    let err = std::process::Command::new(shell).args(&args[2..]).exec();
+    say(&format!("cannot run {}: {err}", shell.to_string_lossy()));
+    127
+}
 
 /// What the kernel and this build can do.
 pub struct Status {
@@ -43,9 +163,17 @@ impl Status {
             ),
         };
         let _ = writeln!(out, "seccomp:       {seccomp}");
+        let enforced = match (&self.landlock, self.seccomp_kernel && self.seccomp_program) {
+            (Ok(abi), true) if *abi >= 4 => "writes limited to the working directories and temp; TCP and UDP blocked; dangerous syscalls denied".to_string(),
+            (Ok(_), true) => "writes limited; UDP and dangerous syscalls denied; TCP blocked by seccomp only (landlock ABI < 4)".to_string(),
+            (Ok(_), false) => "writes limited by landlock; no seccomp filter, so network and syscalls are NOT restricted".to_string(),
+            (Err(_), true) => "no landlock, so writes are NOT restricted; network and dangerous syscalls denied by seccomp".to_string(),
+            (Err(_), false) => "nothing can be enforced on this host".to_string(),
+        };
+        let _ = writeln!(out, "when enabled:  {enforced}");
         let _ = writeln!(
             out,
-            "enforcement:   not implemented yet; Bash commands run unsandboxed"
+            "sandbox:       off unless settings say \"sandbox\": {{\"enabled\": true}}; denyRead and domain allow-lists are not enforced"
         );
         out
     }

@@ -105,6 +105,20 @@ fn shell() -> &'static str {
     })
 }
 
+/// tern's own executable, which doubles as the sandbox launcher. Looked up
+/// once: /proc may be missing later (or in a chroot), argv[0] is the fallback.
+fn launcher() -> Option<&'static std::path::Path> {
+    static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        std::env::current_exe().ok().or_else(|| {
+            let arg0 = std::env::args_os().next()?;
+            let p = std::path::PathBuf::from(arg0);
+            p.is_file().then(|| std::fs::canonicalize(&p).unwrap_or(p))
+        })
+    })
+    .as_deref()
+}
+
 enum Ending {
     Exited(Option<i32>),
     TimedOut,
@@ -112,10 +126,22 @@ enum Ending {
 }
 
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
-    let mut std_cmd = std::process::Command::new(shell());
+    let mut std_cmd = match &ctx.sandbox {
+        Some(policy) => match launcher() {
+            Some(exe) => policy.command(exe, shell(), command),
+            None => {
+                return ToolOutput::error(
+                    "Cannot find tern's own executable to start the sandbox; the command was not run",
+                );
+            }
+        },
+        None => {
+            let mut c = std::process::Command::new(shell());
+            c.arg("-c").arg(command);
+            c
+        }
+    };
     std_cmd
-        .arg("-c")
-        .arg(command)
         .current_dir(&ctx.cwd)
         .envs(ctx.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env("TERN", "1");

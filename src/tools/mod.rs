@@ -98,6 +98,8 @@ pub struct ToolContext {
     pub abort: Abort,
     /// Variables from the settings' `env`, set for every command tern runs.
     pub env: Vec<(String, String)>,
+    /// When set, Bash commands run inside this sandbox.
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
 }
 
 impl ToolContext {
@@ -109,6 +111,7 @@ impl ToolContext {
             todos: RefCell::new(Value::Array(Vec::new())),
             abort,
             env: Vec::new(),
+            sandbox: None,
         }
     }
 

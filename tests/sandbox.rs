@@ -1,0 +1,316 @@
+//! The sandbox escape suite. Every attack runs twice through bash: inside
+//! the sandbox (through tern's own launcher) it must be blocked, and
+//! without it it must succeed — so each test proves it can fail. Then the
+//! things a build needs must still work, and the agent's Bash tool must
+//! use the sandbox when settings turn it on.
+//!
+//! landlock and seccomp need a real kernel: under qemu-user each test says
+//! it is skipped and why.
+
+mod support;
+
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use support::standin::{self, StandIn};
+use support::*;
+use tern::sandbox::SandboxPolicy;
+
+fn unavailable() -> Option<String> {
+    if runner().is_some() {
+        return Some("qemu-user implements neither landlock nor seccomp".into());
+    }
+    let status = tern::sandbox::probe();
+    match status.landlock {
+        Ok(abi) if abi >= 4 && status.seccomp_kernel => None,
+        Ok(abi) => Some(format!(
+            "landlock ABI {abi} < 4 or no seccomp on this kernel"
+        )),
+        Err(e) => Some(format!("landlock unavailable: {e}")),
+    }
+}
+
+macro_rules! require_sandbox {
+    ($name:expr) => {
+        if let Some(why) = unavailable() {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", $name);
+            return;
+        }
+    };
+}
+
+fn fastrand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+struct Lab {
+    work: PathBuf,
+    outside: PathBuf,
+}
+
+/// Under cargo's target/tmp, not /tmp: /tmp is one of the sandbox's roots.
+fn lab(name: &str) -> Lab {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "sandbox-{name}-{}-{}",
+        std::process::id(),
+        fastrand_suffix()
+    ));
+    let work = base.join("work");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    Lab {
+        work: std::fs::canonicalize(work).unwrap(),
+        outside: std::fs::canonicalize(outside).unwrap(),
+    }
+}
+
+fn policy(lab: &Lab) -> SandboxPolicy {
+    SandboxPolicy {
+        write_roots: vec![lab.work.clone(), PathBuf::from("/tmp")],
+        network: false,
+        fail_if_unavailable: true,
+    }
+}
+
+/// Runs `script` with bash in `lab.work`, sandboxed or not.
+fn bash(lab: &Lab, sandboxed: bool, script: &str) -> Output {
+    let mut cmd = if sandboxed {
+        policy(lab).command(Path::new(tern_bin()), "/bin/bash", script)
+    } else {
+        let mut c = Command::new("/bin/bash");
+        c.arg("-c").arg(script);
+        c
+    };
+    cmd.current_dir(&lab.work).output().unwrap()
+}
+
+/// Runs the attack both ways: `escaped(lab)` must be false in the sandbox
+/// and true without it.
+fn attack(name: &str, script: &str, setup: impl Fn(&Lab), escaped: impl Fn(&Lab, &Output) -> bool) {
+    for sandboxed in [false, true] {
+        let lab = lab(name);
+        setup(&lab);
+        let out = bash(
+            &lab,
+            sandboxed,
+            &script.replace("OUTSIDE", &lab.outside.display().to_string()),
+        );
+        let got_out = escaped(&lab, &out);
+        assert_eq!(
+            got_out,
+            !sandboxed,
+            "{name}: sandboxed={sandboxed} escaped={got_out}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn writing_outside_the_roots_is_blocked() {
+    require_sandbox!("writing_outside_the_roots_is_blocked");
+    attack(
+        "out",
+        "echo pwned > OUTSIDE/f",
+        |_| {},
+        |l, _| l.outside.join("f").exists(),
+    );
+    attack(
+        "home",
+        "mkdir OUTSIDE/newdir",
+        |_| {},
+        |l, _| l.outside.join("newdir").exists(),
+    );
+}
+
+#[test]
+fn a_symlink_out_of_the_workdir_does_not_help() {
+    require_sandbox!("a_symlink_out_of_the_workdir_does_not_help");
+    attack(
+        "symlink",
+        "echo pwned > link/f",
+        |l| std::os::unix::fs::symlink(&l.outside, l.work.join("link")).unwrap(),
+        |l, _| l.outside.join("f").exists(),
+    );
+}
+
+#[test]
+fn a_hard_link_to_an_outside_file_does_not_help() {
+    require_sandbox!("a_hard_link_to_an_outside_file_does_not_help");
+    attack(
+        "hardlink",
+        "ln OUTSIDE/target hl && echo pwned > hl",
+        |l| std::fs::write(l.outside.join("target"), "original\n").unwrap(),
+        |l, _| std::fs::read_to_string(l.outside.join("target")).unwrap() != "original\n",
+    );
+}
+
+fn listener() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+fn accepted(l: &TcpListener) -> bool {
+    std::thread::sleep(Duration::from_millis(50));
+    l.accept().is_ok()
+}
+
+#[test]
+fn tcp_is_blocked() {
+    require_sandbox!("tcp_is_blocked");
+    for sandboxed in [false, true] {
+        let (l, port) = listener();
+        let lab = lab("tcp");
+        bash(
+            &lab,
+            sandboxed,
+            &format!("exec 3<>/dev/tcp/127.0.0.1/{port}; echo hi >&3"),
+        );
+        assert_eq!(accepted(&l), !sandboxed, "/dev/tcp, sandboxed={sandboxed}");
+    }
+    for tool in ["curl", "wget"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            continue;
+        }
+        for sandboxed in [false, true] {
+            let (l, port) = listener();
+            let lab = lab(tool);
+            let cmd = if tool == "curl" {
+                format!("curl -s -m 2 http://127.0.0.1:{port}/")
+            } else {
+                format!("wget -q -T 2 -t 1 -O - http://127.0.0.1:{port}/")
+            };
+            bash(&lab, sandboxed, &cmd);
+            assert_eq!(accepted(&l), !sandboxed, "{tool}, sandboxed={sandboxed}");
+        }
+    }
+}
+
+#[test]
+fn udp_is_blocked() {
+    require_sandbox!("udp_is_blocked");
+    for sandboxed in [false, true] {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let port = sock.local_addr().unwrap().port();
+        let lab = lab("udp");
+        bash(
+            &lab,
+            sandboxed,
+            &format!("echo ping > /dev/udp/127.0.0.1/{port}"),
+        );
+        let mut buf = [0u8; 16];
+        assert_eq!(
+            sock.recv(&mut buf).is_ok(),
+            !sandboxed,
+            "UDP, sandboxed={sandboxed}"
+        );
+    }
+}
+
+#[test]
+fn ptrace_of_a_sibling_is_blocked() {
+    require_sandbox!("ptrace_of_a_sibling_is_blocked");
+    if Command::new("strace").arg("-V").output().is_err() {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIPPED ptrace_of_a_sibling_is_blocked: strace is not installed\n",
+        );
+        return;
+    }
+    attack(
+        "ptrace",
+        "sleep 5 & pid=$!; timeout 2 strace -p $pid -e trace=none 2>&1; kill $pid",
+        |_| {},
+        |_, out| String::from_utf8_lossy(&out.stdout).contains("attached"),
+    );
+}
+
+#[test]
+fn no_new_privs_is_set_inside() {
+    require_sandbox!("no_new_privs_is_set_inside");
+    let lab = lab("nnp");
+    let inside =
+        String::from_utf8_lossy(&bash(&lab, true, "grep NoNewPrivs /proc/self/status").stdout)
+            .into_owned();
+    assert!(inside.contains("NoNewPrivs:\t1"), "{inside}");
+    let outside =
+        String::from_utf8_lossy(&bash(&lab, false, "grep NoNewPrivs /proc/self/status").stdout)
+            .into_owned();
+    assert!(outside.contains("NoNewPrivs:\t0"), "{outside}");
+}
+
+#[test]
+fn what_a_build_needs_still_works() {
+    require_sandbox!("what_a_build_needs_still_works");
+    let lab = lab("build");
+    std::fs::write(
+        lab.work.join("hello.c"),
+        "#include <stdio.h>\nint main(void) { puts(\"built and ran\"); return 0; }\n",
+    )
+    .unwrap();
+    let script = "set -e
+cc -o hello hello.c && ./hello
+echo tmp > /tmp/tern-sandbox-$$ && cat /tmp/tern-sandbox-$$ && rm /tmp/tern-sandbox-$$
+seq 1 100 | sort -n | tail -1
+python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"unix ok\"); print(b.recv(7).decode())'
+git init -q . && git status --short >/dev/null && echo git ok
+echo done > /dev/null";
+    let out = bash(&lab, true, script);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in ["built and ran", "tmp", "100", "unix ok", "git ok"] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in {stdout}"
+        );
+    }
+}
+
+#[test]
+fn settings_turn_the_sandbox_on_for_the_bash_tool() {
+    require_sandbox!("settings_turn_the_sandbox_on_for_the_bash_tool");
+    let lab = lab("agent");
+    std::fs::create_dir_all(lab.work.join(".tern")).unwrap();
+    std::fs::write(
+        lab.work.join(".tern/settings.json"),
+        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true}}"#,
+    )
+    .unwrap();
+    let escape = format!(
+        r#"{{"command": "touch {}/f; touch inside"}}"#,
+        lab.outside.display()
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_s", "Bash", &escape)]),
+        standin::text_reply("ok"),
+    ]);
+    // No --permission-mode: autoAllowBashIfSandboxed lets it run without asking.
+    let out = run(tern(&api.url, &lab.work).args(["-p", "x"]));
+    assert_ok(&out);
+    assert!(
+        !lab.outside.join("f").exists(),
+        "the tool wrote outside its roots"
+    );
+    assert!(
+        lab.work.join("inside").exists(),
+        "the sandboxed command did not run"
+    );
+    let result = &tool_results(&api.requests()[1])[0];
+    let text = result.str_field("content").unwrap();
+    assert!(text.contains("Permission denied"), "{text}");
+}
