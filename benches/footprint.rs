@@ -4,6 +4,7 @@
 //! - one `-p` turn against the local Messages API stand-in: wall, CPU, RSS
 //! - a 200-turn tool session: peak RSS
 //! - SSE parsing + message assembly throughput in MB/s
+//! - `bash -c true` with and without the sandbox launcher
 //! - Grep against ripgrep on the same generated tree (when `rg` is installed)
 //! - the one-turn run side by side with Claude Code, as ratios (when its
 //!   binary is installed: `benches/setup.sh`, or CLAUDE_BIN)
@@ -243,6 +244,38 @@ fn grep_vs_ripgrep() {
     }
 }
 
+/// `bash -c true` with and without the sandbox launcher in front of it.
+fn sandbox_overhead(bin: &str) {
+    let status = tern::sandbox::probe();
+    if status.landlock.is_err() || !status.seccomp_kernel {
+        println!("sandbox overhead: skipped (no landlock or seccomp here)");
+        return;
+    }
+    let policy = tern::sandbox::SandboxPolicy {
+        write_roots: vec![std::env::temp_dir()],
+        network: false,
+        fail_if_unavailable: true,
+    };
+    let mut plain: Vec<Sample> = (0..50)
+        .map(|_| measure(Command::new("/bin/bash").args(["-c", "true"])))
+        .collect();
+    let mut boxed: Vec<Sample> = (0..50)
+        .map(|_| measure(&mut policy.command(std::path::Path::new(bin), "/bin/bash", "true")))
+        .collect();
+    // Wall time only: a forked child's peak RSS counts the parent's pages
+    // until exec, so it says nothing about bash.
+    let median = |v: &mut Vec<Sample>| {
+        v.sort_by_key(|s| s.wall);
+        v[v.len() / 2].wall.as_secs_f64() * 1e3
+    };
+    let (p, b) = (median(&mut plain), median(&mut boxed));
+    println!(
+        "{:<30} plain {p:.2} ms   sandboxed {b:.2} ms   the sandbox adds {:.2} ms (goal ≤ 2 ms)",
+        "bash -c true",
+        b - p
+    );
+}
+
 fn claude_code_binary() -> Option<String> {
     if let Ok(b) = std::env::var("CLAUDE_BIN") {
         return Some(b);
@@ -318,6 +351,7 @@ fn main() {
     let tern_turn = report("one-turn -p (stand-in)", &mut turn);
 
     long_session(&bin, &dir);
+    sandbox_overhead(&bin);
     sse_throughput();
     grep_vs_ripgrep();
 
