@@ -8,6 +8,7 @@
 //! the shell, which inherits the restrictions (see `docs/sandbox.md`).
 
 pub mod landlock;
+pub mod protect;
 pub mod seccomp;
 
 use std::fmt::Write as _;

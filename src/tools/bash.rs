@@ -147,6 +147,11 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
         .env("TERN", "1");
     // stdin is a pipe closed at once rather than /dev/null, which a bare
     // chroot or container may not have.
+    // Protected paths are put back after a sandboxed command (see sandbox::protect).
+    let protected = ctx
+        .sandbox
+        .as_ref()
+        .map(|_| crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &[])));
     let mut child = match crate::sys::spawn_group(std_cmd) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
@@ -222,6 +227,18 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
 
     let (text, spilled) = collector.into_inner().finish();
     let mut result = text;
+    if let Some(snapshot) = protected {
+        let undone = snapshot.restore();
+        if !undone.is_empty() {
+            if !result.is_empty() && !result.ends_with('\n') {
+                result.push('\n');
+            }
+            result.push_str(&format!(
+                "[tern] The command changed protected paths, which run code outside the sandbox; tern put them back: {}\n",
+                undone.join(", ")
+            ));
+        }
+    }
     match ending {
         Ending::Exited(Some(0)) => {
             if result.is_empty() {
