@@ -255,6 +255,8 @@ fn sandbox_overhead(bin: &str) {
         write_roots: vec![std::env::temp_dir()],
         network: false,
         fail_if_unavailable: true,
+        excluded: vec![],
+        allow_unsandboxed: true,
     };
     let mut plain: Vec<Sample> = (0..50)
         .map(|_| measure(Command::new("/bin/bash").args(["-c", "true"])))

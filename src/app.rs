@@ -136,7 +136,8 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         }
     }
     let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
-    policy.sandboxed_auto_allow = rt.sandbox.is_some() && rt.sandbox_auto_allow;
+    policy.sandbox = rt.sandbox.clone();
+    policy.sandbox_auto_allow = rt.sandbox_auto_allow;
     let pipeline = Pipeline::new(
         registry,
         policy,

@@ -76,6 +76,8 @@ fn policy(lab: &Lab) -> SandboxPolicy {
         write_roots: vec![lab.work.clone(), PathBuf::from("/tmp")],
         network: false,
         fail_if_unavailable: true,
+        excluded: vec![],
+        allow_unsandboxed: true,
     }
 }
 
@@ -355,4 +357,51 @@ fn git_hooks_cannot_be_planted_from_the_sandbox() {
             );
         }
     }
+}
+
+/// `dangerouslyDisableSandbox` always goes back to a person: in -p mode,
+/// where nobody can answer, it is refused even with bypassPermissions, and
+/// excluded commands run outside the sandbox.
+#[test]
+fn leaving_the_sandbox_needs_a_person_and_excluded_commands_run_outside() {
+    require_sandbox!("leaving_the_sandbox_needs_a_person_and_excluded_commands_run_outside");
+    let lab = lab("leave");
+    std::fs::create_dir_all(lab.work.join(".tern")).unwrap();
+    std::fs::write(
+        lab.work.join(".tern/settings.json"),
+        r#"{"sandbox":{"enabled":true,"excludedCommands":["mkdir"]}}"#,
+    )
+    .unwrap();
+    let out_dir = lab.outside.display().to_string();
+    let leave =
+        format!(r#"{{"command": "touch {out_dir}/escaped", "dangerouslyDisableSandbox": true}}"#);
+    let excluded = format!(r#"{{"command": "mkdir {out_dir}/made-outside"}}"#);
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[
+            ("toolu_leave", "Bash", &leave),
+            ("toolu_ex", "Bash", &excluded),
+        ]),
+        standin::text_reply("ok"),
+    ]);
+    let out =
+        run(tern(&api.url, &lab.work).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
+    assert_ok(&out);
+    assert!(
+        !lab.outside.join("escaped").exists(),
+        "left the sandbox without a person's yes"
+    );
+    let results = tool_results(&api.requests()[1]);
+    assert!(
+        results[0]
+            .str_field("content")
+            .unwrap()
+            .contains("outside the sandbox"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        lab.outside.join("made-outside").is_dir(),
+        "the excluded command was sandboxed: {:?}",
+        results[1]
+    );
 }

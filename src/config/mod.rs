@@ -115,6 +115,8 @@ fn sandbox_policy(
         write_roots: roots,
         network: s.network == Some(true),
         fail_if_unavailable: s.fail_if_unavailable == Some(true),
+        excluded: s.excluded_commands.clone(),
+        allow_unsandboxed: s.allow_unsandboxed_commands != Some(false),
     })
 }
 

@@ -102,6 +102,8 @@ pub struct SandboxSettings {
     pub network: Option<bool>,
     /// `sandbox.filesystem.allowTmp`: /tmp and $TMPDIR writable (default yes).
     pub allow_tmp: Option<bool>,
+    pub excluded_commands: Vec<String>,
+    pub allow_unsandboxed_commands: Option<bool>,
 }
 
 #[derive(Debug, Default)]
@@ -400,6 +402,19 @@ fn merge_layer(
         sandbox.enabled = flag("enabled").or(sandbox.enabled);
         sandbox.fail_if_unavailable = flag("failIfUnavailable").or(sandbox.fail_if_unavailable);
         sandbox.auto_allow_bash = flag("autoAllowBashIfSandboxed").or(sandbox.auto_allow_bash);
+        sandbox.allow_unsandboxed_commands =
+            flag("allowUnsandboxedCommands").or(sandbox.allow_unsandboxed_commands);
+        for c in sb
+            .get("excludedCommands")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            sandbox
+                .excluded_commands
+                .push(c.trim_end_matches(":*").trim_end_matches(" *").to_string());
+        }
         if let Some(fs) = sb.get("filesystem") {
             for p in fs
                 .get("allowWrite")

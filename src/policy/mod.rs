@@ -169,9 +169,11 @@ pub struct Policy {
     pub rules: Vec<Rule>,
     /// Allow rules granted while the session runs ("yes, for this session").
     granted: std::cell::RefCell<Vec<Rule>>,
-    /// Bash runs sandboxed and `autoAllowBashIfSandboxed` is on: a command
-    /// that would only be asked about (no rule, no check class) runs.
-    pub sandboxed_auto_allow: bool,
+    /// The Bash sandbox, when on.
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// `autoAllowBashIfSandboxed`: a sandboxed command that would only be
+    /// asked about (no rule, no check class) runs.
+    pub sandbox_auto_allow: bool,
     /// Where reading (and, in acceptEdits, editing) needs no question:
     /// the working directory and any added ones, symlinks resolved.
     pub working_dirs: Vec<PathBuf>,
@@ -202,7 +204,8 @@ impl Policy {
             mode,
             rules,
             granted: std::cell::RefCell::new(Vec::new()),
-            sandboxed_auto_allow: false,
+            sandbox: None,
+            sandbox_auto_allow: false,
             working_dirs,
             cwd: cwd.to_path_buf(),
         }
@@ -290,6 +293,23 @@ impl Policy {
                 "{} requires approval ({})",
                 what(name, input),
                 rule.describe()
+            ));
+        }
+        if let Some(sandbox) = &self.sandbox
+            && input
+                .get("dangerouslyDisableSandbox")
+                .and_then(Value::as_bool)
+                == Some(true)
+        {
+            // Leaving the sandbox always goes back to a person, even in bypass mode.
+            if !sandbox.allow_unsandboxed {
+                return Decision::Deny(
+                    "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false)".into(),
+                );
+            }
+            return self.ask(format!(
+                "{} asks to run outside the sandbox",
+                what(name, input)
             ));
         }
         if self.mode == Mode::BypassPermissions {
@@ -394,7 +414,12 @@ impl Policy {
         match refusal {
             None => Decision::Allow,
             // The sandbox bounds what it can do; checks and rules still ran.
-            Some(_) if self.sandboxed_auto_allow => Decision::Allow,
+            Some(_)
+                if self.sandbox_auto_allow
+                    && self.sandbox.as_ref().is_some_and(|s| s.applies_to(input)) =>
+            {
+                Decision::Allow
+            }
             Some(reason) => self.ask(format!("{} needs approval: {reason}", what(name, input))),
         }
     }

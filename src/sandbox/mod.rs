@@ -29,6 +29,11 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// Refuse to run when landlock or seccomp cannot be applied.
     pub fail_if_unavailable: bool,
+    /// Programs that run outside the sandbox (`sandbox.excludedCommands`),
+    /// through the ordinary permission rules.
+    pub excluded: Vec<String>,
+    /// Whether `dangerouslyDisableSandbox` may be asked for at all.
+    pub allow_unsandboxed: bool,
 }
 
 /// Device files a shell writes to.
@@ -62,7 +67,31 @@ impl SandboxPolicy {
                 .collect(),
             network: v.get("network")?.as_bool()?,
             fail_if_unavailable: v.get("strict")?.as_bool()?,
+            excluded: Vec::new(),
+            allow_unsandboxed: true,
         })
+    }
+
+    /// Does this Bash input run inside the sandbox? Not when it asks to
+    /// leave it (`dangerouslyDisableSandbox`, approved by a person) or its
+    /// first program is excluded.
+    pub fn applies_to(&self, input: &Value) -> bool {
+        if input
+            .get("dangerouslyDisableSandbox")
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
+            return false;
+        }
+        let command = input.str_field("command").unwrap_or("");
+        let first = crate::policy::shell::parse(command)
+            .ok()
+            .and_then(|s| s.commands.first().map(|c| c.effective_text()))
+            .unwrap_or_default();
+        !self
+            .excluded
+            .iter()
+            .any(|e| first == *e || first.starts_with(&format!("{e} ")))
     }
 
     /// The command that runs `shell -c command` inside this sandbox.

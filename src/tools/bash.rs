@@ -90,7 +90,7 @@ impl Tool for Bash {
                 .map_or(DEFAULT_TIMEOUT_MS, |t| {
                     t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
                 });
-            run(&command, Duration::from_millis(timeout), ctx).await
+            run(&command, &input, Duration::from_millis(timeout), ctx).await
         })
     }
 }
@@ -125,8 +125,9 @@ enum Ending {
     Aborted,
 }
 
-async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
-    let mut std_cmd = match &ctx.sandbox {
+async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+    let sandbox = ctx.sandbox.as_ref().filter(|p| p.applies_to(input));
+    let mut std_cmd = match sandbox {
         Some(policy) => match launcher() {
             Some(exe) => policy.command(exe, shell(), command),
             None => {
@@ -148,9 +149,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutput 
     // stdin is a pipe closed at once rather than /dev/null, which a bare
     // chroot or container may not have.
     // Protected paths are put back after a sandboxed command (see sandbox::protect).
-    let protected = ctx
-        .sandbox
-        .as_ref()
+    let protected = sandbox
         .map(|_| crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &[])));
     let mut child = match crate::sys::spawn_group(std_cmd) {
         Ok(c) => c,
