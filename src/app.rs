@@ -110,6 +110,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         tools: registry.names(),
         permission_mode: rt.mode.as_str(),
         api_key_source: rt.api_key_source,
+        sandbox: sandbox_summary(rt.sandbox.as_ref()),
     };
     let hooks = Rc::new(Hooks::new(
         rt.hooks,
@@ -235,6 +236,21 @@ pub fn config_permissions(mut args: Args) -> i32 {
     }
     print!("{out}");
     0
+}
+
+/// What the sandbox will enforce in this session, for `system/init`.
+fn sandbox_summary(policy: Option<&crate::sandbox::SandboxPolicy>) -> Value {
+    let Some(policy) = policy else {
+        return obj! { "enabled" => false };
+    };
+    let status = crate::sandbox::probe();
+    obj! {
+        "enabled" => true,
+        "landlock_abi" => status.landlock.as_ref().ok().map(|a| i64::from(*a)),
+        "seccomp" => status.seccomp_kernel && status.seccomp_program,
+        "network" => policy.network,
+        "write_roots" => policy.write_roots.iter().map(|p| Value::from(p.display().to_string())).collect::<Vec<_>>(),
+    }
 }
 
 fn record(t: &mut Transcript, ev: &Event<'_>) {

@@ -65,6 +65,10 @@ fn text_answer_in_all_three_formats() {
         ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]
     );
     assert_eq!(l[0].str_field("permissionMode"), Some("default"));
+    let sandbox = l[0]
+        .get("sandbox")
+        .expect("init says what the sandbox enforces");
+    assert_eq!(sandbox.get("enabled").and_then(Value::as_bool), Some(false));
     assert_eq!(l[1].str_field("type"), Some("assistant"));
     assert_eq!(l[2].str_field("type"), Some("result"));
     assert_eq!(l[0].str_field("session_id"), l[2].str_field("session_id"));

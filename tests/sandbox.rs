@@ -302,8 +302,20 @@ fn settings_turn_the_sandbox_on_for_the_bash_tool() {
         standin::text_reply("ok"),
     ]);
     // No --permission-mode: autoAllowBashIfSandboxed lets it run without asking.
-    let out = run(tern(&api.url, &lab.work).args(["-p", "x"]));
+    let out = run(tern(&api.url, &lab.work).args(["-p", "x", "--output-format", "stream-json"]));
     assert_ok(&out);
+    let init = &lines(&out)[0];
+    let sandbox = init.get("sandbox").unwrap();
+    assert_eq!(
+        sandbox.get("enabled").and_then(tern::json::Value::as_bool),
+        Some(true)
+    );
+    assert!(
+        sandbox
+            .get("landlock_abi")
+            .and_then(tern::json::Value::as_i64)
+            .is_some_and(|abi| abi >= 4)
+    );
     assert!(
         !lab.outside.join("f").exists(),
         "the tool wrote outside its roots"

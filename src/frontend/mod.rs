@@ -23,6 +23,8 @@ pub struct SessionInfo {
     pub tools: Vec<&'static str>,
     pub permission_mode: &'static str,
     pub api_key_source: &'static str,
+    /// What the Bash sandbox enforces, for `system/init`.
+    pub sandbox: Value,
 }
 
 pub struct Printer {
@@ -81,6 +83,7 @@ impl Printer {
             "apiKeySource" => self.info.api_key_source,
             "output_style" => "default",
             "tern_version" => env!("CARGO_PKG_VERSION"),
+            "sandbox" => self.info.sandbox.clone(),
             "uuid" => new_uuid(),
         };
         self.line(&init);
