@@ -172,7 +172,11 @@ pub fn probe() -> Status {
             _ => e.to_string(),
         }),
         seccomp_kernel: crate::sys::seccomp_supported(),
-        seccomp_program: cfg!(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "arm")),
+        seccomp_program: cfg!(any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "arm"
+        )),
     }
 }
 
