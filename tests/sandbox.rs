@@ -54,7 +54,8 @@ struct Lab {
     outside: PathBuf,
 }
 
-/// Under cargo's target/tmp, not /tmp: /tmp is one of the sandbox's roots.
+/// Under cargo's target/tmp. The test policies do not make /tmp writable,
+/// since the checkout itself may live there.
 fn lab(name: &str) -> Lab {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "sandbox-{name}-{}-{}",
@@ -71,9 +72,11 @@ fn lab(name: &str) -> Lab {
     }
 }
 
+/// The work dir only: not /tmp, since the checkout (and so the lab) may
+/// itself live under /tmp. Commands get a TMPDIR inside the work dir.
 fn policy(lab: &Lab) -> SandboxPolicy {
     SandboxPolicy {
-        write_roots: vec![lab.work.clone(), PathBuf::from("/tmp")],
+        write_roots: vec![lab.work.clone()],
         network: false,
         fail_if_unavailable: true,
         excluded: vec![],
@@ -90,7 +93,12 @@ fn bash(lab: &Lab, sandboxed: bool, script: &str) -> Output {
         c.arg("-c").arg(script);
         c
     };
-    cmd.current_dir(&lab.work).output().unwrap()
+    let tmp = lab.work.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    cmd.current_dir(&lab.work)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap()
 }
 
 /// Runs the attack both ways: `escaped(lab)` must be false in the sandbox
@@ -263,7 +271,7 @@ fn what_a_build_needs_still_works() {
     .unwrap();
     let script = "set -e
 cc -o hello hello.c && ./hello
-echo tmp > /tmp/tern-sandbox-$$ && cat /tmp/tern-sandbox-$$ && rm /tmp/tern-sandbox-$$
+echo tmp > \"$TMPDIR/t-$$\" && cat \"$TMPDIR/t-$$\" && rm \"$TMPDIR/t-$$\"
 seq 1 100 | sort -n | tail -1
 python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"unix ok\"); print(b.recv(7).decode())'
 git init -q . && git status --short >/dev/null && echo git ok
@@ -290,7 +298,7 @@ fn settings_turn_the_sandbox_on_for_the_bash_tool() {
     std::fs::create_dir_all(lab.work.join(".tern")).unwrap();
     std::fs::write(
         lab.work.join(".tern/settings.json"),
-        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true}}"#,
+        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"filesystem":{"allowTmp":false}}}"#,
     )
     .unwrap();
     let escape = format!(
@@ -381,7 +389,7 @@ fn leaving_the_sandbox_needs_a_person_and_excluded_commands_run_outside() {
     std::fs::create_dir_all(lab.work.join(".tern")).unwrap();
     std::fs::write(
         lab.work.join(".tern/settings.json"),
-        r#"{"sandbox":{"enabled":true,"excludedCommands":["mkdir"]}}"#,
+        r#"{"sandbox":{"enabled":true,"excludedCommands":["mkdir"],"filesystem":{"allowTmp":false}}}"#,
     )
     .unwrap();
     let out_dir = lab.outside.display().to_string();
