@@ -48,7 +48,7 @@ const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> Insn {
 }
 
 /// Syscalls no sandboxed command needs and an escape would.
-fn denied() -> Vec<i64> {
+fn denied() -> Vec<libc::c_long> {
     vec![
         libc::SYS_ptrace,
         libc::SYS_process_vm_readv,
