@@ -112,6 +112,11 @@ const SMUGGLED: &[&str] = &[
 ];
 
 pub fn check(command: &str) -> Vec<Finding> {
+    check_parsed(command, &shell::parse(command))
+}
+
+/// The same, for a command the caller has already parsed.
+pub fn check_parsed(command: &str, parsed: &Result<Script, shell::ParseError>) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut hit = |class: Class, detail: String| {
         if !out.iter().any(|f: &Finding| f.class == class) {
@@ -120,7 +125,7 @@ pub fn check(command: &str) -> Vec<Finding> {
     };
 
     raw_checks(command, &mut hit);
-    let script = match shell::parse(command) {
+    let script = match parsed {
         Ok(s) => s,
         Err(e) => {
             hit(
@@ -136,7 +141,7 @@ pub fn check(command: &str) -> Vec<Finding> {
             "a newline separates commands, which can hide one".into(),
         );
     }
-    let heredoc_messages_only = substitutions_are_quoted_heredocs(&script);
+    let heredoc_messages_only = substitutions_are_quoted_heredocs(script);
     if script.has_substitution && !heredoc_messages_only {
         hit(
             Class::CommandSubstitution,
@@ -150,7 +155,7 @@ pub fn check(command: &str) -> Vec<Finding> {
         );
     }
     for cmd in &script.commands {
-        command_checks(cmd, &script, heredoc_messages_only, &mut hit);
+        command_checks(cmd, script, heredoc_messages_only, &mut hit);
     }
     out
 }

@@ -182,8 +182,8 @@ pub struct Policy {
 
 /// What a call touches, for path rules and the working-directory check.
 enum Target {
-    /// Bash: the parsed command line.
-    Command(String),
+    /// Bash: the command line, parsed once for every rule and check.
+    Command(String, Result<shell::Script, shell::ParseError>),
     /// File tools: the path they act on.
     Path(PathBuf),
     /// Tools with no path (TodoWrite) or unknown inputs.
@@ -213,9 +213,9 @@ impl Policy {
 
     fn target(&self, tool: &str, input: &Value) -> Target {
         if tool == "Bash" {
-            return input
-                .str_field("command")
-                .map_or(Target::Nothing, |c| Target::Command(c.to_string()));
+            return input.str_field("command").map_or(Target::Nothing, |c| {
+                Target::Command(c.to_string(), shell::parse(c))
+            });
         }
         let path = input.str_field("file_path").or_else(|| match tool {
             "Glob" | "Grep" => Some(input.str_field("path").unwrap_or(".")),
@@ -227,14 +227,9 @@ impl Policy {
         }
     }
 
-    fn matches(
-        &self,
-        rule: &Rule,
-        tool: &str,
-        target: &Target,
-        input: &Value,
-        every: bool,
-    ) -> bool {
+    /// Does `rule` cover this call? For Bash: any one of its commands
+    /// (allow rules are checked per command in `decide_command`).
+    fn matches(&self, rule: &Rule, tool: &str, target: &Target, input: &Value) -> bool {
         if !rule.covers_tool(tool) {
             return false;
         }
@@ -242,19 +237,13 @@ impl Policy {
             return true;
         };
         match (tool, target) {
-            ("Bash", Target::Command(cmd)) => match shell::parse(cmd) {
-                Ok(script) if !script.commands.is_empty() => {
-                    let hit = |c: &shell::SimpleCommand| command_matches(spec, &c.effective_text());
-                    // Allow needs every part covered by some allow rule; that
-                    // is checked across rules in `decide`, so here: any.
-                    if every {
-                        script.commands.iter().all(hit)
-                    } else {
-                        script.commands.iter().any(hit)
-                    }
-                }
-                // Unparsable: deny/ask rules match by text; allow never does.
-                _ => !every && cmd.contains(spec.trim_end_matches(":*").trim_end_matches(" *")),
+            ("Bash", Target::Command(cmd, parsed)) => match parsed {
+                Ok(script) if !script.commands.is_empty() => script
+                    .commands
+                    .iter()
+                    .any(|c| command_matches(spec, &c.effective_text())),
+                // Unparsable: deny and ask rules still match by text.
+                _ => cmd.contains(spec.trim_end_matches(":*").trim_end_matches(" *")),
             },
             (_, Target::Path(path)) => {
                 let base = rule
@@ -279,16 +268,13 @@ impl Policy {
         let rules = self.all_rules();
         let of = |b: Behavior| rules.iter().filter(move |r| r.behavior == b);
 
-        if let Some(rule) =
-            of(Behavior::Deny).find(|r| self.matches(r, name, &target, input, false))
-        {
+        if let Some(rule) = of(Behavior::Deny).find(|r| self.matches(r, name, &target, input)) {
             return Decision::Deny(format!(
                 "Permission to use {name} was denied by {}",
                 rule.describe()
             ));
         }
-        if let Some(rule) = of(Behavior::Ask).find(|r| self.matches(r, name, &target, input, false))
-        {
+        if let Some(rule) = of(Behavior::Ask).find(|r| self.matches(r, name, &target, input)) {
             return self.ask(format!(
                 "{} requires approval ({})",
                 what(name, input),
@@ -321,8 +307,8 @@ impl Policy {
                 "{name} would change things, and plan mode only allows reading. Finish the plan first."
             ));
         }
-        if let Target::Command(cmd) = &target {
-            return self.decide_command(name, input, cmd);
+        if let Target::Command(cmd, parsed) = &target {
+            return self.decide_command(name, input, cmd, parsed);
         }
         if self.allowed_by_rules(name, &target, input) {
             return Decision::Allow;
@@ -360,8 +346,14 @@ impl Policy {
     /// hit asks, whatever the allow rules say), then each simple command
     /// must be approved on its own — by an allow rule, or by being a
     /// read-only command whose paths stay inside the working directories.
-    fn decide_command(&self, name: &str, input: &Value, cmd: &str) -> Decision {
-        let findings = checks::check(cmd);
+    fn decide_command(
+        &self,
+        name: &str,
+        input: &Value,
+        cmd: &str,
+        parsed: &Result<shell::Script, shell::ParseError>,
+    ) -> Decision {
+        let findings = checks::check_parsed(cmd, parsed);
         if !findings.is_empty() {
             let list: Vec<String> = findings.iter().map(ToString::to_string).collect();
             return self.ask(format!(
@@ -378,7 +370,7 @@ impl Policy {
         if allows.iter().any(|r| r.spec.is_none()) {
             return Decision::Allow;
         }
-        let refusal = match shell::parse(cmd) {
+        let refusal = match parsed {
             Err(e) => Some(format!("the command does not parse ({e})")),
             Ok(script) if script.complex => Some(
                 "it uses shell constructs (case, functions, arithmetic) that are not analysed"
@@ -428,7 +420,7 @@ impl Policy {
     fn allowed_by_rules(&self, name: &str, target: &Target, input: &Value) -> bool {
         self.rules
             .iter()
-            .any(|r| r.behavior == Behavior::Allow && self.matches(r, name, target, input, false))
+            .any(|r| r.behavior == Behavior::Allow && self.matches(r, name, target, input))
     }
 
     /// The configured rules and those granted during the session.
@@ -449,8 +441,8 @@ impl Policy {
     /// command line).
     pub fn suggest_rule(&self, tool: &str, input: &Value) -> Option<String> {
         match self.target(tool, input) {
-            Target::Command(cmd) => {
-                let script = shell::parse(&cmd).ok()?;
+            Target::Command(_, parsed) => {
+                let script = parsed.ok()?;
                 if script.commands.len() != 1 || script.complex || script.has_substitution {
                     return None;
                 }
