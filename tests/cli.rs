@@ -282,6 +282,16 @@ fn terminal_mode_asks_with_scopes() {
         );
         return;
     }
+    if runner().is_some() {
+        // Seen in CI: forking tmux clients from this emulated, multithreaded
+        // test deadlocked qemu-user between fork and exec.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED terminal_mode_asks_with_scopes: terminal tests do not run under qemu-user"
+        );
+        return;
+    }
     let dir = scratch("tty");
     let api = StandIn::start(vec![
         standin::tools_reply(&[("toolu_1", "Bash", r#"{"command": "touch one"}"#)]),
