@@ -252,11 +252,8 @@ fn sandbox_overhead(bin: &str) {
         return;
     }
     let policy = tern::sandbox::SandboxPolicy {
-        write_roots: vec![std::env::temp_dir()],
-        network: false,
         fail_if_unavailable: true,
-        excluded: vec![],
-        allow_unsandboxed: true,
+        ..tern::sandbox::SandboxPolicy::new(vec![std::env::temp_dir()])
     };
     let mut plain: Vec<Sample> = (0..50)
         .map(|_| measure(Command::new("/bin/bash").args(["-c", "true"])))

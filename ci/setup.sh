@@ -8,6 +8,9 @@ command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools) # C parts of ring f
 command -v file >/dev/null 2>&1 || missing+=(file)            # static-link check
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)            # terminal-mode tests
 command -v unshare >/dev/null 2>&1 || missing+=(util-linux)   # constrained-host tests
+command -v strace >/dev/null 2>&1 || missing+=(strace)        # sandbox ptrace escape test
+command -v python3 >/dev/null 2>&1 || missing+=(python3)      # socket tests, SDK, MCP servers
+command -v cc >/dev/null 2>&1 || missing+=(gcc)               # sandbox build test
 # A static BusyBox as the only shell of the constrained-host tests' empty root.
 file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then

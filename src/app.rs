@@ -244,12 +244,21 @@ fn sandbox_summary(policy: Option<&crate::sandbox::SandboxPolicy>) -> Value {
         return obj! { "enabled" => false };
     };
     let status = crate::sandbox::probe();
+    let paths = |ps: &[std::path::PathBuf]| {
+        ps.iter()
+            .map(|p| Value::from(p.display().to_string()))
+            .collect::<Vec<_>>()
+    };
     obj! {
         "enabled" => true,
         "landlock_abi" => status.landlock.as_ref().ok().map(|a| i64::from(*a)),
         "seccomp" => status.seccomp_kernel && status.seccomp_program,
         "network" => policy.network,
-        "write_roots" => policy.write_roots.iter().map(|p| Value::from(p.display().to_string())).collect::<Vec<_>>(),
+        "tcp_ports" => policy.tcp_ports.iter().map(|p| Value::from(i64::from(*p))).collect::<Vec<_>>(),
+        "unix_sockets" => policy.unix_sockets,
+        "write_roots" => paths(&policy.write_roots),
+        "deny_read" => paths(&policy.deny_read),
+        "protected_extra" => paths(&policy.protected),
     }
 }
 

@@ -214,3 +214,41 @@ fn settings_env_reaches_commands() {
         Some("from settings\n")
     );
 }
+
+/// The sandbox keys reach the session (system/init shows them) and a bad
+/// port is named, not silently dropped or fatal.
+#[test]
+fn sandbox_filesystem_and_network_keys_are_read() {
+    let dir = scratch("sandbox-keys");
+    write(
+        &dir.join(".tern/settings.json"),
+        r#"{"sandbox":{"enabled":true,
+            "filesystem":{"denyRead":["secrets"],"denyWrite":["deploy/prod.env"]},
+            "network":{"allowTcpPorts":[5432,"http",70000],"allowAllUnixSockets":false}}}"#,
+    );
+    let api = StandIn::start(vec![standin::text_reply("ok")]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "stream-json"]));
+    assert_ok(&out);
+    let sandbox = lines(&out)[0].get("sandbox").unwrap().clone();
+    let strings = |key: &str| -> Vec<String> {
+        sandbox
+            .get(key)
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(strings("deny_read"), [dir.join("secrets").display().to_string()]);
+    assert_eq!(
+        strings("protected_extra"),
+        [dir.join("deploy/prod.env").display().to_string()]
+    );
+    assert_eq!(sandbox.get("tcp_ports").unwrap().to_json(), "[5432]");
+    assert_eq!(sandbox.get("unix_sockets").and_then(Value::as_bool), Some(false));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"http\" is not a port") && stderr.contains("70000 is not a port"),
+        "{stderr}"
+    );
+}

@@ -95,6 +95,7 @@ impl Runtime {
 /// temporary directories.
 fn sandbox_policy(
     s: &settings::SandboxSettings,
+    hooks: &[settings::HookEntry],
     cwd: &std::path::Path,
     extra_dirs: &[PathBuf],
     env: &dyn Fn(&str) -> Option<String>,
@@ -111,13 +112,49 @@ fn sandbox_policy(
             roots.push(PathBuf::from(t));
         }
     }
+    // A path a sandboxed command could write and that later runs or is
+    // read unsandboxed is put back after each command.
+    let writable = |p: &PathBuf| roots.iter().any(|r| p.starts_with(r));
+    let protected = s
+        .deny_write
+        .iter()
+        .cloned()
+        .chain(hooks.iter().filter_map(|h| hook_script(&h.command, cwd)))
+        .filter(writable)
+        .collect();
     Some(crate::sandbox::SandboxPolicy {
         write_roots: roots,
+        deny_read: s.deny_read.clone(),
+        tcp_ports: s.allow_tcp_ports.clone(),
+        unix_sockets: s.allow_unix_sockets != Some(false),
+        protected,
         network: s.network == Some(true),
         fail_if_unavailable: s.fail_if_unavailable == Some(true),
         excluded: s.excluded_commands.clone(),
         allow_unsandboxed: s.allow_unsandboxed_commands != Some(false),
     })
+}
+
+/// The script a hook command runs, when its first word names a file
+/// (`"$CLAUDE_PROJECT_DIR"/.hooks/check.sh --strict`).
+fn hook_script(command: &str, cwd: &std::path::Path) -> Option<PathBuf> {
+    let first = command.split_whitespace().next()?;
+    let project = cwd.display().to_string();
+    let expanded = [
+        "${CLAUDE_PROJECT_DIR}",
+        "$CLAUDE_PROJECT_DIR",
+        "${TERN_PROJECT_DIR}",
+        "$TERN_PROJECT_DIR",
+    ]
+    .iter()
+    .fold(first.replace(['"', '\''], ""), |acc, var| {
+        acc.replace(var, &project)
+    });
+    if !expanded.contains('/') {
+        return None;
+    }
+    let path = cwd.join(expanded);
+    path.is_file().then_some(path)
 }
 
 pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
@@ -234,7 +271,13 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             .map(|d| settings::expand_path(d, &inputs.cwd)),
     );
 
-    let sandbox = sandbox_policy(&layered.sandbox, &inputs.cwd, &extra_dirs, &env);
+    let sandbox = sandbox_policy(
+        &layered.sandbox,
+        &layered.hooks,
+        &inputs.cwd,
+        &extra_dirs,
+        &env,
+    );
     let model = args
         .model
         .or_else(|| layered.model.clone())

@@ -104,6 +104,14 @@ pub struct SandboxSettings {
     pub allow_tmp: Option<bool>,
     pub excluded_commands: Vec<String>,
     pub allow_unsandboxed_commands: Option<bool>,
+    /// `sandbox.filesystem.denyRead`: unreadable for sandboxed commands.
+    pub deny_read: Vec<PathBuf>,
+    /// `sandbox.filesystem.denyWrite`: put back after each sandboxed command.
+    pub deny_write: Vec<PathBuf>,
+    /// `sandbox.network.allowAllUnixSockets` (default yes).
+    pub allow_unix_sockets: Option<bool>,
+    /// `sandbox.network.allowTcpPorts`: TCP connect to these ports only.
+    pub allow_tcp_ports: Vec<u16>,
 }
 
 #[derive(Debug, Default)]
@@ -416,15 +424,18 @@ fn merge_layer(
                 .push(c.trim_end_matches(":*").trim_end_matches(" *").to_string());
         }
         if let Some(fs) = sb.get("filesystem") {
-            for p in fs
-                .get("allowWrite")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                sandbox.allow_write.push(expand_path(p, &origin.base));
-            }
+            let paths = |key: &str| -> Vec<PathBuf> {
+                fs.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|p| expand_path(p, &origin.base))
+                    .collect()
+            };
+            sandbox.allow_write.extend(paths("allowWrite"));
+            sandbox.deny_read.extend(paths("denyRead"));
+            sandbox.deny_write.extend(paths("denyWrite"));
             sandbox.allow_tmp = fs
                 .get("allowTmp")
                 .and_then(Value::as_bool)
@@ -435,6 +446,25 @@ fn merge_layer(
                 .get("enabled")
                 .and_then(Value::as_bool)
                 .or(sandbox.network);
+            sandbox.allow_unix_sockets = net
+                .get("allowAllUnixSockets")
+                .and_then(Value::as_bool)
+                .or(sandbox.allow_unix_sockets);
+            for port in net
+                .get("allowTcpPorts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                match port.as_i64().and_then(|p| u16::try_from(p).ok()) {
+                    Some(p) if p > 0 => sandbox.allow_tcp_ports.push(p),
+                    _ => warn(
+                        warnings,
+                        "allowTcpPorts",
+                        &format!("{} is not a port in", port.to_json()),
+                    ),
+                }
+            }
         }
     }
     if let Some(hooks) = v.get("hooks").and_then(Value::as_object) {

@@ -1,18 +1,18 @@
 //! Landlock through its three syscalls, without a crate: a ruleset that
 //! handles every write-type filesystem right (reads and execution stay
 //! open), grants them beneath the writable roots and on a few device
-//! files, and — with the network off and ABI ≥ 4 — handles TCP bind and
-//! connect with no port allowed.
+//! files; with `denyRead` paths it also handles reading and grants it
+//! around them; with the network off and ABI ≥ 4 it handles TCP bind and
+//! connect, allowing connect only to listed ports.
 //!
 //! Rights the running kernel does not know are left out (best effort by
 //! ABI); what was left out is reported, never silently assumed.
 
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-const CREATE_RULESET_VERSION: u32 = 1;
 const RULE_PATH_BENEATH: u32 = 1;
 
 // Filesystem access rights (include/uapi/linux/landlock.h).
@@ -82,14 +82,123 @@ fn write_rights(abi: i32) -> u64 {
     r
 }
 
-/// Restricts the calling thread (and what it execs): writes only beneath
-/// `roots` and to `devices`; TCP off unless `network`.
-pub fn restrict(roots: &[&Path], devices: &[&Path], network: bool) -> std::io::Result<Enforced> {
+/// What the ruleset should allow.
+pub struct Rules<'a> {
+    /// Writing is allowed beneath these.
+    pub write_roots: &'a [&'a Path],
+    /// Device files that may be written (file rights only).
+    pub devices: &'a [&'a Path],
+    /// Reading and executing are allowed everywhere except beneath these.
+    pub deny_read: &'a [&'a Path],
+    /// `None`: TCP unrestricted. `Some(ports)`: connect only to these.
+    pub tcp_ports: Option<&'a [u16]>,
+}
+
+const RULE_NET_PORT: u32 = 2;
+
+#[repr(C, packed)]
+struct NetPortAttr {
+    allowed_access: u64,
+    port: u64,
+}
+
+/// Landlock only grants, so "everything but X" is built from the siblings
+/// of X and of each of its ancestors: every entry of an ancestor that is
+/// neither denied nor itself an ancestor of a denied path gets read rights
+/// beneath it. Ancestors keep directory listing (READ_DIR is not handled).
+fn read_grants(deny: &[&Path]) -> std::io::Result<Vec<PathBuf>> {
+    let denied: Vec<PathBuf> = deny
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let mut ancestors: Vec<PathBuf> = denied
+        .iter()
+        .flat_map(|d| d.ancestors().skip(1).map(Path::to_path_buf))
+        .collect();
+    ancestors.sort();
+    ancestors.dedup();
+    let mut grants = Vec::new();
+    for dir in &ancestors {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            // A symlink is judged by where it leads; a grant through it
+            // could name the denied path itself.
+            if entry.file_type()?.is_symlink() {
+                continue;
+            }
+            let path = entry.path();
+            if !denied.contains(&path) && ancestors.binary_search(&path).is_err() {
+                grants.push(path);
+            }
+        }
+    }
+    Ok(grants)
+}
+
+fn add_path_rule(ruleset: &OwnedFd, path: &Path, access: u64) -> Result<(), String> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    let pfd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if pfd < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    // SAFETY: open returned a descriptor we now own.
+    let parent = unsafe { OwnedFd::from_raw_fd(pfd) };
+    let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
+    let rule = PathBeneathAttr {
+        allowed_access: if is_dir { access } else { access & FILE_RIGHTS },
+        parent_fd: parent.as_raw_fd(),
+    };
+    // SAFETY: `rule` is a valid landlock_path_beneath_attr; both
+    // descriptors are open for the duration of the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_PATH_BENEATH,
+            &rule as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    Ok(())
+}
+
+fn add_port_rule(ruleset: &OwnedFd, port: u16) -> std::io::Result<()> {
+    let rule = NetPortAttr {
+        allowed_access: NET_CONNECT_TCP,
+        port: u64::from(port),
+    };
+    // SAFETY: `rule` is a valid landlock_net_port_attr.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_NET_PORT,
+            &rule as *const NetPortAttr,
+            0u32,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Restricts the calling thread (and what it execs) to `rules`.
+pub fn restrict(rules: &Rules<'_>) -> std::io::Result<Enforced> {
     let abi = crate::sys::landlock_abi()?;
-    let handled_fs = write_rights(abi);
-    let restrict_net = !network && abi >= 4;
+    let write = write_rights(abi);
+    let read = if rules.deny_read.is_empty() {
+        0
+    } else {
+        READ_FILE | EXECUTE
+    };
+    let restrict_net = rules.tcp_ports.is_some() && abi >= 4;
     let attr = RulesetAttr {
-        handled_access_fs: handled_fs,
+        handled_access_fs: write | read,
         handled_access_net: if restrict_net {
             NET_BIND_TCP | NET_CONNECT_TCP
         } else {
@@ -113,59 +222,32 @@ pub fn restrict(roots: &[&Path], devices: &[&Path], network: bool) -> std::io::R
     // SAFETY: the syscall returned a new descriptor we now own.
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
     let mut skipped = Vec::new();
-    let grants = roots
-        .iter()
-        .map(|p| (*p, handled_fs))
-        .chain(devices.iter().map(|p| (*p, handled_fs & FILE_RIGHTS)));
-    for (path, access) in grants {
-        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-            skipped.push(path.display().to_string());
-            continue;
-        };
-        // SAFETY: `c` is a valid NUL-terminated path.
-        let pfd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-        if pfd < 0 {
-            skipped.push(path.display().to_string());
-            continue;
+    let mut grant = |path: &Path, access: u64| {
+        if let Err(e) = add_path_rule(&ruleset, path, access) {
+            skipped.push(format!("{} ({e})", path.display()));
         }
-        // SAFETY: open returned a descriptor we now own.
-        let parent = unsafe { OwnedFd::from_raw_fd(pfd) };
-        let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
-        let rule = PathBeneathAttr {
-            allowed_access: if is_dir { access } else { access & FILE_RIGHTS },
-            parent_fd: std::os::fd::AsRawFd::as_raw_fd(&parent),
-        };
-        // SAFETY: `rule` is a valid landlock_path_beneath_attr; both
-        // descriptors are open for the duration of the call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                std::os::fd::AsRawFd::as_raw_fd(&ruleset),
-                RULE_PATH_BENEATH,
-                &rule as *const PathBeneathAttr,
-                0u32,
-            )
-        };
-        if r < 0 {
-            skipped.push(format!(
-                "{} ({})",
-                path.display(),
-                std::io::Error::last_os_error()
-            ));
+    };
+    for root in rules.write_roots {
+        grant(root, write);
+    }
+    for device in rules.devices {
+        grant(device, write & FILE_RIGHTS);
+    }
+    if read != 0 {
+        for path in read_grants(rules.deny_read)? {
+            grant(&path, read);
+        }
+    }
+    if restrict_net {
+        for port in rules.tcp_ports.into_iter().flatten() {
+            add_port_rule(&ruleset, *port)?;
         }
     }
     // SAFETY: plain syscall on a descriptor we own; restricts this thread.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_restrict_self,
-            std::os::fd::AsRawFd::as_raw_fd(&ruleset),
-            0u32,
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let _ = CREATE_RULESET_VERSION;
     Ok(Enforced {
         abi,
         network_restricted: restrict_net,

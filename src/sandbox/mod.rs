@@ -25,8 +25,18 @@ pub const LAUNCHER_ARG: &str = "__tern_sandbox";
 pub struct SandboxPolicy {
     /// Directories (and files) beneath which writing is allowed.
     pub write_roots: Vec<PathBuf>,
-    /// TCP/UDP allowed (AF_UNIX always is).
+    /// Reading is refused beneath these (`sandbox.filesystem.denyRead`).
+    pub deny_read: Vec<PathBuf>,
+    /// All TCP/UDP allowed.
     pub network: bool,
+    /// With the network off, TCP connect to these ports is still allowed.
+    pub tcp_ports: Vec<u16>,
+    /// `socket(AF_UNIX)` allowed.
+    pub unix_sockets: bool,
+    /// Restored after each command (protected paths beyond the built-in
+    /// ones: `denyWrite` inside writable roots, hook scripts). Kept by
+    /// tern, not passed to the launcher.
+    pub protected: Vec<PathBuf>,
     /// Refuse to run when landlock or seccomp cannot be applied.
     pub fail_if_unavailable: bool,
     /// Programs that run outside the sandbox (`sandbox.excludedCommands`),
@@ -46,10 +56,34 @@ const DEVICES: &[&str] = &[
 ];
 
 impl SandboxPolicy {
+    /// Writes beneath `write_roots`, no TCP/UDP, AF_UNIX allowed, nothing
+    /// hidden; degrades with a warning where the kernel lacks support.
+    pub fn new(write_roots: Vec<PathBuf>) -> SandboxPolicy {
+        SandboxPolicy {
+            write_roots,
+            deny_read: Vec::new(),
+            network: false,
+            tcp_ports: Vec::new(),
+            unix_sockets: true,
+            protected: Vec::new(),
+            fail_if_unavailable: false,
+            excluded: Vec::new(),
+            allow_unsandboxed: true,
+        }
+    }
+
     pub fn encode(&self) -> String {
+        let paths = |ps: &[PathBuf]| {
+            ps.iter()
+                .map(|p| Value::from(p.display().to_string()))
+                .collect::<Vec<_>>()
+        };
         obj! {
-            "write" => self.write_roots.iter().map(|p| Value::from(p.display().to_string())).collect::<Vec<_>>(),
+            "write" => paths(&self.write_roots),
+            "denyRead" => paths(&self.deny_read),
             "network" => self.network,
+            "ports" => self.tcp_ports.iter().map(|p| Value::from(i64::from(*p))).collect::<Vec<_>>(),
+            "unix" => self.unix_sockets,
             "strict" => self.fail_if_unavailable,
         }
         .to_json()
@@ -57,18 +91,31 @@ impl SandboxPolicy {
 
     pub fn decode(text: &str) -> Option<SandboxPolicy> {
         let v = json::parse(text).ok()?;
+        let paths = |key: &str| -> Option<Vec<PathBuf>> {
+            Some(
+                v.get(key)?
+                    .as_array()?
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(PathBuf::from)
+                    .collect(),
+            )
+        };
         Some(SandboxPolicy {
-            write_roots: v
-                .get("write")?
+            write_roots: paths("write")?,
+            deny_read: paths("denyRead")?,
+            network: v.get("network")?.as_bool()?,
+            tcp_ports: v
+                .get("ports")?
                 .as_array()?
                 .iter()
-                .filter_map(Value::as_str)
-                .map(PathBuf::from)
+                .filter_map(|p| p.as_i64().and_then(|p| u16::try_from(p).ok()))
                 .collect(),
-            network: v.get("network")?.as_bool()?,
+            unix_sockets: v.get("unix")?.as_bool()?,
             fail_if_unavailable: v.get("strict")?.as_bool()?,
             excluded: Vec::new(),
             allow_unsandboxed: true,
+            protected: Vec::new(),
         })
     }
 
@@ -127,18 +174,43 @@ pub fn launch(args: &[std::ffi::OsString]) -> i32 {
     }
     let roots: Vec<&Path> = policy.write_roots.iter().map(PathBuf::as_path).collect();
     let devices: Vec<&Path> = DEVICES.iter().map(Path::new).collect();
-    if let Err(e) = landlock::restrict(&roots, &devices, policy.network) {
-        if policy.fail_if_unavailable {
+    let deny_read: Vec<&Path> = policy.deny_read.iter().map(PathBuf::as_path).collect();
+    let rules = landlock::Rules {
+        write_roots: &roots,
+        devices: &devices,
+        deny_read: &deny_read,
+        tcp_ports: (!policy.network).then_some(policy.tcp_ports.as_slice()),
+    };
+    let mut tcp_by_port = false;
+    match landlock::restrict(&rules) {
+        Ok(enforced) => tcp_by_port = enforced.network_restricted,
+        Err(e) => {
+            if policy.fail_if_unavailable {
+                say(&format!(
+                    "landlock is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
+                ));
+                return 126;
+            }
             say(&format!(
-                "landlock is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
+                "warning: landlock is unavailable ({e}); writes are NOT restricted"
             ));
-            return 126;
         }
-        say(&format!(
-            "warning: landlock is unavailable ({e}); writes are NOT restricted"
-        ));
     }
-    if let Err(e) = seccomp::install(policy.network) {
+    let inet = if policy.network {
+        seccomp::Inet::Open
+    } else if !policy.tcp_ports.is_empty() && tcp_by_port {
+        seccomp::Inet::TcpOnly
+    } else {
+        if !policy.tcp_ports.is_empty() {
+            say("warning: allowTcpPorts needs landlock ABI 4; TCP stays off");
+        }
+        seccomp::Inet::Off
+    };
+    let sockets = seccomp::Sockets {
+        inet,
+        unix: policy.unix_sockets,
+    };
+    if let Err(e) = seccomp::install(sockets) {
         if policy.fail_if_unavailable {
             say(&format!(
                 "seccomp is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
@@ -207,7 +279,7 @@ impl Status {
         let _ = writeln!(out, "when enabled:  {enforced}");
         let _ = writeln!(
             out,
-            "sandbox:       off unless settings say \"sandbox\": {{\"enabled\": true}}; denyRead and domain allow-lists are not enforced"
+            "sandbox:       off unless settings say \"sandbox\": {{\"enabled\": true}}; domain allow-lists are not enforced (no proxy)"
         );
         out
     }

@@ -29,13 +29,14 @@ pub struct Snapshot {
     pub incomplete: bool,
 }
 
-/// The protected paths for a working directory, plus `extra` (hook scripts).
+/// The protected paths for a working directory, plus `extra` (hook
+/// scripts and `denyWrite` paths that lie in writable roots).
 pub fn roots(cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut r: Vec<PathBuf> = [".git/hooks", ".git/config", ".tern", ".claude"]
         .iter()
         .map(|p| cwd.join(p))
         .collect();
-    r.extend(extra.iter().filter(|p| p.starts_with(cwd)).cloned());
+    r.extend(extra.iter().cloned());
     r
 }
 

@@ -149,8 +149,9 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     // stdin is a pipe closed at once rather than /dev/null, which a bare
     // chroot or container may not have.
     // Protected paths are put back after a sandboxed command (see sandbox::protect).
-    let protected = sandbox
-        .map(|_| crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &[])));
+    let protected = sandbox.map(|policy| {
+        crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &policy.protected))
+    });
     let mut child = match crate::sys::spawn_group(std_cmd) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
