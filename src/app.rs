@@ -20,8 +20,8 @@ use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::obj;
 use crate::policy::Policy;
-use crate::session::new_uuid;
 use crate::session::transcript::{self, Transcript};
+use crate::session::{checkpoint, new_uuid, resume, store};
 use crate::tools::{Registry, ToolContext};
 
 pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
@@ -78,16 +78,27 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     let abort = Abort::new();
     watch_signals(ex, abort.clone());
 
-    let session_id = new_uuid();
-    let mut transcript = if rt.persist_session {
-        let opened = transcript::open(&env, &rt.cwd, &session_id);
-        if let Some(notice) = opened.notice {
-            eprintln!("tern: {notice}");
+    let opened = match open_session(&env, &rt) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return 1;
         }
-        opened.transcript
-    } else {
-        None
     };
+    let OpenedSession {
+        session_id,
+        mut transcript,
+        history,
+    } = opened;
+    let checkpoints = transcript
+        .as_ref()
+        .and_then(|t| match checkpoint::Checkpoints::open(t.path()) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("tern: warning: file checkpoints are off for this session ({e}); rewind will not be possible");
+                None
+            }
+        });
     let scratch = std::env::temp_dir().join(format!("tern-{session_id}"));
     let mut registry = Registry::builtin();
     // A bare tool name in the deny list removes the tool from view entirely.
@@ -139,7 +150,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
     policy.sandbox = rt.sandbox.clone();
     policy.sandbox_auto_allow = rt.sandbox_auto_allow;
-    let pipeline = Pipeline::new(
+    let mut pipeline = Pipeline::new(
         registry,
         policy,
         ToolContext {
@@ -150,6 +161,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         approver,
         Rc::clone(&hooks),
     );
+    pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
     let mut agent = Agent {
         ex,
         client,
@@ -162,7 +174,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         },
         pipeline: Rc::new(pipeline),
         abort,
-        messages: Vec::new(),
+        messages: history,
     };
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.start();
@@ -184,6 +196,164 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);
     code
+}
+
+struct OpenedSession {
+    session_id: String,
+    transcript: Option<Transcript>,
+    /// The conversation so far (empty for a new session).
+    history: Vec<Value>,
+}
+
+/// A new session, or a recorded one resumed (same id, same file) or
+/// forked (new id, history copied into a new file).
+fn open_session(
+    env: &dyn Fn(&str) -> Option<String>,
+    rt: &config::Runtime,
+) -> Result<OpenedSession, String> {
+    let choice = &rt.session;
+    let source = match (&choice.resume, choice.continue_latest) {
+        (Some(id), _) => Some(store::find(env, &rt.cwd, id)?),
+        (None, true) => Some(store::latest(env, &rt.cwd)?),
+        (None, false) => None,
+    };
+    let Some(source) = source else {
+        let session_id = choice.id.clone().unwrap_or_else(new_uuid);
+        if let Some(id) = &choice.id
+            && store::find(env, &rt.cwd, id).is_ok()
+        {
+            return Err(format!(
+                "session {id} already exists; use --resume {id} to go on with it"
+            ));
+        }
+        let transcript = rt
+            .persist_session
+            .then(|| new_transcript(env, rt, &session_id))
+            .flatten();
+        return Ok(OpenedSession {
+            session_id,
+            transcript,
+            history: Vec::new(),
+        });
+    };
+    let loaded = resume::load_file(&source)
+        .map_err(|e| format!("cannot resume {}: {e}", source.display()))?;
+    for w in &loaded.warnings {
+        eprintln!("tern: resume: {w}");
+    }
+    let old_id = source
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    if !choice.fork {
+        let mut transcript = if rt.persist_session {
+            match transcript::reopen(&source, &rt.cwd, &old_id, loaded.leaf.clone()) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    eprintln!(
+                        "tern: warning: cannot append to {} ({e}); this run is not recorded",
+                        source.display()
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        // The made-up results become part of the record, so the next
+        // resume sees the same conversation.
+        if let Some(t) = transcript.as_mut()
+            && !loaded.synthesized.is_empty()
+        {
+            t.append(
+                "user",
+                &obj! { "role" => "user", "content" => loaded.synthesized.clone() },
+            );
+        }
+        return Ok(OpenedSession {
+            session_id: old_id,
+            transcript,
+            history: loaded.messages,
+        });
+    }
+    let session_id = choice.id.clone().unwrap_or_else(new_uuid);
+    let mut transcript = rt
+        .persist_session
+        .then(|| new_transcript(env, rt, &session_id))
+        .flatten();
+    if let Some(t) = transcript.as_mut() {
+        for m in &loaded.messages {
+            t.append(m.str_field("role").unwrap_or("user"), m);
+        }
+    }
+    Ok(OpenedSession {
+        session_id,
+        transcript,
+        history: loaded.messages,
+    })
+}
+
+fn new_transcript(
+    env: &dyn Fn(&str) -> Option<String>,
+    rt: &config::Runtime,
+    session_id: &str,
+) -> Option<Transcript> {
+    let opened = transcript::open(env, &rt.cwd, session_id);
+    if let Some(notice) = opened.notice {
+        eprintln!("tern: {notice}");
+    }
+    opened.transcript
+}
+
+/// `tern sessions`: this directory's recorded sessions, newest first.
+pub fn sessions() -> i32 {
+    let Ok(cwd) = std::env::current_dir() else {
+        eprintln!("tern: cannot determine the working directory");
+        return 1;
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    print!("{}", store::render(&store::list(&env, &cwd)));
+    0
+}
+
+/// `tern rewind <session> [--to <uuid>] [--dry-run]`.
+pub fn rewind(session: &str, to: Option<&str>, dry_run: bool) -> i32 {
+    let Ok(cwd) = std::env::current_dir() else {
+        eprintln!("tern: cannot determine the working directory");
+        return 1;
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let path = match store::find(&env, &cwd, session) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return 1;
+        }
+    };
+    let plan = match checkpoint::plan(&path, to) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return 1;
+        }
+    };
+    let lines = if dry_run {
+        checkpoint::describe(&plan)
+    } else {
+        checkpoint::apply(&path, &plan)
+    };
+    for line in lines {
+        println!("{line}");
+    }
+    if let Some(note) = checkpoint::untracked_note(&plan) {
+        eprintln!("tern: {note}");
+    }
+    let failed = plan
+        .actions
+        .iter()
+        .any(|a| matches!(a, checkpoint::Action::Cannot(..)));
+    i32::from(failed)
 }
 
 /// `tern config permissions`: the effective mode, working directories and

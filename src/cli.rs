@@ -33,6 +33,20 @@ pub struct Args {
     pub setting_sources: Option<Vec<String>>,
     /// `--add-dir`: more working directories.
     pub add_dirs: Vec<String>,
+    /// `-r/--resume <id>`: go on with a recorded session.
+    pub resume: Option<String>,
+    /// `-c/--continue`: go on with the latest session in this directory.
+    pub continue_latest: bool,
+    /// `--fork-session`: resume into a new session id.
+    pub fork_session: bool,
+    /// `--session-id <uuid>`: the id for a new (or forked) session.
+    pub session_id: Option<String>,
+    /// `--fallback-model a,b`: tried in order when the model is unavailable.
+    pub fallback_models: Vec<String>,
+    /// `--max-budget-usd X`: stop once the session has cost this much.
+    pub max_budget_usd: Option<f64>,
+    /// `--provider anthropic|openai`: the wire format.
+    pub provider: Option<String>,
 }
 
 #[derive(Debug)]
@@ -44,6 +58,14 @@ pub enum Command {
     SandboxStatus,
     /// `tern config permissions`: the effective rules and where they came from.
     ConfigPermissions(Args),
+    /// `tern sessions`: the recorded sessions of this directory.
+    Sessions,
+    /// `tern rewind <session> [--to <uuid>] [--dry-run]`.
+    Rewind {
+        session: String,
+        to: Option<String>,
+        dry_run: bool,
+    },
 }
 
 /// A usage error: exit status 2, message names the culprit.
@@ -62,6 +84,8 @@ tern — a small coding agent
 Usage: tern [OPTIONS] [PROMPT]
        tern sandbox status
        tern config permissions
+       tern sessions
+       tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
 With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
 read the result from stdout. Without -p the answer streams to the terminal.
@@ -81,6 +105,13 @@ Options:
                                   Add to the system prompt
       --verbose                   Report retries and tool activity on stderr
       --no-session-persistence    Keep no transcript of this session
+  -c, --continue                  Go on with the latest session in this directory
+  -r, --resume <ID>               Go on with session ID (see 'tern sessions')
+      --fork-session              With -c/-r: continue under a new session id
+      --session-id <UUID>         Use this id for the new session
+      --fallback-model <A,B>      Models to switch to when the model is overloaded or unknown
+      --max-budget-usd <USD>      Stop once the session's estimated cost reaches this
+      --provider <NAME>           anthropic (Messages API, default) or openai (chat completions)
       --settings <FILE|JSON>      Extra settings (above project and user files)
       --setting-sources <LIST>    Which settings files to read: user,project,local
       --add-dir <DIR>             Another working directory (repeatable)
@@ -103,6 +134,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     let mut parser = lexopt::Parser::from_iter(args);
     let mut a = Args::default();
     let mut words: Vec<String> = Vec::new();
+    // Only meaningful after `tern rewind`.
+    let mut to: Option<String> = None;
+    let mut dry_run = false;
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
@@ -129,6 +163,49 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 a.setting_sources = Some(list);
             }
             Long("add-dir") => a.add_dirs.push(text(&mut parser, "--add-dir")?),
+            Short('r') | Long("resume") => a.resume = Some(text(&mut parser, "--resume")?),
+            Short('c') | Long("continue") => a.continue_latest = true,
+            Long("fork-session") => a.fork_session = true,
+            Long("session-id") => {
+                let v = text(&mut parser, "--session-id")?;
+                if !crate::session::is_uuid(&v) {
+                    return Err(UsageError(format!(
+                        "invalid --session-id '{v}' (expected a UUID like 123e4567-e89b-42d3-a456-426614174000)"
+                    )));
+                }
+                a.session_id = Some(v.to_ascii_lowercase());
+            }
+            Long("fallback-model") => {
+                let v = text(&mut parser, "--fallback-model")?;
+                a.fallback_models.extend(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|m| !m.is_empty())
+                        .map(str::to_string),
+                );
+            }
+            Long("max-budget-usd") => {
+                let v = text(&mut parser, "--max-budget-usd")?;
+                match v.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x.is_finite() => a.max_budget_usd = Some(x),
+                    _ => {
+                        return Err(UsageError(format!(
+                            "invalid --max-budget-usd '{v}' (expected a positive amount in dollars)"
+                        )));
+                    }
+                }
+            }
+            Long("provider") => {
+                let v = text(&mut parser, "--provider")?;
+                if !matches!(v.as_str(), "anthropic" | "openai") {
+                    return Err(UsageError(format!(
+                        "invalid --provider '{v}' (expected anthropic or openai)"
+                    )));
+                }
+                a.provider = Some(v);
+            }
+            Long("to") => to = Some(text(&mut parser, "--to")?),
+            Long("dry-run") => dry_run = true,
             Long("output-format") => {
                 let v = text(&mut parser, "--output-format")?;
                 a.output_format = Some(match v.as_str() {
@@ -199,6 +276,41 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     }
     if words == ["config", "permissions"] {
         return Ok(Command::ConfigPermissions(a));
+    }
+    if words == ["sessions"] {
+        return Ok(Command::Sessions);
+    }
+    if words.first().map(String::as_str) == Some("rewind") {
+        let [_, session] = words.as_slice() else {
+            return Err(UsageError(
+                "usage: tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]".into(),
+            ));
+        };
+        return Ok(Command::Rewind {
+            session: session.clone(),
+            to,
+            dry_run,
+        });
+    }
+    if to.is_some() || dry_run {
+        return Err(UsageError(
+            "--to and --dry-run belong to 'tern rewind'".into(),
+        ));
+    }
+    if a.fork_session && a.resume.is_none() && !a.continue_latest {
+        return Err(UsageError(
+            "--fork-session needs --resume <id> or --continue".into(),
+        ));
+    }
+    if a.resume.is_some() && a.continue_latest {
+        return Err(UsageError(
+            "use either --resume <id> or --continue, not both".into(),
+        ));
+    }
+    if a.session_id.is_some() && (a.resume.is_some() || a.continue_latest) && !a.fork_session {
+        return Err(UsageError(
+            "--session-id with --resume/--continue needs --fork-session (a resumed session keeps its id)".into(),
+        ));
     }
     if !words.is_empty() {
         a.prompt = Some(words.join(" "));

@@ -45,6 +45,12 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             0
         }
         Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args),
+        Ok(cli::Command::Sessions) => app::sessions(),
+        Ok(cli::Command::Rewind {
+            session,
+            to,
+            dry_run,
+        }) => app::rewind(&session, to.as_deref(), dry_run),
         Ok(cli::Command::SandboxStatus) => {
             print!("{}", sandbox::probe().render());
             0

@@ -239,13 +239,19 @@ fn sandbox_filesystem_and_network_keys_are_read() {
             .map(|v| v.as_str().unwrap_or_default().to_string())
             .collect()
     };
-    assert_eq!(strings("deny_read"), [dir.join("secrets").display().to_string()]);
+    assert_eq!(
+        strings("deny_read"),
+        [dir.join("secrets").display().to_string()]
+    );
     assert_eq!(
         strings("protected_extra"),
         [dir.join("deploy/prod.env").display().to_string()]
     );
     assert_eq!(sandbox.get("tcp_ports").unwrap().to_json(), "[5432]");
-    assert_eq!(sandbox.get("unix_sockets").and_then(Value::as_bool), Some(false));
+    assert_eq!(
+        sandbox.get("unix_sockets").and_then(Value::as_bool),
+        Some(false)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("\"http\" is not a port") && stderr.contains("70000 is not a port"),

@@ -135,7 +135,7 @@ impl<'ex> Agent<'ex> {
         }
         let message = obj! { "role" => "user", "content" => prompt };
         sink(Event::Prompt(&message));
-        self.messages.push(message);
+        push_message(&mut self.messages, message);
         outcome.ending = self.turns(&mut outcome, sink).await;
         outcome.duration = started.elapsed();
         outcome.denials = self.pipeline.denials();
@@ -402,6 +402,32 @@ impl<'ex> Agent<'ex> {
                 return AttemptEnd::Done;
             }
         }
+    }
+}
+
+/// Appends a message, merging it into the last one when both have the
+/// same role (a resumed session may end with tool results, and the API
+/// wants user and assistant to alternate).
+pub fn push_message(messages: &mut Vec<Value>, message: Value) {
+    let same_role = messages
+        .last()
+        .is_some_and(|m| m.str_field("role") == message.str_field("role"));
+    if !same_role {
+        messages.push(message);
+        return;
+    }
+    let as_blocks = |v: Option<&Value>| -> Vec<Value> {
+        match v {
+            Some(Value::Array(b)) => b.clone(),
+            Some(Value::String(t)) => vec![obj! { "type" => "text", "text" => t.as_str() }],
+            _ => Vec::new(),
+        }
+    };
+    let extra = as_blocks(message.get("content"));
+    if let Some(Value::Object(last)) = messages.last_mut() {
+        let mut blocks = as_blocks(last.get("content"));
+        blocks.extend(extra);
+        last.insert("content", blocks);
     }
 }
 

@@ -14,7 +14,7 @@ use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
 use crate::policy::{Decision, Policy, Rule};
-use crate::tools::{LocalFuture, Registry, ToolContext, ToolOutput, check_schema};
+use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema};
 
 /// Proof that a call came through [`Pipeline::run`]. [`Tool::call`] takes
 /// one and only this module can make one, so no code path can run a tool
@@ -60,6 +60,8 @@ pub struct Pipeline {
     pub ctx: ToolContext,
     pub approver: Option<Rc<dyn Approver>>,
     pub hooks: Rc<Hooks>,
+    /// Prior file contents are kept here before Edit/Write (for rewind).
+    pub checkpoints: Option<RefCell<crate::session::checkpoint::Checkpoints>>,
     denials: RefCell<Vec<Value>>,
 }
 
@@ -77,6 +79,7 @@ impl Pipeline {
             ctx,
             approver,
             hooks,
+            checkpoints: None,
             denials: RefCell::new(Vec::new()),
         }
     }
@@ -201,6 +204,18 @@ impl Pipeline {
             }
         }
 
+        if tool.kind() == Kind::Edit
+            && let (Some(cp), Some(path)) = (&self.checkpoints, input.str_field("file_path"))
+            && let Err(e) = cp
+                .borrow_mut()
+                .before_write(&self.ctx.resolve(path), &call.id)
+        {
+            // Without the old bytes a rewind could not restore this file:
+            // say so now rather than at rewind time.
+            self.report(&[format!(
+                "could not keep a checkpoint of {path} ({e}); rewind will not restore it"
+            )]);
+        }
         let mut output = tool.call(input.clone(), &self.ctx, &Permit(())).await;
         let event = if output.is_error {
             "PostToolUseFailure"

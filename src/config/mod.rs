@@ -51,6 +51,23 @@ pub struct Runtime {
     pub retry: RetryPolicy,
     /// Problems worth telling the user that do not stop the run.
     pub warnings: Vec<String>,
+    pub session: SessionChoice,
+    /// `--fallback-model`: tried in order when the model is unavailable.
+    pub fallback_models: Vec<String>,
+    pub max_budget_usd: Option<f64>,
+}
+
+/// Which session this run belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct SessionChoice {
+    /// `--resume <id>`.
+    pub resume: Option<String>,
+    /// `--continue`.
+    pub continue_latest: bool,
+    /// `--fork-session`.
+    pub fork: bool,
+    /// `--session-id`.
+    pub id: Option<String>,
 }
 
 #[derive(Debug)]
@@ -329,6 +346,14 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         cwd: inputs.cwd,
         retry,
         warnings,
+        session: SessionChoice {
+            resume: args.resume,
+            continue_latest: args.continue_latest,
+            fork: args.fork_session,
+            id: args.session_id,
+        },
+        fallback_models: args.fallback_models,
+        max_budget_usd: args.max_budget_usd,
     })
 }
 

@@ -1,8 +1,21 @@
 //! The state plane: session identity and the transcript. (Resume, fork and
 //! checkpoints join here with the long-sessions work.)
 
+pub mod checkpoint;
+pub mod resume;
+pub mod store;
 pub mod time;
 pub mod transcript;
+
+/// `8-4-4-4-12` hexadecimal digits.
+pub fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
 
 /// A random (version 4) UUID.
 pub fn new_uuid() -> String {

@@ -5,9 +5,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `2026-11-30T12:34:56.789Z`.
 pub fn timestamp() -> String {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    iso(SystemTime::now())
+}
+
+/// `2026-11-30 12:34 UTC`, for listings.
+pub fn format_system_time(t: SystemTime) -> String {
+    let s = iso(t);
+    format!("{} {} UTC", &s[..10], &s[11..16])
+}
+
+fn iso(t: SystemTime) -> String {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;

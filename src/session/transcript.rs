@@ -93,6 +93,25 @@ pub fn open(env: &dyn Fn(&str) -> Option<String>, cwd: &Path, session_id: &str) 
     }
 }
 
+/// Reopens an existing transcript to go on appending after `leaf`
+/// (resuming a session keeps its id and its file).
+pub fn reopen(
+    path: &Path,
+    cwd: &Path,
+    session_id: &str,
+    leaf: Option<String>,
+) -> std::io::Result<Transcript> {
+    let file = OpenOptions::new().append(true).open(path)?;
+    Ok(Transcript {
+        path: path.to_path_buf(),
+        file,
+        session_id: session_id.to_string(),
+        cwd: cwd.display().to_string(),
+        last_uuid: leaf,
+        broken: false,
+    })
+}
+
 fn create(dir: &Path, cwd: &Path, session_id: &str) -> std::io::Result<Transcript> {
     DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let path = dir.join(format!("{session_id}.jsonl"));
@@ -120,11 +139,35 @@ impl Transcript {
     /// message) chained to the previous one. A failed write is reported
     /// once and ends recording; it never ends the session.
     pub fn append(&mut self, kind: &str, message: &Value) -> Option<String> {
+        let mut extra = crate::json::Map::new();
+        extra.insert("message", message.clone());
+        self.append_entry(kind, extra)
+    }
+
+    /// A compact boundary: the chain restarts here (no parent), so a
+    /// resume loads the summary that follows and nothing before it.
+    pub fn append_boundary(&mut self, trigger: &str, pre_tokens: u64) -> Option<String> {
+        let mut extra = crate::json::Map::new();
+        extra.insert("subtype", "compact_boundary");
+        extra.insert("logicalParentUuid", self.last_uuid.clone());
+        extra.insert(
+            "compactMetadata",
+            obj! { "trigger" => trigger, "preTokens" => pre_tokens as i64 },
+        );
+        self.last_uuid = None;
+        self.append_entry("system", extra)
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    fn append_entry(&mut self, kind: &str, extra: crate::json::Map) -> Option<String> {
         if self.broken {
             return None;
         }
         let uuid = crate::session::new_uuid();
-        let line = obj! {
+        let mut line = obj! {
             "uuid" => uuid.as_str(),
             "parentUuid" => self.last_uuid.clone(),
             "sessionId" => self.session_id.as_str(),
@@ -132,8 +175,12 @@ impl Transcript {
             "timestamp" => crate::session::time::timestamp(),
             "cwd" => self.cwd.as_str(),
             "version" => env!("CARGO_PKG_VERSION"),
-            "message" => message.clone(),
         };
+        if let Some(map) = line.as_object_mut() {
+            for (k, v) in extra.iter() {
+                map.insert(k, v.clone());
+            }
+        }
         let mut text = line.to_json();
         text.push('\n');
         // One write per line on an O_APPEND file: a crash leaves at most
