@@ -171,6 +171,8 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
             system: rt.system,
             max_turns: rt.max_turns,
             retry: rt.retry,
+            fallback_models: rt.fallback_models,
+            max_budget_usd: rt.max_budget_usd,
         },
         pipeline: Rc::new(pipeline),
         abort,
@@ -440,7 +442,7 @@ fn record(t: &mut Transcript, ev: &Event<'_>) {
         Event::Assistant(m) => {
             t.append("assistant", m);
         }
-        Event::TextDelta(_) | Event::Retrying { .. } => {}
+        Event::TextDelta(_) | Event::Retrying { .. } | Event::FallbackModel { .. } => {}
     }
 }
 

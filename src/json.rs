@@ -101,7 +101,6 @@ impl Value {
         }
     }
 
-    #[cfg(test)]
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Number(Number::Int(i)) => Some(*i as f64),

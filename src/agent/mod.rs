@@ -37,6 +37,12 @@ pub enum Event<'a> {
     Assistant(&'a Value),
     /// The user message carrying a turn's tool results.
     ToolResults(&'a Value),
+    /// The model is unavailable; the turn goes on with the next fallback.
+    FallbackModel {
+        from: &'a str,
+        to: &'a str,
+        error: &'a ApiError,
+    },
     /// A failed attempt is about to be retried.
     Retrying {
         attempt: u32,
@@ -58,6 +64,8 @@ pub enum Ending {
     ModelError(String),
     /// A hook refused the prompt or stopped the session.
     Blocked(String),
+    /// `--max-budget-usd` was reached (the cost so far, in dollars).
+    BudgetExceeded(f64),
 }
 
 #[derive(Debug, Clone)]
@@ -69,6 +77,8 @@ pub struct Outcome {
     pub duration: Duration,
     pub api_duration: Duration,
     pub usage: Usage,
+    /// Estimated from list prices, per turn with that turn's model.
+    pub cost_usd: f64,
     pub stop_reason: Option<String>,
     pub denials: Vec<Value>,
 }
@@ -79,6 +89,9 @@ pub struct Settings {
     pub system: Vec<String>,
     pub max_turns: Option<u32>,
     pub retry: RetryPolicy,
+    /// Tried in order when the model is overloaded or unknown.
+    pub fallback_models: Vec<String>,
+    pub max_budget_usd: Option<f64>,
 }
 
 pub struct Agent<'ex> {
@@ -109,6 +122,7 @@ impl<'ex> Agent<'ex> {
             duration: Duration::ZERO,
             api_duration: Duration::ZERO,
             usage: Usage::default(),
+            cost_usd: 0.0,
             stop_reason: None,
             denials: Vec::new(),
         };
@@ -145,9 +159,16 @@ impl<'ex> Agent<'ex> {
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
         let tools = self.pipeline.registry.definitions();
         let mut stop_rounds = 0;
+        let mut length_recoveries = 0;
+        let mut fallbacks = self.settings.fallback_models.clone().into_iter();
         loop {
             if let Some(reason) = self.abort.reason() {
                 return Ending::Aborted(reason);
+            }
+            if let Some(budget) = self.settings.max_budget_usd
+                && outcome.cost_usd >= budget
+            {
+                return Ending::BudgetExceeded(outcome.cost_usd);
             }
             outcome.num_turns += 1;
             let body = build(&RequestParts {
@@ -160,7 +181,23 @@ impl<'ex> Agent<'ex> {
             let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
             let (asm, end) = self.attempts(&body, &mut exec, outcome, sink).await;
             outcome.usage.add(&asm.usage);
+            outcome.cost_usd += crate::model::price::cost(&self.settings.model, &asm.usage);
             outcome.stop_reason = asm.stop_reason.clone();
+
+            if let AttemptEnd::Failed(e) = &end
+                && !asm.has_blocks()
+                && e.wants_fallback()
+                && let Some(next) = fallbacks.next()
+            {
+                sink(Event::FallbackModel {
+                    from: &self.settings.model,
+                    to: &next,
+                    error: e,
+                });
+                self.settings.model = next;
+                outcome.num_turns -= 1; // the same turn, on another model
+                continue;
+            }
 
             let failure = match end {
                 AttemptEnd::Done => None,
@@ -191,6 +228,23 @@ impl<'ex> Agent<'ex> {
                 return ending;
             }
 
+            if exec.is_empty()
+                && asm.stop_reason.as_deref() == Some("max_tokens")
+                && length_recoveries < MAX_LENGTH_RECOVERIES
+                && self
+                    .settings
+                    .max_turns
+                    .is_none_or(|max| outcome.num_turns < max)
+            {
+                // Cut off by the output limit mid-answer: ask it to go on
+                // rather than hand back half a sentence.
+                length_recoveries += 1;
+                let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => CONTINUE_AFTER_LIMIT }] };
+                sink(Event::Prompt(&message));
+                self.messages.push(message);
+                continue;
+            }
+
             if exec.is_empty() {
                 // A Stop hook may send the model back to work, a few times at most.
                 if stop_rounds < MAX_STOP_ROUNDS
@@ -215,6 +269,12 @@ impl<'ex> Agent<'ex> {
                     }
                 }
                 outcome.result = final_text(&asm);
+                if asm.stop_reason.as_deref() == Some("max_tokens") {
+                    return Ending::ModelError(format!(
+                        "the answer was still cut off by the output limit ({} tokens) after {MAX_LENGTH_RECOVERIES} continuations",
+                        self.settings.max_tokens
+                    ));
+                }
                 return Ending::Completed;
             }
 
@@ -284,6 +344,7 @@ impl<'ex> Agent<'ex> {
         sink: &mut dyn FnMut(Event<'_>),
     ) -> (Assembler, AttemptEnd) {
         let mut retry = 0u32;
+        let first_attempt = Instant::now();
         loop {
             let mut asm = Assembler::new();
             let began = Instant::now();
@@ -297,8 +358,17 @@ impl<'ex> Agent<'ex> {
             if asm.has_blocks() || !error.is_retryable() || retry >= max {
                 return (asm, AttemptEnd::Failed(error));
             }
+            let delay = self.settings.retry.delay(retry + 1, &error);
+            if first_attempt.elapsed() + delay > self.settings.retry.max_elapsed {
+                let waited = first_attempt.elapsed().as_secs();
+                return (
+                    asm,
+                    AttemptEnd::Failed(ApiError::Transport(format!(
+                        "{error} (gave up after {retry} retries in {waited}s; TERN_RETRY_MAX_SECS sets the limit)"
+                    ))),
+                );
+            }
             retry += 1;
-            let delay = self.settings.retry.delay(retry, &error);
             sink(Event::Retrying {
                 attempt: retry,
                 max_retries: max,
@@ -430,6 +500,12 @@ pub fn push_message(messages: &mut Vec<Value>, message: Value) {
         last.insert("content", blocks);
     }
 }
+
+/// How often an answer cut off by `max_tokens` is asked to go on.
+const MAX_LENGTH_RECOVERIES: u32 = 3;
+
+const CONTINUE_AFTER_LIMIT: &str = "Your answer was cut off by the output token limit. \
+Continue exactly where it stopped: no apology, no recap.";
 
 /// How many times Stop hooks may send the model back before tern stops anyway.
 const MAX_STOP_ROUNDS: u32 = 5;

@@ -306,6 +306,9 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         max_retries: number("TERN_MAX_RETRIES")?.unwrap_or(defaults.max_retries),
         base: millis("TERN_RETRY_BASE_MS", defaults.base.as_millis() as u64)?,
         cap: defaults.cap,
+        max_elapsed: Duration::from_secs(u64::from(
+            number("TERN_RETRY_MAX_SECS")?.unwrap_or(defaults.max_elapsed.as_secs() as u32),
+        )),
     };
 
     let mut system = vec![args.system_prompt.unwrap_or_else(prompt::default_prompt)];

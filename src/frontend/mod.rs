@@ -121,6 +121,21 @@ impl Printer {
                     self.line(&v);
                 }
             }
+            Event::FallbackModel { from, to, error } => {
+                if self.format == OutputFormat::StreamJson {
+                    let v = obj! {
+                        "type" => "system",
+                        "subtype" => "model_fallback",
+                        "from" => from,
+                        "to" => to,
+                        "error" => error.to_string(),
+                        "session_id" => self.info.session_id.as_str(),
+                        "uuid" => new_uuid(),
+                    };
+                    self.line(&v);
+                }
+                eprintln!("tern: {error}; switching from {from} to {to}");
+            }
             Event::Retrying {
                 attempt,
                 max_retries,
@@ -174,6 +189,13 @@ impl Printer {
             Ending::ModelError(m) | Ending::Blocked(m) => {
                 ("error_during_execution", true, Some(m.clone()))
             }
+            Ending::BudgetExceeded(spent) => (
+                "error_max_budget_usd",
+                true,
+                Some(format!(
+                    "Reached the budget: ${spent:.4} spent (--max-budget-usd)"
+                )),
+            ),
         };
         match self.format {
             OutputFormat::Text => {
@@ -203,7 +225,7 @@ impl Printer {
                     }
                     m.insert("stop_reason", o.stop_reason.clone());
                     m.insert("session_id", self.info.session_id.as_str());
-                    m.insert("total_cost_usd", estimate_cost(&self.info.model, o));
+                    m.insert("total_cost_usd", o.cost_usd);
                     m.insert("usage", o.usage.to_json());
                     m.insert("permission_denials", o.denials.clone());
                     m.insert("uuid", new_uuid());
@@ -237,29 +259,4 @@ fn tool_uses(message: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// List prices per million tokens (input, output) by model family; an
-/// unknown model costs 0 rather than a made-up figure.
-fn estimate_cost(model: &str, o: &Outcome) -> f64 {
-    let (input, output) = if model.contains("opus-4-5") || model.contains("opus-4.5") {
-        (5.0, 25.0)
-    } else if model.contains("opus") {
-        (15.0, 75.0)
-    } else if model.contains("sonnet") {
-        (3.0, 15.0)
-    } else if model.contains("haiku-4") || model.contains("haiku-4-5") {
-        (1.0, 5.0)
-    } else if model.contains("haiku") {
-        (0.8, 4.0)
-    } else {
-        return 0.0;
-    };
-    let u = &o.usage;
-    let m = 1_000_000.0;
-    (u.input_tokens as f64 * input
-        + u.cache_creation_input_tokens as f64 * input * 1.25
-        + u.cache_read_input_tokens as f64 * input * 0.1
-        + u.output_tokens as f64 * output)
-        / m
 }

@@ -6,6 +6,7 @@
 //! tried again. An attempt is not a turn: the agent loop counts turns.
 
 pub mod client;
+pub mod price;
 pub mod request;
 pub mod sse;
 pub mod stream;
@@ -47,6 +48,20 @@ impl ApiError {
                 "overloaded_error" | "api_error" | "rate_limit_error"
             ),
             ApiError::Tls(_) | ApiError::Config(_) => false,
+        }
+    }
+
+    /// The model itself is unavailable (unknown or overloaded): another
+    /// model may serve the turn.
+    pub fn wants_fallback(&self) -> bool {
+        match self {
+            ApiError::Http { status, kind, .. } => {
+                matches!(status, 404 | 529)
+                    || kind == "overloaded_error"
+                    || kind == "not_found_error"
+            }
+            ApiError::InStream { kind, .. } => kind == "overloaded_error",
+            _ => false,
         }
     }
 
@@ -97,6 +112,9 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     pub base: Duration,
     pub cap: Duration,
+    /// No retry is started once this much time has gone by since the
+    /// first attempt of a turn (a dead network should not take minutes).
+    pub max_elapsed: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -105,6 +123,7 @@ impl Default for RetryPolicy {
             max_retries: 10,
             base: Duration::from_millis(500),
             cap: Duration::from_secs(32),
+            max_elapsed: Duration::from_secs(180),
         }
     }
 }
@@ -155,6 +174,7 @@ mod tests {
             max_retries: 10,
             base: Duration::from_millis(100),
             cap: Duration::from_millis(1000),
+            max_elapsed: Duration::from_secs(60),
         };
         let e = ApiError::Transport("x".into());
         let d1 = p.delay(1, &e);
