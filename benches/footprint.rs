@@ -3,6 +3,7 @@
 //! - `tern -v`: wall, CPU and peak RSS
 //! - one `-p` turn against the local Messages API stand-in: wall, CPU, RSS
 //! - a 200-turn tool session: peak RSS
+//! - a 300-turn session that fills a 200k window and compacts: peak RSS
 //! - SSE parsing + message assembly throughput in MB/s
 //! - `bash -c true` with and without the sandbox launcher
 //! - Grep against ripgrep on the same generated tree (when `rg` is installed)
@@ -114,6 +115,7 @@ fn long_session(bin: &str, dir: &std::path::Path) {
     replies.push(standin::text_reply("All 200 turns done."));
     let api = standin::StandIn::start(replies);
     api.set_split(standin::Split::PerEvent);
+    api.set_body_limit(0);
     let mut cmd = Command::new(bin);
     cmd.current_dir(dir)
         .env("ANTHROPIC_BASE_URL", &api.url)
@@ -132,6 +134,82 @@ fn long_session(bin: &str, dir: &std::path::Path) {
     assert_eq!(
         api.requests().len(),
         200,
+        "the session did not run all turns"
+    );
+}
+
+/// 300 model turns that fill a 200k-token window several times over
+/// (a 24 KB file read every other turn, long answers between), so the
+/// session clears old results and compacts as it goes.
+fn compacting_session(bin: &str, dir: &std::path::Path) {
+    let source: String = (0..600)
+        .map(|i| format!("fn step_{i}() -> u32 {{ {i} }} // padding\n"))
+        .collect();
+    std::fs::write(dir.join("big.rs"), source).expect("bench file");
+    let mut replies = Vec::new();
+    for turn in 0..299 {
+        let id = format!("toolu_c{turn}");
+        if turn % 2 == 0 {
+            replies.push(standin::tools_reply(&[(
+                &id,
+                "Read",
+                r#"{"file_path": "big.rs"}"#,
+            )]));
+        } else {
+            let mut steps = vec![standin::message_start("msg_long")];
+            steps.extend(standin::text_block(0, &"analysis of the file ".repeat(300)));
+            steps.extend(standin::tool_block(
+                1,
+                &id,
+                "Glob",
+                r#"{"pattern": "*.rs"}"#,
+                turn,
+            ));
+            steps.extend(standin::message_end("tool_use", 900));
+            replies.push(standin::Reply::Stream(steps));
+        }
+    }
+    replies.push(standin::text_reply("Done after 300 turns."));
+    let api = standin::StandIn::start(replies);
+    api.set_split(standin::Split::PerEvent);
+    api.set_body_limit(0);
+    let compactions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&compactions);
+    api.set_responder(Box::new(move |req| {
+        req.body.contains("[tern: compaction request]").then(|| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            standin::text_reply(
+                "<analysis>a</analysis><summary>1. Primary request: keep reading big.rs</summary>",
+            )
+        })
+    }));
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("ANTHROPIC_API_KEY", "sk-bench")
+        .stdin(Stdio::null())
+        .args([
+            "-p",
+            "read it all",
+            "--max-turns",
+            "400",
+            "--permission-mode",
+            "bypassPermissions",
+        ]);
+    let mut s = [measure(&mut cmd)];
+    let (_, _, rss) = report("300-turn compacting session", &mut s);
+    let reqs = api.requests();
+    let compactions = compactions.load(std::sync::atomic::Ordering::Relaxed);
+    let largest = reqs.iter().map(|r| r.body_len).max().unwrap_or(0);
+    println!(
+        "{:<30} {compactions} compactions, largest request {} KB, peak RSS {:.1} MiB (goal ≤ 16 MiB)",
+        "",
+        largest / 1024,
+        rss as f64 / 1024.0
+    );
+    assert_eq!(
+        reqs.len() - compactions,
+        300,
         "the session did not run all turns"
     );
 }
@@ -350,6 +428,7 @@ fn main() {
     let tern_turn = report("one-turn -p (stand-in)", &mut turn);
 
     long_session(&bin, &dir);
+    compacting_session(&bin, &dir);
     sandbox_overhead(&bin);
     sse_throughput();
     grep_vs_ripgrep();

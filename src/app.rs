@@ -92,13 +92,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     } = opened;
     let checkpoints = transcript
         .as_ref()
-        .and_then(|t| match checkpoint::Checkpoints::open(t.path()) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("tern: warning: file checkpoints are off for this session ({e}); rewind will not be possible");
-                None
-            }
-        });
+        .map(|t| checkpoint::Checkpoints::open(t.path()));
     let scratch = std::env::temp_dir().join(format!("tern-{session_id}"));
     let mut registry = Registry::builtin();
     // A bare tool name in the deny list removes the tool from view entirely.
@@ -162,6 +156,10 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         Rc::clone(&hooks),
     );
     pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
+    let context_window = rt
+        .context_window
+        .or_else(|| crate::context::known_window(&rt.model))
+        .unwrap_or(DEFAULT_CONTEXT_WINDOW);
     let mut agent = Agent {
         ex,
         client,
@@ -173,10 +171,12 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
             retry: rt.retry,
             fallback_models: rt.fallback_models,
             max_budget_usd: rt.max_budget_usd,
+            context_window,
         },
         pipeline: Rc::new(pipeline),
         abort,
         messages: history,
+        context: Default::default(),
     };
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.start();
@@ -199,6 +199,9 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     let _ = std::fs::remove_dir(&scratch);
     code
 }
+
+/// When neither settings nor the model's name say otherwise.
+const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 
 struct OpenedSession {
     session_id: String,
@@ -442,7 +445,18 @@ fn record(t: &mut Transcript, ev: &Event<'_>) {
         Event::Assistant(m) => {
             t.append("assistant", m);
         }
-        Event::TextDelta(_) | Event::Retrying { .. } | Event::FallbackModel { .. } => {}
+        Event::Compacted {
+            trigger,
+            pre_tokens,
+            summary,
+        } => {
+            t.append_boundary(trigger, *pre_tokens);
+            t.append("user", summary);
+        }
+        Event::TextDelta(_)
+        | Event::Retrying { .. }
+        | Event::FallbackModel { .. }
+        | Event::MicroCompacted { .. } => {}
     }
 }
 

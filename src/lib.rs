@@ -19,6 +19,7 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod frontend;
 pub mod json;
 pub mod model;

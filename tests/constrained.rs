@@ -199,6 +199,8 @@ mount -o remount,bind,ro "$ROOT""#;
     );
     let kept = std::fs::read_dir(root.join("work/.tmp/tern-0/projects/-work"))
         .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
         .count();
     assert_eq!(kept, 1);
     let results = tool_results(&api.requests()[1]);

@@ -6,6 +6,7 @@
 //! Counting: one *turn* is one model iteration; an API retry is another
 //! attempt of the same turn.
 
+pub mod compaction;
 pub mod executor;
 pub mod hooks;
 pub mod pipeline;
@@ -19,7 +20,6 @@ use smol::future::FutureExt;
 use crate::abort::{Abort, Reason};
 use crate::json::{Map, Value};
 use crate::model::client::Client;
-use crate::model::request::{RequestParts, build};
 use crate::model::sse::{Flow, SseParser};
 use crate::model::stream::{Assembler, Block, StreamError, Update, Usage};
 use crate::model::{ApiError, RetryPolicy};
@@ -42,6 +42,15 @@ pub enum Event<'a> {
         from: &'a str,
         to: &'a str,
         error: &'a ApiError,
+    },
+    /// Old tool results were cleared from what is sent.
+    MicroCompacted { saved_tokens: u64 },
+    /// The history was replaced by `summary` (the transcript records a
+    /// boundary and the summary).
+    Compacted {
+        trigger: &'a str,
+        pre_tokens: u64,
+        summary: &'a Value,
     },
     /// A failed attempt is about to be retried.
     Retrying {
@@ -92,6 +101,8 @@ pub struct Settings {
     /// Tried in order when the model is overloaded or unknown.
     pub fallback_models: Vec<String>,
     pub max_budget_usd: Option<f64>,
+    /// The model's context window in tokens.
+    pub context_window: u64,
 }
 
 pub struct Agent<'ex> {
@@ -102,6 +113,7 @@ pub struct Agent<'ex> {
     pub abort: Abort,
     /// The conversation in API shape.
     pub messages: Vec<Value>,
+    pub context: compaction::ContextState,
 }
 
 /// How one streamed attempt ended.
@@ -126,6 +138,11 @@ impl<'ex> Agent<'ex> {
             stop_reason: None,
             denials: Vec::new(),
         };
+        if let Some(custom) = compaction::compact_command(&prompt) {
+            outcome.ending = self.compact_on_request(&custom, &mut outcome, sink).await;
+            outcome.duration = started.elapsed();
+            return outcome;
+        }
         let mut prompt = prompt;
         let hooks = Rc::clone(&self.pipeline.hooks);
         if hooks.wants("UserPromptSubmit", "") {
@@ -171,15 +188,12 @@ impl<'ex> Agent<'ex> {
                 return Ending::BudgetExceeded(outcome.cost_usd);
             }
             outcome.num_turns += 1;
-            let body = build(&RequestParts {
-                model: &self.settings.model,
-                max_tokens: self.settings.max_tokens,
-                system: &self.settings.system,
-                tools: &tools,
-                messages: &self.messages,
-            });
+            let body = match self.govern(&tools, outcome, sink).await {
+                Ok(body) => body,
+                Err(ending) => return ending,
+            };
             let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
-            let (asm, end) = self.attempts(&body, &mut exec, outcome, sink).await;
+            let (asm, end) = self.attempts(&body, Some(&mut exec), outcome, sink).await;
             outcome.usage.add(&asm.usage);
             outcome.cost_usd += crate::model::price::cost(&self.settings.model, &asm.usage);
             outcome.stop_reason = asm.stop_reason.clone();
@@ -216,6 +230,14 @@ impl<'ex> Agent<'ex> {
             let message = asm.message();
             sink(Event::Assistant(&message));
             self.messages.push(message);
+            let u = &asm.usage;
+            self.context.note_usage(
+                u.input_tokens
+                    + u.cache_read_input_tokens
+                    + u.cache_creation_input_tokens
+                    + u.output_tokens,
+                self.messages.len(),
+            );
 
             if let Some(ending) = failure {
                 // Every tool_use that made it into the record gets an answer.
@@ -339,7 +361,7 @@ impl<'ex> Agent<'ex> {
     async fn attempts(
         &mut self,
         body: &str,
-        exec: &mut StreamingExecutor<'ex>,
+        mut exec: Option<&mut StreamingExecutor<'ex>>,
         outcome: &mut Outcome,
         sink: &mut dyn FnMut(Event<'_>),
     ) -> (Assembler, AttemptEnd) {
@@ -348,7 +370,9 @@ impl<'ex> Agent<'ex> {
         loop {
             let mut asm = Assembler::new();
             let began = Instant::now();
-            let end = self.attempt(body, &mut asm, exec, sink).await;
+            let end = self
+                .attempt(body, &mut asm, exec.as_deref_mut(), sink)
+                .await;
             outcome.api_duration += began.elapsed();
             let error = match end {
                 AttemptEnd::Failed(e) => e,
@@ -397,7 +421,7 @@ impl<'ex> Agent<'ex> {
         &self,
         body: &str,
         asm: &mut Assembler,
-        exec: &mut StreamingExecutor<'ex>,
+        mut exec: Option<&mut StreamingExecutor<'ex>>,
         sink: &mut dyn FnMut(Event<'_>),
     ) -> AttemptEnd {
         let abort = self.abort.clone();
@@ -422,7 +446,12 @@ impl<'ex> Agent<'ex> {
             }
             let step = async { Step::Chunk(stream.next_chunk(&mut buf).await) }
                 .or(async {
-                    exec.next_done().await;
+                    match exec.as_deref_mut() {
+                        Some(e) => e.next_done().await,
+                        // Without an executor (a compaction request) tool
+                        // calls are ignored, never run.
+                        None => smol::future::pending::<()>().await,
+                    }
                     Step::ToolDone
                 })
                 .or(async {
@@ -448,7 +477,11 @@ impl<'ex> Agent<'ex> {
             let fed = parser.feed(&buf[..n], &mut |ev| {
                 match asm.feed(ev.event, ev.data) {
                     Ok(Update::TextDelta(t)) => sink(Event::TextDelta(&t)),
-                    Ok(Update::BlockDone(Block::ToolUse(call))) => exec.add(call),
+                    Ok(Update::BlockDone(Block::ToolUse(call))) => {
+                        if let Some(e) = exec.as_deref_mut() {
+                            e.add(call);
+                        }
+                    }
                     Ok(Update::MessageDone) => return Flow::Stop,
                     Ok(_) => {}
                     Err(StreamError::Api { kind, message }) => {

@@ -55,6 +55,9 @@ pub struct Runtime {
     /// `--fallback-model`: tried in order when the model is unavailable.
     pub fallback_models: Vec<String>,
     pub max_budget_usd: Option<f64>,
+    /// Set by `contextWindow` or TERN_CONTEXT_WINDOW; otherwise known
+    /// from the model's name or asked of the server.
+    pub context_window: Option<u64>,
 }
 
 /// Which session this run belongs to.
@@ -357,6 +360,9 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         },
         fallback_models: args.fallback_models,
         max_budget_usd: args.max_budget_usd,
+        context_window: number("TERN_CONTEXT_WINDOW")?
+            .map(u64::from)
+            .or(layered.context_window),
     })
 }
 

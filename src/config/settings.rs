@@ -122,6 +122,16 @@ pub struct Settings {
     pub disable_bypass: Option<Origin>,
     pub env: Vec<(String, String)>,
     pub model: Option<String>,
+    /// `contextWindow`: the model's window in tokens.
+    pub context_window: Option<u64>,
+    /// `provider`: `anthropic` or `openai` (the wire format).
+    pub provider: Option<String>,
+    /// `baseUrl`: the API endpoint.
+    pub base_url: Option<String>,
+    /// `apiKeyEnv`: the variable that holds the key.
+    pub api_key_env: Option<String>,
+    /// `tools`: only these built-in tools are offered.
+    pub tools: Option<Vec<String>>,
     pub hooks: Vec<HookEntry>,
     pub sandbox: SandboxSettings,
     /// Problems found in files that were skipped or partly used.
@@ -165,6 +175,11 @@ impl Locations {
 
 const KNOWN_KEYS: &[&str] = &[
     "$schema",
+    "contextWindow",
+    "provider",
+    "baseUrl",
+    "apiKeyEnv",
+    "tools",
     "permissions",
     "env",
     "model",
@@ -403,6 +418,33 @@ fn merge_layer(
     }
     if let Some(m) = v.str_field("model") {
         out.model = Some(m.to_string());
+    }
+    if let Some(n) = v.get("contextWindow") {
+        match n.as_i64().filter(|n| *n >= 512) {
+            Some(n) => out.context_window = Some(n as u64),
+            None => warn(
+                warnings,
+                "contextWindow",
+                "not a token count (at least 512) in",
+            ),
+        }
+    }
+    for (key, slot) in [
+        ("provider", &mut out.provider),
+        ("baseUrl", &mut out.base_url),
+        ("apiKeyEnv", &mut out.api_key_env),
+    ] {
+        if let Some(text) = v.str_field(key) {
+            *slot = Some(text.to_string());
+        }
+    }
+    if let Some(list) = v.get("tools").and_then(Value::as_array) {
+        out.tools = Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+        );
     }
     if let Some(sb) = v.get("sandbox") {
         let flag = |key: &str| sb.get(key).and_then(Value::as_bool);

@@ -121,6 +121,34 @@ impl Printer {
                     self.line(&v);
                 }
             }
+            Event::MicroCompacted { saved_tokens } => {
+                if self.verbose {
+                    eprintln!(
+                        "tern: cleared old tool results (~{saved_tokens} tokens) to stay inside the context window"
+                    );
+                }
+            }
+            Event::Compacted {
+                trigger,
+                pre_tokens,
+                ..
+            } => {
+                if self.format == OutputFormat::StreamJson {
+                    let v = obj! {
+                        "type" => "system",
+                        "subtype" => "compact_boundary",
+                        "compact_metadata" => obj! { "trigger" => trigger, "pre_tokens" => pre_tokens },
+                        "session_id" => self.info.session_id.as_str(),
+                        "uuid" => new_uuid(),
+                    };
+                    self.line(&v);
+                }
+                if self.verbose || self.live_text {
+                    eprintln!(
+                        "tern: conversation compacted ({trigger}; ~{pre_tokens} tokens before)"
+                    );
+                }
+            }
             Event::FallbackModel { from, to, error } => {
                 if self.format == OutputFormat::StreamJson {
                     let v = obj! {

@@ -21,7 +21,9 @@ const MAX_BYTES: u64 = 32 * 1024 * 1024;
 
 pub struct Checkpoints {
     dir: PathBuf,
-    index: File,
+    /// Opened on the first change, so sessions that edit nothing leave
+    /// no folder behind.
+    index: Option<File>,
     seq: usize,
 }
 
@@ -33,23 +35,39 @@ pub fn dir_for(transcript: &Path) -> PathBuf {
 impl Checkpoints {
     /// Opens (or continues) the checkpoints of the session whose
     /// transcript is `transcript`.
-    pub fn open(transcript: &Path) -> std::io::Result<Checkpoints> {
+    pub fn open(transcript: &Path) -> Checkpoints {
         let dir = dir_for(transcript);
-        DirBuilder::new().recursive(true).mode(0o700).create(&dir)?;
-        let index_path = dir.join("index.jsonl");
-        let seq = std::fs::read_to_string(&index_path)
+        let seq = std::fs::read_to_string(dir.join("index.jsonl"))
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        let index = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&index_path)?;
-        Ok(Checkpoints { dir, index, seq })
+        Checkpoints {
+            dir,
+            index: None,
+            seq,
+        }
+    }
+
+    fn index(&mut self) -> std::io::Result<&mut File> {
+        if self.index.is_none() {
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.dir)?;
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(self.dir.join("index.jsonl"))?;
+            self.index = Some(file);
+        }
+        self.index
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("checkpoint index unavailable"))
     }
 
     /// Keeps what `path` holds now, before `tool_use_id` changes it.
     pub fn before_write(&mut self, path: &Path, tool_use_id: &str) -> std::io::Result<()> {
+        self.index()?;
         let meta = std::fs::metadata(path);
         let (existed, blob, mode, note) = match meta {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None, 0, None),
@@ -85,7 +103,7 @@ impl Checkpoints {
         };
         let mut text = line.to_json();
         text.push('\n');
-        self.index.write_all(text.as_bytes())?;
+        self.index()?.write_all(text.as_bytes())?;
         self.seq += 1;
         Ok(())
     }
@@ -300,7 +318,7 @@ mod tests {
         let a = dir.join("a.txt");
         let b = dir.join("b.txt");
         std::fs::write(&a, "v1").unwrap();
-        let mut ck = Checkpoints::open(&transcript).unwrap();
+        let mut ck = Checkpoints::open(&transcript);
         // Message m1: edit a (v1 -> v2). Message m2: edit a (v2 -> v3), create b, run Bash.
         ck.before_write(&a, "t1").unwrap();
         std::fs::write(&a, "v2").unwrap();

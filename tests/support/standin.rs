@@ -55,7 +55,10 @@ pub struct Request {
     /// The CONNECT target when the request came through a proxy tunnel.
     pub tunnel: Option<String>,
     pub headers: Vec<(String, String)>,
+    /// The body, cut to the stand-in's body limit when one is set.
     pub body: String,
+    /// The body's full length in bytes.
+    pub body_len: usize,
 }
 
 impl Request {
@@ -67,11 +70,20 @@ impl Request {
     }
 }
 
+pub type Responder = Box<dyn Fn(&Request) -> Option<Reply> + Send>;
+
 #[derive(Default)]
 struct State {
     replies: std::collections::VecDeque<Reply>,
     /// Served when the script is used up (for benchmarks and manual runs).
     fallback: Option<Reply>,
+    /// Asked first about every request; a reply from it does not use up
+    /// the script (answers compaction requests, say).
+    responder: Option<Responder>,
+    /// Keep at most this many bytes of each body (benchmarks: a process
+    /// that holds hundreds of large bodies inflates the peak RSS that a
+    /// child forked from it reports).
+    body_limit: Option<usize>,
     requests: Vec<Request>,
     log: Vec<(Duration, String)>,
 }
@@ -177,6 +189,14 @@ impl StandIn {
         self.state.lock().unwrap().fallback = Some(reply);
     }
 
+    pub fn set_body_limit(&self, limit: usize) {
+        self.state.lock().unwrap().body_limit = Some(limit);
+    }
+
+    pub fn set_responder(&self, responder: Responder) {
+        self.state.lock().unwrap().responder = Some(responder);
+    }
+
     pub fn push(&self, reply: Reply) {
         self.state.lock().unwrap().replies.push_back(reply);
     }
@@ -217,15 +237,29 @@ fn serve<S: Read + Write>(
     let reply = {
         let mut st = state.lock().unwrap();
         let n = st.requests.len() + 1;
-        st.requests.push(Request {
+        let mut request = Request {
             at: started.elapsed(),
             path: path.clone(),
             tunnel,
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
-        });
+            body_len: body.len(),
+        };
+        drop(body);
+        let special = st.responder.as_ref().and_then(|r| r(&request));
+        if let Some(limit) = st.body_limit {
+            let mut cut = limit.min(request.body.len());
+            while !request.body.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            request.body.truncate(cut);
+            request.body.shrink_to_fit();
+        }
+        st.requests.push(request);
         st.log.push((started.elapsed(), format!("request {n}")));
-        st.replies.pop_front().or_else(|| st.fallback.clone())
+        special
+            .or_else(|| st.replies.pop_front())
+            .or_else(|| st.fallback.clone())
     };
     let reply = reply.unwrap_or(Reply::Error {
         status: 500,

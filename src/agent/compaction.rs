@@ -1,0 +1,232 @@
+//! Keeping the conversation inside the model's window: measured before
+//! every request, old tool results cleared first, then the history
+//! replaced by a summary. The transcript keeps everything; only what is
+//! sent shrinks.
+
+use std::rc::Rc;
+
+use super::{Agent, AttemptEnd, Ending, Event, Outcome, final_text, push_message};
+use crate::context::{self, Thresholds, compact};
+use crate::json::{Map, Value};
+use crate::model::request::{RequestParts, build};
+use crate::obj;
+
+/// What the loop remembers between requests about the window.
+#[derive(Debug, Default)]
+pub struct ContextState {
+    /// Tokens the API reported for the last request and its answer, and
+    /// how many messages there were then.
+    api_tokens: Option<(u64, usize)>,
+    /// Auto-compactions that failed in a row.
+    failures: u32,
+}
+
+impl ContextState {
+    pub fn note_usage(&mut self, tokens: u64, messages: usize) {
+        if tokens > 0 {
+            self.api_tokens = Some((tokens, messages));
+        }
+    }
+}
+
+impl Agent<'_> {
+    fn thresholds(&self) -> Thresholds {
+        Thresholds::for_window(
+            self.settings.context_window,
+            u64::from(self.settings.max_tokens),
+        )
+    }
+
+    /// Tokens the next request will hold: the larger of the API's own
+    /// count (plus what was added since) and a local estimate of `body`.
+    pub(super) fn estimate(&self, body: &str) -> u64 {
+        let local = context::estimate_bytes(body.len());
+        let from_api = self.context.api_tokens.map_or(0, |(tokens, at)| {
+            let added: usize = self
+                .messages
+                .iter()
+                .skip(at)
+                .map(|m| m.to_json().len())
+                .sum();
+            tokens + context::estimate_bytes(added)
+        });
+        local.max(from_api)
+    }
+
+    pub(super) fn request_body(&self, tools: &[Value]) -> String {
+        build(&RequestParts {
+            model: &self.settings.model,
+            max_tokens: self.settings.max_tokens,
+            system: &self.settings.system,
+            tools,
+            messages: &self.messages,
+        })
+    }
+
+    /// Makes room before a request if the window is filling up. Returns
+    /// the body to send, or the ending when even compaction cannot help.
+    pub(super) async fn govern(
+        &mut self,
+        tools: &[Value],
+        outcome: &mut Outcome,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> Result<String, Ending> {
+        let t = self.thresholds();
+        let mut body = self.request_body(tools);
+        let mut tokens = self.estimate(&body);
+        if tokens < t.compact {
+            return Ok(body);
+        }
+        let min_savings = context::MIN_MICRO_SAVINGS.min(t.window / 10);
+        let saved = context::micro_compact(&mut self.messages, min_savings);
+        if saved > 0 {
+            sink(Event::MicroCompacted {
+                saved_tokens: saved,
+            });
+            self.context.api_tokens = None;
+            body = self.request_body(tools);
+            tokens = self.estimate(&body);
+        }
+        let mut why_not = String::new();
+        if tokens >= t.compact {
+            if self.context.failures >= context::MAX_COMPACT_FAILURES {
+                why_not = format!(
+                    "automatic compaction is off after {} failures",
+                    context::MAX_COMPACT_FAILURES
+                );
+            } else {
+                match self.compact("auto", None, tokens, outcome, sink).await {
+                    Ok(()) => {
+                        self.context.failures = 0;
+                        body = self.request_body(tools);
+                        tokens = self.estimate(&body);
+                    }
+                    Err(e) => {
+                        self.context.failures += 1;
+                        why_not = format!("compaction failed: {e}");
+                    }
+                }
+            }
+        }
+        if tokens >= t.blocked {
+            return Err(Ending::Blocked(format!(
+                "the conversation (~{tokens} tokens) does not fit the model's context window \
+                 ({} tokens, {} kept for the answer){}",
+                t.window,
+                t.reserve,
+                if why_not.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {why_not}")
+                }
+            )));
+        }
+        Ok(body)
+    }
+
+    /// Replaces the history with a summary written by the model.
+    pub(super) async fn compact(
+        &mut self,
+        trigger: &str,
+        custom: Option<&str>,
+        pre_tokens: u64,
+        outcome: &mut Outcome,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), String> {
+        if self.messages.is_empty() {
+            return Err("there is nothing to compact yet".into());
+        }
+        let hooks = Rc::clone(&self.pipeline.hooks);
+        if hooks.wants("PreCompact", trigger) {
+            let mut fields = Map::new();
+            fields.insert("trigger", trigger);
+            fields.insert("custom_instructions", custom.unwrap_or_default());
+            let v = hooks.run("PreCompact", trigger, fields).await;
+            for n in &v.notices {
+                eprintln!("tern: hook: {n}");
+            }
+            if let Some(reason) = v.block.or(v.stop) {
+                return Err(format!("a PreCompact hook refused: {reason}"));
+            }
+        }
+        // A fresh prompt that has not been answered yet is carried over
+        // word for word rather than summarised.
+        let pending = self.messages.last().and_then(|m| {
+            let blocks = m.get("content")?.as_array()?;
+            let fresh = m.str_field("role") == Some("user")
+                && blocks.iter().all(|b| b.str_field("type") == Some("text"));
+            fresh.then(|| {
+                blocks
+                    .iter()
+                    .filter_map(|b| b.str_field("text"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        });
+        let mut request = self.messages.clone();
+        if pending.is_some() {
+            request.pop();
+        }
+        if request.is_empty() {
+            return Err("there is nothing before the latest prompt to compact".into());
+        }
+        push_message(
+            &mut request,
+            obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => compact::instructions(custom) }] },
+        );
+        let system = [compact::SYSTEM.to_string()];
+        let body = build(&RequestParts {
+            model: &self.settings.model,
+            max_tokens: self.settings.max_tokens.min(20_000),
+            system: &system,
+            tools: &[],
+            messages: &request,
+        });
+        let (asm, end) = self.attempts(&body, None, outcome, sink).await;
+        outcome.usage.add(&asm.usage);
+        outcome.cost_usd += crate::model::price::cost(&self.settings.model, &asm.usage);
+        match end {
+            AttemptEnd::Done => {}
+            AttemptEnd::Failed(e) => return Err(e.to_string()),
+            AttemptEnd::Aborted => return Err("interrupted".into()),
+        }
+        let summary = compact::extract(&final_text(&asm))
+            .ok_or_else(|| "the summary came back empty".to_string())?;
+        self.messages = vec![context::summary_message(&summary, pending.as_deref())];
+        self.context.api_tokens = None;
+        sink(Event::Compacted {
+            trigger,
+            pre_tokens,
+            summary: &self.messages[0],
+        });
+        Ok(())
+    }
+
+    /// `/compact [instructions]`: compacts now, without a model turn.
+    pub(super) async fn compact_on_request(
+        &mut self,
+        custom: &str,
+        outcome: &mut Outcome,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> Ending {
+        let tools = self.pipeline.registry.definitions();
+        let body = self.request_body(&tools);
+        let before = self.estimate(&body);
+        let custom = Some(custom.trim()).filter(|c| !c.is_empty());
+        match self.compact("manual", custom, before, outcome, sink).await {
+            Ok(()) => {
+                let after = self.estimate(&self.request_body(&tools));
+                outcome.result = format!("Compacted: ~{before} tokens down to ~{after}.");
+                Ending::Completed
+            }
+            Err(e) => Ending::ModelError(format!("compaction failed: {e}")),
+        }
+    }
+}
+
+/// Text of a prompt if it is a `/compact` command: the instructions after it.
+pub fn compact_command(prompt: &Value) -> Option<String> {
+    let text = super::prompt_text(prompt);
+    let rest = text.trim_start().strip_prefix("/compact")?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim().to_string())
+}

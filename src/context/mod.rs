@@ -1,0 +1,183 @@
+//! Context governance: how full the model's window is, and the two ways
+//! to make room — clearing old tool results (micro-compaction) and
+//! replacing the history with a summary (compaction).
+//!
+//! Thresholds follow the 200k example in ARCHITECTURE.md and scale with
+//! the window: reserve up to 20k tokens for the answer, warn 20k before
+//! compacting, compact 13k before the usable window ends, refuse to send
+//! 3k before it.
+
+pub mod compact;
+
+use crate::json::Value;
+use crate::obj;
+
+/// Tool results this recent are never cleared.
+pub const KEEP_RECENT_RESULTS: usize = 5;
+/// Micro-compaction runs only if it frees at least this many tokens.
+pub const MIN_MICRO_SAVINGS: u64 = 20_000;
+/// Auto-compaction stops trying after this many failures in a row.
+pub const MAX_COMPACT_FAILURES: u32 = 3;
+
+const CLEARED: &str =
+    "[Old tool result cleared to save context; run the tool again if it is still needed]";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    pub window: u64,
+    /// Tokens the answer may use.
+    pub reserve: u64,
+    pub warn: u64,
+    pub compact: u64,
+    pub blocked: u64,
+}
+
+impl Thresholds {
+    pub fn for_window(window: u64, max_output: u64) -> Thresholds {
+        let reserve = max_output.min(20_000).min(window / 4);
+        let usable = window.saturating_sub(reserve);
+        // The fixed buffers are sized for 180k usable; smaller windows get
+        // the same proportions instead.
+        let buffer = 13_000.min(usable * 13 / 180);
+        let hard = 3_000.min(usable * 3 / 180);
+        let compact = usable.saturating_sub(buffer);
+        Thresholds {
+            window,
+            reserve,
+            warn: compact.saturating_sub(20_000.min(usable / 9)),
+            compact,
+            blocked: usable.saturating_sub(hard),
+        }
+    }
+}
+
+/// The context window of a model, when the name says enough.
+pub fn known_window(model: &str) -> Option<u64> {
+    let m = model.to_ascii_lowercase();
+    if m.starts_with("claude") {
+        return Some(if m.contains("[1m]") {
+            1_000_000
+        } else {
+            200_000
+        });
+    }
+    if m.starts_with("gpt-4o")
+        || m.starts_with("gpt-4.1")
+        || m.starts_with("o3")
+        || m.starts_with("o4")
+    {
+        return Some(128_000);
+    }
+    None
+}
+
+/// A cheap local estimate: about four bytes of JSON per token. Counting
+/// the serialised request errs on the high side, which is the safe side.
+pub fn estimate_bytes(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4)
+}
+
+/// Replaces the content of old, large tool results with a short note,
+/// keeping their ids (so every tool_use stays paired). Returns the tokens
+/// freed, or 0 (and changes nothing) when that would be under
+/// `min_savings`.
+pub fn micro_compact(messages: &mut [Value], min_savings: u64) -> u64 {
+    // Where every tool result is: (message index, block index, size).
+    let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    for (mi, m) in messages.iter().enumerate() {
+        if m.str_field("role") != Some("user") {
+            continue;
+        }
+        let Some(blocks) = m.get("content").and_then(Value::as_array) else {
+            continue;
+        };
+        for (bi, b) in blocks.iter().enumerate() {
+            if b.str_field("type") == Some("tool_result") {
+                let size = b.get("content").map_or(0, |c| c.to_json().len());
+                found.push((mi, bi, size));
+            }
+        }
+    }
+    let old = found.len().saturating_sub(KEEP_RECENT_RESULTS);
+    let targets: Vec<(usize, usize, usize)> = found[..old]
+        .iter()
+        .copied()
+        .filter(|&(_, _, size)| size > CLEARED.len() * 4)
+        .collect();
+    let saved: u64 = targets
+        .iter()
+        .map(|&(_, _, size)| estimate_bytes(size.saturating_sub(CLEARED.len())))
+        .sum();
+    if saved < min_savings || saved == 0 {
+        return 0;
+    }
+    for (mi, bi, _) in targets {
+        if let Some(Value::Object(m)) = messages.get_mut(mi)
+            && let Some(Value::Array(blocks)) = m.get_mut("content")
+            && let Some(Value::Object(b)) = blocks.get_mut(bi)
+        {
+            b.insert("content", CLEARED);
+        }
+    }
+    saved
+}
+
+/// The message that stands for everything before a compaction.
+pub fn summary_message(summary: &str, pending_prompt: Option<&str>) -> Value {
+    let mut text = format!(
+        "This session continues an earlier conversation that ran out of context. \
+         A summary of it follows.\n\n<summary>\n{summary}\n</summary>"
+    );
+    match pending_prompt {
+        Some(p) => text.push_str(&format!("\n\nThe user's latest message, not yet answered:\n\n{p}")),
+        None => text.push_str(
+            "\n\nGo on with the work from where it stopped, without asking the user anything further first.",
+        ),
+    }
+    obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => text }] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_match_the_200k_example_and_scale_down() {
+        let t = Thresholds::for_window(200_000, 32_000);
+        assert_eq!(t.reserve, 20_000);
+        assert_eq!(t.compact, 167_000);
+        assert_eq!(t.blocked, 177_000);
+        assert_eq!(t.warn, 147_000);
+        let small = Thresholds::for_window(4_096, 32_000);
+        assert_eq!(small.reserve, 1_024);
+        assert!(small.compact < small.blocked && small.blocked < small.window - small.reserve + 1);
+        assert!(small.compact > 2_500, "{small:?}");
+    }
+
+    fn result(id: &str, size: usize) -> Value {
+        obj! { "role" => "user", "content" => vec![obj! {
+            "type" => "tool_result", "tool_use_id" => id, "content" => "x".repeat(size),
+        }] }
+    }
+
+    #[test]
+    fn micro_compaction_clears_old_results_and_keeps_ids_and_the_last_five() {
+        let mut msgs: Vec<Value> = (0..8).map(|i| result(&format!("t{i}"), 40_000)).collect();
+        let saved = micro_compact(&mut msgs, MIN_MICRO_SAVINGS);
+        assert!(saved >= 29_000, "{saved}");
+        for (i, m) in msgs.iter().enumerate() {
+            let b = &m.get("content").unwrap().as_array().unwrap()[0];
+            assert_eq!(b.str_field("tool_use_id"), Some(format!("t{i}").as_str()));
+            assert_eq!(
+                b.str_field("content") == Some(CLEARED),
+                i < 3,
+                "message {i}"
+            );
+        }
+        // Too little to gain: nothing changes.
+        let mut few: Vec<Value> = (0..6).map(|i| result(&format!("t{i}"), 1_000)).collect();
+        let before = Value::Array(few.clone()).to_json();
+        assert_eq!(micro_compact(&mut few, MIN_MICRO_SAVINGS), 0);
+        assert_eq!(Value::Array(few).to_json(), before);
+    }
+}
