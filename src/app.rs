@@ -114,7 +114,7 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         model: rt.model.clone(),
         tools: registry.names(),
         permission_mode: rt.mode.as_str(),
-        api_key_source: rt.api_key_source,
+        api_key_source: rt.api_key_source.clone(),
         sandbox: sandbox_summary(rt.sandbox.as_ref()),
     };
     let hooks = Rc::new(Hooks::new(

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use super::{Agent, AttemptEnd, Ending, Event, Outcome, final_text, push_message};
 use crate::context::{self, Thresholds, compact};
 use crate::json::{Map, Value};
+use crate::model::Provider;
 use crate::model::request::{RequestParts, build};
 use crate::obj;
 
@@ -54,13 +55,21 @@ impl Agent<'_> {
     }
 
     pub(super) fn request_body(&self, tools: &[Value]) -> String {
-        build(&RequestParts {
+        self.encode(&RequestParts {
             model: &self.settings.model,
             max_tokens: self.settings.max_tokens,
             system: &self.settings.system,
             tools,
             messages: &self.messages,
         })
+    }
+
+    /// The request in the wire format of the client's provider.
+    pub(super) fn encode(&self, parts: &RequestParts<'_>) -> String {
+        match self.client.provider() {
+            Provider::Anthropic => build(parts),
+            Provider::OpenAi => crate::model::openai::build(parts),
+        }
     }
 
     /// Makes room before a request if the window is filling up. Returns
@@ -175,7 +184,7 @@ impl Agent<'_> {
             obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => compact::instructions(custom) }] },
         );
         let system = [compact::SYSTEM.to_string()];
-        let body = build(&RequestParts {
+        let body = self.encode(&RequestParts {
             model: &self.settings.model,
             max_tokens: self.settings.max_tokens.min(20_000),
             system: &system,

@@ -437,6 +437,9 @@ impl<'ex> Agent<'ex> {
             Some(Ok(s)) => s,
         };
         let mut parser = SseParser::default();
+        // Chat completion chunks are translated into Messages API events.
+        let mut translator = (self.client.provider() == crate::model::Provider::OpenAi)
+            .then(crate::model::openai::Translator::default);
         let mut buf = vec![0u8; 16 * 1024];
         loop {
             enum Step {
@@ -474,8 +477,8 @@ impl<'ex> Agent<'ex> {
                 Step::Chunk(Ok(n)) => n,
             };
             let mut failure: Option<ApiError> = None;
-            let fed = parser.feed(&buf[..n], &mut |ev| {
-                match asm.feed(ev.event, ev.data) {
+            let mut handle = |event: &str, data: &str| -> Flow {
+                match asm.feed(event, data) {
                     Ok(Update::TextDelta(t)) => sink(Event::TextDelta(&t)),
                     Ok(Update::BlockDone(Block::ToolUse(call))) => {
                         if let Some(e) = exec.as_deref_mut() {
@@ -494,6 +497,17 @@ impl<'ex> Agent<'ex> {
                     }
                 }
                 Flow::Continue
+            };
+            let fed = parser.feed(&buf[..n], &mut |ev| match translator.as_mut() {
+                None => handle(ev.event, ev.data),
+                Some(t) => {
+                    for (event, data) in t.translate(ev.data) {
+                        if handle(event, &data) == Flow::Stop {
+                            return Flow::Stop;
+                        }
+                    }
+                    Flow::Continue
+                }
             });
             if let Err(e) = fed {
                 return AttemptEnd::Failed(ApiError::Stream(e.to_string()));

@@ -12,13 +12,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{Args, OutputFormat};
-use crate::model::RetryPolicy;
 use crate::model::client::{Auth, ClientConfig};
+use crate::model::{Provider, RetryPolicy};
 use crate::policy::{Mode, Rule};
 use settings::{Behavior, Origin, Source};
 
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com";
 pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
 
 pub struct Runtime {
@@ -29,7 +30,7 @@ pub struct Runtime {
     pub persist_session: bool,
     pub client: ClientConfig,
     /// Where the credentials came from, for `system/init`.
-    pub api_key_source: &'static str,
+    pub api_key_source: String,
     pub model: String,
     pub max_tokens: u32,
     pub max_turns: Option<u32>,
@@ -104,6 +105,11 @@ impl Runtime {
         if matches!(self.client.auth, Auth::None) && self.client.base_url == DEFAULT_BASE_URL {
             return Err(ConfigError::Unusable(
                 "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point ANTHROPIC_BASE_URL at a local server".into(),
+            ));
+        }
+        if matches!(self.client.auth, Auth::None) && self.client.base_url == DEFAULT_OPENAI_URL {
+            return Err(ConfigError::Unusable(
+                "no credentials: set OPENAI_API_KEY (or name another variable with the apiKeyEnv setting), or point OPENAI_BASE_URL at a local server".into(),
             ));
         }
         Ok(())
@@ -191,17 +197,6 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         }
     };
 
-    let base_url = env("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ConfigError::Unusable(format!(
-            "ANTHROPIC_BASE_URL must start with http:// or https:// (got {base_url:?})"
-        )));
-    }
-    let (auth, api_key_source) = match (env("ANTHROPIC_API_KEY"), env("ANTHROPIC_AUTH_TOKEN")) {
-        (Some(k), _) => (Auth::ApiKey(k), "ANTHROPIC_API_KEY"),
-        (None, Some(t)) => (Auth::Bearer(t), "ANTHROPIC_AUTH_TOKEN"),
-        (None, None) => (Auth::None, "none"),
-    };
     let mut warnings = Vec::new();
     // A stale SSL_CERT_FILE (common in containers that inherit the host's
     // environment) should not stop a run that may not even use TLS.
@@ -238,6 +233,44 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     locations.sources = args.setting_sources.clone();
     let layered = settings::load(&locations).map_err(ConfigError::Unusable)?;
     warnings.extend(layered.warnings.iter().cloned());
+
+    let provider = match args
+        .provider
+        .clone()
+        .or_else(|| layered.provider.clone())
+        .or_else(|| env("TERN_PROVIDER"))
+    {
+        None => Provider::Anthropic,
+        Some(name) => Provider::parse(&name).ok_or_else(|| {
+            ConfigError::Unusable(format!(
+                "unknown provider \"{name}\" (expected anthropic or openai)"
+            ))
+        })?,
+    };
+    let (url_var, key_var, default_url) = match provider {
+        Provider::Anthropic => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", DEFAULT_BASE_URL),
+        Provider::OpenAi => ("OPENAI_BASE_URL", "OPENAI_API_KEY", DEFAULT_OPENAI_URL),
+    };
+    let base_url = env(url_var)
+        .or_else(|| layered.base_url.clone())
+        .unwrap_or_else(|| default_url.to_string());
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ConfigError::Unusable(format!(
+            "{url_var} must start with http:// or https:// (got {base_url:?})"
+        )));
+    }
+    let key_var = layered
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| key_var.to_string());
+    let (auth, api_key_source) = match (env(&key_var), env("ANTHROPIC_AUTH_TOKEN")) {
+        (Some(k), _) if provider == Provider::Anthropic => (Auth::ApiKey(k), key_var.clone()),
+        (Some(k), _) => (Auth::Bearer(k), key_var.clone()),
+        (None, Some(t)) if provider == Provider::Anthropic => {
+            (Auth::Bearer(t), "ANTHROPIC_AUTH_TOKEN".to_string())
+        }
+        _ => (Auth::None, "none".to_string()),
+    };
 
     let cli_origin = Origin {
         source: Source::Cli,
@@ -332,6 +365,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         verbose: args.verbose,
         persist_session: !args.no_session_persistence,
         client: ClientConfig {
+            provider,
             base_url,
             auth,
             extra_ca_pem,

@@ -22,7 +22,7 @@ pub struct SessionInfo {
     pub model: String,
     pub tools: Vec<&'static str>,
     pub permission_mode: &'static str,
-    pub api_key_source: &'static str,
+    pub api_key_source: String,
     /// What the Bash sandbox enforces, for `system/init`.
     pub sandbox: Value,
 }
@@ -80,7 +80,7 @@ impl Printer {
             "model" => self.info.model.as_str(),
             "permissionMode" => self.info.permission_mode,
             "slash_commands" => Vec::<Value>::new(),
-            "apiKeySource" => self.info.api_key_source,
+            "apiKeySource" => self.info.api_key_source.as_str(),
             "output_style" => "default",
             "tern_version" => env!("CARGO_PKG_VERSION"),
             "sandbox" => self.info.sandbox.clone(),

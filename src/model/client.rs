@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use smol::io::AsyncReadExt;
 
-use super::ApiError;
+use super::{ApiError, Provider};
 use crate::json;
 
 #[derive(Clone, Debug)]
@@ -27,6 +27,7 @@ pub enum Auth {
 
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
+    pub provider: Provider,
     pub base_url: String,
     pub auth: Auth,
     /// Extra PEM bundle (SSL_CERT_FILE), added to the built-in roots.
@@ -39,6 +40,7 @@ pub struct Client {
     agent: ureq::Agent,
     url: String,
     auth: Auth,
+    provider: Provider,
 }
 
 impl Client {
@@ -54,11 +56,23 @@ impl Client {
             .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION")))
             .tls_config(tls)
             .build();
+        let base = config.base_url.trim_end_matches('/');
+        let url = match config.provider {
+            Provider::Anthropic => format!("{base}/v1/messages"),
+            // OpenAI-style base URLs often already end in /v1.
+            Provider::OpenAi if base.ends_with("/v1") => format!("{base}/chat/completions"),
+            Provider::OpenAi => format!("{base}/v1/chat/completions"),
+        };
         Ok(Client {
             agent: agent_config.new_agent(),
-            url: format!("{}/v1/messages", config.base_url.trim_end_matches('/')),
+            url,
             auth: config.auth.clone(),
+            provider: config.provider,
         })
+    }
+
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// Sends one request and returns the open event stream, or the error
@@ -67,12 +81,15 @@ impl Client {
         let agent = self.agent.clone();
         let url = self.url.clone();
         let auth = self.auth.clone();
+        let provider = self.provider;
         smol::unblock(move || {
             let mut req = agent
                 .post(&url)
                 .header("content-type", "application/json")
-                .header("accept", "text/event-stream")
-                .header("anthropic-version", "2023-06-01");
+                .header("accept", "text/event-stream");
+            if provider == Provider::Anthropic {
+                req = req.header("anthropic-version", "2023-06-01");
+            }
             req = match &auth {
                 Auth::ApiKey(k) => req.header("x-api-key", k),
                 Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),

@@ -6,6 +6,7 @@
 //! tried again. An attempt is not a turn: the agent loop counts turns.
 
 pub mod client;
+pub mod openai;
 pub mod price;
 pub mod request;
 pub mod sse;
@@ -13,6 +14,25 @@ pub mod stream;
 
 use std::fmt;
 use std::time::Duration;
+
+/// The wire format spoken to the model server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Anthropic Messages API (`/v1/messages`).
+    Anthropic,
+    /// OpenAI-compatible chat completions (`/v1/chat/completions`).
+    OpenAi,
+}
+
+impl Provider {
+    pub fn parse(name: &str) -> Option<Provider> {
+        match name.to_ascii_lowercase().as_str() {
+            "anthropic" => Some(Provider::Anthropic),
+            "openai" | "openai-compatible" => Some(Provider::OpenAi),
+            _ => None,
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub enum ApiError {

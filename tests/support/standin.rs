@@ -4,6 +4,11 @@
 //! names, `input_json_delta` split at arbitrary points, JSON error bodies,
 //! `retry-after`), can cut a stream anywhere, and records every request and
 //! a timestamped log for assertions.
+//!
+//! A POST to `/v1/chat/completions` gets the same script in the
+//! OpenAI-compatible format instead: each Messages API event becomes the
+//! chat completion chunk a server like llama.cpp would send, so one script
+//! exercises both wire formats.
 
 #![allow(dead_code)]
 
@@ -286,6 +291,11 @@ fn serve<S: Read + Write>(
             note(state, started, format!("error {status} sent"));
         }
         Reply::Stream(steps) => {
+            let steps = if path.ends_with("/chat/completions") {
+                to_chat_completions(steps)
+            } else {
+                steps
+            };
             conn.write_all(
                 b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
             )?;
@@ -392,6 +402,104 @@ fn reason(status: u16) -> &'static str {
         529 => "Site Overloaded",
         _ => "Error",
     }
+}
+
+// ------------------------------------------------ chat completions format
+
+/// The same reply as OpenAI-style `data:` chunks.
+fn to_chat_completions(steps: Vec<Step>) -> Vec<Step> {
+    use tern::json::{self, Value};
+    let chunk = |delta: String, finish: &str| {
+        Step::Raw(
+            format!(
+                "data: {{\"id\":\"chatcmpl-standin\",\"object\":\"chat.completion.chunk\",\"model\":\"standin\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+            )
+            .into_bytes(),
+        )
+    };
+    // Messages API block index -> tool call slot.
+    let mut slots: Vec<usize> = Vec::new();
+    let mut out = Vec::new();
+    let mut output_tokens = 0;
+    for step in steps {
+        let Step::Event(name, data) = step else {
+            out.push(step);
+            continue;
+        };
+        let v = json::parse(&data).unwrap_or(Value::Null);
+        let index = v.get("index").and_then(Value::as_i64).unwrap_or(0) as usize;
+        let slot = |slots: &Vec<usize>| slots.iter().position(|&i| i == index).unwrap_or(0);
+        match name.as_str() {
+            "message_start" => {
+                out.push(chunk(r#"{"role":"assistant","content":""}"#.into(), "null"))
+            }
+            "content_block_start" => {
+                let block = v.get("content_block").cloned().unwrap_or(Value::Null);
+                if block.str_field("type") == Some("tool_use") {
+                    slots.push(index);
+                    out.push(chunk(
+                        format!(
+                            r#"{{"tool_calls":[{{"index":{},"id":"{}","type":"function","function":{{"name":"{}","arguments":""}}}}]}}"#,
+                            slots.len() - 1,
+                            block.str_field("id").unwrap_or_default(),
+                            block.str_field("name").unwrap_or_default()
+                        ),
+                        "null",
+                    ));
+                }
+            }
+            "content_block_delta" => {
+                let delta = v.get("delta").cloned().unwrap_or(Value::Null);
+                if let Some(text) = delta.str_field("text") {
+                    out.push(chunk(
+                        format!(r#"{{"content":{}}}"#, Value::from(text).to_json()),
+                        "null",
+                    ));
+                }
+                if let Some(part) = delta.str_field("partial_json") {
+                    out.push(chunk(
+                        format!(
+                            r#"{{"tool_calls":[{{"index":{},"function":{{"arguments":{}}}}}]}}"#,
+                            slot(&slots),
+                            Value::from(part).to_json()
+                        ),
+                        "null",
+                    ));
+                }
+            }
+            "message_delta" => {
+                output_tokens = v
+                    .get("usage")
+                    .and_then(|u| u.get("output_tokens"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                let finish = match v.get("delta").and_then(|d| d.str_field("stop_reason")) {
+                    Some("tool_use") => "\"tool_calls\"",
+                    Some("max_tokens") => "\"length\"",
+                    _ => "\"stop\"",
+                };
+                out.push(chunk("{}".into(), finish));
+            }
+            "message_stop" => {
+                out.push(Step::Raw(
+                    format!(
+                        "data: {{\"id\":\"chatcmpl-standin\",\"choices\":[],\"usage\":{{\"prompt_tokens\":100,\"completion_tokens\":{output_tokens},\"total_tokens\":{}}}}}\n\n",
+                        100 + output_tokens
+                    )
+                    .into_bytes(),
+                ));
+                out.push(Step::Raw(b"data: [DONE]\n\n".to_vec()));
+            }
+            "error" => {
+                let err = v.get("error").cloned().unwrap_or(Value::Null);
+                out.push(Step::Raw(
+                    format!("data: {{\"error\":{}}}\n\n", err.to_json()).into_bytes(),
+                ));
+            }
+            _ => {} // ping, content_block_stop: no counterpart
+        }
+    }
+    out
 }
 
 // ------------------------------------------------------------- builders

@@ -1,0 +1,345 @@
+//! The OpenAI-compatible chat completions wire format, for local servers
+//! (llama.cpp's `llama-server`, Ollama, vLLM) and other providers.
+//!
+//! The conversation stays in Messages API shape everywhere in tern; this
+//! module translates at the edges. Requests: system blocks become one
+//! system message, tool_use blocks become `tool_calls`, tool_result
+//! blocks become `tool` messages. Responses: each streamed chunk becomes
+//! the Messages API events the assembler already understands, so the
+//! streaming tool executor works the same for both formats.
+
+use crate::json::{self, Map, Value};
+use crate::model::request::RequestParts;
+use crate::obj;
+
+pub fn build(parts: &RequestParts<'_>) -> String {
+    let mut messages: Vec<Value> = Vec::new();
+    if !parts.system.is_empty() {
+        messages.push(obj! { "role" => "system", "content" => parts.system.join("\n\n") });
+    }
+    for m in parts.messages {
+        match m.str_field("role") {
+            Some("assistant") => messages.push(assistant(m)),
+            _ => messages.extend(user(m)),
+        }
+    }
+    let mut body = obj! {
+        "model" => parts.model,
+        "max_tokens" => parts.max_tokens,
+        "stream" => true,
+        "stream_options" => obj! { "include_usage" => true },
+        "messages" => messages,
+    };
+    if !parts.tools.is_empty()
+        && let Some(map) = body.as_object_mut()
+    {
+        let tools: Vec<Value> = parts
+            .tools
+            .iter()
+            .map(|t| {
+                obj! {
+                    "type" => "function",
+                    "function" => obj! {
+                        "name" => t.str_field("name").unwrap_or_default(),
+                        "description" => t.str_field("description").unwrap_or_default(),
+                        "parameters" => t.get("input_schema").cloned().unwrap_or_else(|| obj! {}),
+                    },
+                }
+            })
+            .collect();
+        map.insert("tools", tools);
+    }
+    body.to_json()
+}
+
+fn blocks(m: &Value) -> Vec<Value> {
+    match m.get("content") {
+        Some(Value::Array(b)) => b.clone(),
+        Some(Value::String(s)) => vec![obj! { "type" => "text", "text" => s.as_str() }],
+        _ => Vec::new(),
+    }
+}
+
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.str_field("text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Tool results first (as `tool` messages, which must follow the call),
+/// then the user's own text.
+fn user(m: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut text = Vec::new();
+    for b in blocks(m) {
+        match b.str_field("type") {
+            Some("tool_result") => {
+                let mut content = text_of(b.get("content"));
+                if b.get("is_error").and_then(Value::as_bool) == Some(true) {
+                    content = format!("Error: {content}");
+                }
+                out.push(obj! {
+                    "role" => "tool",
+                    "tool_call_id" => b.str_field("tool_use_id").unwrap_or_default(),
+                    "content" => content,
+                });
+            }
+            Some("text") => text.push(b.str_field("text").unwrap_or_default().to_string()),
+            _ => {}
+        }
+    }
+    if !text.is_empty() {
+        out.push(obj! { "role" => "user", "content" => text.join("\n\n") });
+    }
+    out
+}
+
+fn assistant(m: &Value) -> Value {
+    let mut text = Vec::new();
+    let mut calls = Vec::new();
+    for b in blocks(m) {
+        match b.str_field("type") {
+            Some("text") => text.push(b.str_field("text").unwrap_or_default().to_string()),
+            Some("tool_use") => calls.push(obj! {
+                "id" => b.str_field("id").unwrap_or_default(),
+                "type" => "function",
+                "function" => obj! {
+                    "name" => b.str_field("name").unwrap_or_default(),
+                    "arguments" => b.get("input").map_or("{}".to_string(), Value::to_json),
+                },
+            }),
+            _ => {}
+        }
+    }
+    let mut out = obj! { "role" => "assistant", "content" => text.join("\n\n") };
+    if !calls.is_empty()
+        && let Some(map) = out.as_object_mut()
+    {
+        map.insert("tool_calls", calls);
+    }
+    out
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Open {
+    Text(usize),
+    Tool { index: usize, slot: i64 },
+}
+
+/// Turns chat completion chunks into Messages API events.
+#[derive(Debug, Default)]
+pub struct Translator {
+    started: bool,
+    open: Option<Open>,
+    next_index: usize,
+    /// A finish_reason was seen: message_delta was sent.
+    finished: bool,
+    stopped: bool,
+}
+
+/// One translated event: (name, JSON data).
+pub type Translated = (&'static str, String);
+
+impl Translator {
+    /// Translates one SSE `data:` payload.
+    pub fn translate(&mut self, data: &str) -> Vec<Translated> {
+        let mut out = Vec::new();
+        if data.trim() == "[DONE]" {
+            self.finish(&mut out, None, None);
+            if !self.stopped {
+                self.stopped = true;
+                out.push(("message_stop", obj! { "type" => "message_stop" }.to_json()));
+            }
+            return out;
+        }
+        let chunk = match json::parse(data) {
+            Ok(v) => v,
+            Err(e) => {
+                out.push(error("invalid_response", &format!("unreadable chunk: {e}")));
+                return out;
+            }
+        };
+        if let Some(err) = chunk.get("error") {
+            let message = err
+                .str_field("message")
+                .map(str::to_string)
+                .unwrap_or_else(|| err.to_json());
+            let kind = err.str_field("type").unwrap_or("api_error");
+            out.push(error(kind, &message));
+            return out;
+        }
+        if !self.started {
+            self.started = true;
+            out.push((
+                "message_start",
+                obj! {
+                    "type" => "message_start",
+                    "message" => obj! {
+                        "id" => chunk.str_field("id").unwrap_or("chatcmpl"),
+                        "type" => "message",
+                        "role" => "assistant",
+                        "model" => chunk.str_field("model").unwrap_or_default(),
+                        "content" => Vec::new(),
+                        "usage" => obj! { "input_tokens" => 0i64, "output_tokens" => 0i64 },
+                    },
+                }
+                .to_json(),
+            ));
+        }
+        let usage = chunk.get("usage").filter(|u| !u.is_null()).map(|u| {
+            let n = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
+            (n("prompt_tokens"), n("completion_tokens"))
+        });
+        let choice = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first());
+        if let Some(choice) = choice {
+            if let Some(delta) = choice.get("delta") {
+                self.delta(delta, &mut out);
+            }
+            if let Some(reason) = choice.str_field("finish_reason") {
+                self.finish(&mut out, Some(reason), usage);
+                return out;
+            }
+        }
+        if let Some((input, output)) = usage {
+            // Usage in a chunk of its own, after finish_reason.
+            out.push(message_delta(None, Some((input, output))));
+        }
+        out
+    }
+
+    fn delta(&mut self, delta: &Value, out: &mut Vec<Translated>) {
+        let text = delta.str_field("content").unwrap_or_default();
+        if !text.is_empty() {
+            if !matches!(self.open, Some(Open::Text(_))) {
+                self.close(out);
+                let index = self.next_index;
+                self.next_index += 1;
+                self.open = Some(Open::Text(index));
+                out.push((
+                    "content_block_start",
+                    obj! { "type" => "content_block_start", "index" => index,
+                    "content_block" => obj! { "type" => "text", "text" => "" } }
+                    .to_json(),
+                ));
+            }
+            if let Some(Open::Text(index)) = self.open {
+                out.push((
+                    "content_block_delta",
+                    obj! { "type" => "content_block_delta", "index" => index,
+                    "delta" => obj! { "type" => "text_delta", "text" => text } }
+                    .to_json(),
+                ));
+            }
+        }
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let slot = call.get("index").and_then(Value::as_i64).unwrap_or(0);
+            let same = matches!(self.open, Some(Open::Tool { slot: s, .. }) if s == slot);
+            let function = call.get("function");
+            if !same {
+                self.close(out);
+                let index = self.next_index;
+                self.next_index += 1;
+                self.open = Some(Open::Tool { index, slot });
+                let id = call
+                    .str_field("id")
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("call_{index}"));
+                let name = function
+                    .and_then(|f| f.str_field("name"))
+                    .unwrap_or_default();
+                out.push((
+                    "content_block_start",
+                    obj! { "type" => "content_block_start", "index" => index,
+                           "content_block" => obj! { "type" => "tool_use", "id" => id, "name" => name, "input" => obj! {} } }
+                    .to_json(),
+                ));
+            }
+            let args = function
+                .and_then(|f| f.str_field("arguments"))
+                .unwrap_or_default();
+            if !args.is_empty()
+                && let Some(Open::Tool { index, .. }) = self.open
+            {
+                out.push((
+                    "content_block_delta",
+                    obj! { "type" => "content_block_delta", "index" => index,
+                    "delta" => obj! { "type" => "input_json_delta", "partial_json" => args } }
+                    .to_json(),
+                ));
+            }
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<Translated>) {
+        let index = match self.open.take() {
+            Some(Open::Text(i)) | Some(Open::Tool { index: i, .. }) => i,
+            None => return,
+        };
+        out.push((
+            "content_block_stop",
+            obj! { "type" => "content_block_stop", "index" => index }.to_json(),
+        ));
+    }
+
+    fn finish(
+        &mut self,
+        out: &mut Vec<Translated>,
+        reason: Option<&str>,
+        usage: Option<(i64, i64)>,
+    ) {
+        self.close(out);
+        if self.finished {
+            return;
+        }
+        if !self.started {
+            return;
+        }
+        self.finished = true;
+        let stop = match reason {
+            Some("length") => "max_tokens",
+            Some("tool_calls" | "function_call") => "tool_use",
+            _ => "end_turn",
+        };
+        out.push(message_delta(Some(stop), usage));
+    }
+}
+
+fn message_delta(stop: Option<&str>, usage: Option<(i64, i64)>) -> Translated {
+    let mut delta = Map::new();
+    if let Some(s) = stop {
+        delta.insert("stop_reason", s);
+    }
+    let mut v = obj! { "type" => "message_delta", "delta" => Value::Object(delta) };
+    if let (Some((input, output)), Some(map)) = (usage, v.as_object_mut()) {
+        map.insert(
+            "usage",
+            obj! { "input_tokens" => input, "output_tokens" => output },
+        );
+    }
+    ("message_delta", v.to_json())
+}
+
+fn error(kind: &str, message: &str) -> Translated {
+    (
+        "error",
+        obj! { "type" => "error", "error" => obj! { "type" => kind, "message" => message } }
+            .to_json(),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+use super::*;
+use crate::model::stream::{Assembler, Block, Update};
+
+fn run(chunks: &[&str]) -> (Assembler, Vec<String>) {
+    let mut t = Translator::default();
+    let mut a = Assembler::new();
+    let mut names = Vec::new();
+    for c in chunks {
+        for (name, data) in t.translate(c) {
+            names.push(name.to_string());
+            match a.feed(name, &data) {
+                Ok(Update::MessageDone) | Ok(_) => {}
+                Err(e) => panic!("{name} {data}: {e:?}"),
+            }
+        }
+    }
+    (a, names)
+}
+
+#[test]
+fn text_and_split_tool_calls_assemble_like_the_messages_api() {
+    let (a, names) = run(&[
+        r#"{"id":"c1","model":"smol","choices":[{"index":0,"delta":{"role":"assistant","content":"Let me "}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"look."}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"Read","arguments":"{\"file_"}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"path\": \"a.rs\"}"}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"Glob","arguments":"{\"pattern\":\"*\"}"}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":812,"completion_tokens":40}}"#,
+        "[DONE]",
+    ]);
+    assert!(a.is_done());
+    assert_eq!(a.stop_reason.as_deref(), Some("tool_use"));
+    assert_eq!(a.usage.input_tokens, 812);
+    assert_eq!(a.usage.output_tokens, 40);
+    let blocks: Vec<&Block> = a.blocks().collect();
+    assert!(matches!(blocks[0], Block::Text(t) if t == "Let me look."));
+    match blocks[1] {
+        Block::ToolUse(call) => {
+            assert_eq!((call.id.as_str(), call.name.as_str()), ("call_a", "Read"));
+            assert_eq!(
+                call.input.as_ref().unwrap().str_field("file_path"),
+                Some("a.rs")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(blocks[2], Block::ToolUse(c) if c.name == "Glob"));
+    assert_eq!(names.first().map(String::as_str), Some("message_start"));
+    assert_eq!(names.last().map(String::as_str), Some("message_stop"));
+}
+
+#[test]
+fn length_maps_to_max_tokens_and_errors_become_error_events() {
+    let (a, _) = run(&[
+        r#"{"choices":[{"delta":{"content":"half"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+        "[DONE]",
+    ]);
+    assert_eq!(a.stop_reason.as_deref(), Some("max_tokens"));
+    let mut t = Translator::default();
+    let out = t.translate(
+        r#"{"error":{"message":"context length exceeded","type":"invalid_request_error"}}"#,
+    );
+    assert_eq!(out[0].0, "error");
+    assert!(out[0].1.contains("context length exceeded"));
+    assert_eq!(t.translate("{oops")[0].0, "error");
+}
+
+#[test]
+fn requests_translate_tools_calls_and_results() {
+    let system = ["You are tern.".to_string(), "Env: linux".to_string()];
+    let tools = [
+        obj! { "name" => "Read", "description" => "reads", "input_schema" => obj! { "type" => "object" } },
+    ];
+    let messages = [
+        obj! { "role" => "user", "content" => "hi" },
+        obj! { "role" => "assistant", "content" => vec![
+            obj! { "type" => "text", "text" => "reading" },
+            obj! { "type" => "tool_use", "id" => "t1", "name" => "Read", "input" => obj! { "file_path" => "a" } },
+        ] },
+        obj! { "role" => "user", "content" => vec![
+            obj! { "type" => "tool_result", "tool_use_id" => "t1", "content" => "text of a", "is_error" => false },
+            obj! { "type" => "text", "text" => "and now?" },
+        ] },
+    ];
+    let body = json::parse(&build(&RequestParts {
+        model: "smol",
+        max_tokens: 256,
+        system: &system,
+        tools: &tools,
+        messages: &messages,
+    }))
+    .unwrap();
+    let msgs = body.get("messages").unwrap().as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().filter_map(|m| m.str_field("role")).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+    assert_eq!(
+        msgs[0].str_field("content"),
+        Some("You are tern.\n\nEnv: linux")
+    );
+    let call = &msgs[2].get("tool_calls").unwrap().as_array().unwrap()[0];
+    assert_eq!(
+        call.get("function").unwrap().str_field("arguments"),
+        Some(r#"{"file_path":"a"}"#)
+    );
+    assert_eq!(msgs[3].str_field("tool_call_id"), Some("t1"));
+    assert_eq!(msgs[3].str_field("content"), Some("text of a"));
+    let tool = &body.get("tools").unwrap().as_array().unwrap()[0];
+    assert_eq!(
+        tool.get("function").unwrap().str_field("name"),
+        Some("Read")
+    );
+    assert_eq!(body.get("stream").and_then(Value::as_bool), Some(true));
+}
