@@ -11,6 +11,9 @@ command -v unshare >/dev/null 2>&1 || missing+=(util-linux)   # constrained-host
 command -v strace >/dev/null 2>&1 || missing+=(strace)        # sandbox ptrace escape test
 command -v python3 >/dev/null 2>&1 || missing+=(python3)      # socket tests, SDK, MCP servers
 command -v cc >/dev/null 2>&1 || missing+=(gcc)               # sandbox build test
+command -v g++ >/dev/null 2>&1 || missing+=(g++)              # llama.cpp for the local-model test
+command -v curl >/dev/null 2>&1 || missing+=(curl)            # fetching the llama.cpp sources
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)          # building llama-server
 # A static BusyBox as the only shell of the constrained-host tests' empty root.
 file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then

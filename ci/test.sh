@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash cross/setup.sh x86_64 aarch64 armv7
+# A real llama-server + SmolLM2 for the local-model test (built once, cached).
+eval "$(bash ci/llama.sh | grep '^TERN_LLAMA_')"
+export TERN_LLAMA_SERVER TERN_LLAMA_MODEL TERN_REQUIRE_LLAMA=1
 cargo fmt --check
 cargo clippy --all-features --all-targets -- -D warnings
 # The constrained-host tests run the static binary in an empty root.

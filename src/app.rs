@@ -103,6 +103,28 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         .map(|r| r.tool.clone())
         .collect();
     registry.retain(|name| !hidden.iter().any(|h| h == name));
+    if let Some(only) = &rt.tools {
+        for unknown in only.iter().filter(|t| registry.get(t).is_none()) {
+            eprintln!(
+                "tern: warning: --tools names '{unknown}', which is not a built-in tool; ignored"
+            );
+        }
+        registry.retain(|name| only.iter().any(|t| t == name));
+    }
+    let context_window = resolve_window(&rt, &client).await;
+    let compact = context_window <= COMPACT_WINDOW;
+    registry.set_compact(compact);
+    // A small window gets a budget for memory files and tool results, so
+    // one big file cannot take the whole context.
+    let (system, memory_notice) = rt.system.compose(compact, context_window as usize * 4 / 8);
+    if let Some(n) = memory_notice {
+        eprintln!("tern: {n}");
+    }
+    let max_tokens = if compact {
+        rt.max_tokens.min((context_window / 4) as u32)
+    } else {
+        rt.max_tokens
+    };
     let approver: Option<Rc<dyn Approver>> = if interactive {
         Some(Rc::new(TerminalApprover::default()))
     } else {
@@ -150,23 +172,20 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         ToolContext {
             env: rt.env,
             sandbox: rt.sandbox.clone(),
+            result_limit: compact.then_some(context_window as usize * 3 / 4),
             ..ToolContext::new(rt.cwd, scratch.clone(), abort.clone())
         },
         approver,
         Rc::clone(&hooks),
     );
     pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
-    let context_window = rt
-        .context_window
-        .or_else(|| crate::context::known_window(&rt.model))
-        .unwrap_or(DEFAULT_CONTEXT_WINDOW);
     let mut agent = Agent {
         ex,
         client,
         settings: Settings {
             model: rt.model,
-            max_tokens: rt.max_tokens,
-            system: rt.system,
+            max_tokens,
+            system,
             max_turns: rt.max_turns,
             retry: rt.retry,
             fallback_models: rt.fallback_models,
@@ -200,8 +219,50 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
     code
 }
 
-/// When neither settings nor the model's name say otherwise.
+/// When neither settings, the server nor the model's name say otherwise.
 const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
+/// Windows this small get the compact prompt and tool descriptions.
+const COMPACT_WINDOW: u64 = 32_768;
+
+/// The model's context window: the setting, else what a self-hosted
+/// server reports (its model name may be anything), else the name table.
+async fn resolve_window(rt: &config::Runtime, client: &Client) -> u64 {
+    if let Some(w) = rt.context_window {
+        return w;
+    }
+    let known = crate::context::known_window(&rt.model);
+    // Ask the server when it is likely self-hosted (its model may be
+    // called anything) or the name says nothing; a remote gateway for a
+    // known model is not asked, saving a round trip on every start.
+    if known.is_none() || is_local(&rt.client.base_url) {
+        let probe = client.clone();
+        if let Some(w) = smol::unblock(move || probe.server_window()).await {
+            if rt.verbose {
+                eprintln!("tern: the server reports a context window of {w} tokens");
+            }
+            return w;
+        }
+    }
+    known.unwrap_or(DEFAULT_CONTEXT_WINDOW)
+}
+
+/// Loopback, private-network and `.local` hosts.
+fn is_local(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    if host == "localhost" || host.ends_with(".local") || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00,
+        Err(_) => false,
+    }
+}
 
 struct OpenedSession {
     session_id: String,
@@ -456,7 +517,8 @@ fn record(t: &mut Transcript, ev: &Event<'_>) {
         Event::TextDelta(_)
         | Event::Retrying { .. }
         | Event::FallbackModel { .. }
-        | Event::MicroCompacted { .. } => {}
+        | Event::MicroCompacted { .. }
+        | Event::RequestUsage(_) => {}
     }
 }
 

@@ -47,6 +47,8 @@ pub struct Args {
     pub max_budget_usd: Option<f64>,
     /// `--provider anthropic|openai`: the wire format.
     pub provider: Option<String>,
+    /// `--tools A,B` (`""` for none): the built-in tools offered.
+    pub tools: Option<Vec<String>>,
 }
 
 #[derive(Debug)]
@@ -112,6 +114,7 @@ Options:
       --fallback-model <A,B>      Models to switch to when the model is overloaded or unknown
       --max-budget-usd <USD>      Stop once the session's estimated cost reaches this
       --provider <NAME>           anthropic (Messages API, default) or openai (chat completions)
+      --tools <LIST>              Only these built-in tools, e.g. \"Read,Grep\" (\"\" for none)
       --settings <FILE|JSON>      Extra settings (above project and user files)
       --setting-sources <LIST>    Which settings files to read: user,project,local
       --add-dir <DIR>             Another working directory (repeatable)
@@ -203,6 +206,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                     )));
                 }
                 a.provider = Some(v);
+            }
+            Long("tools") => {
+                let v = text(&mut parser, "--tools")?;
+                a.tools = match v.trim() {
+                    "default" => None,
+                    _ => Some(crate::policy::split_tool_list(&v)),
+                };
             }
             Long("to") => to = Some(text(&mut parser, "--to")?),
             Long("dry-run") => dry_run = true,

@@ -411,13 +411,18 @@ fn https_with_a_private_ca_needs_ssl_cert_file() {
     let api = StandIn::start_tls(vec![standin::text_reply("over TLS")]);
     let dir = scratch("tls");
     let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls/ca.pem");
+    // A known window: no lookup of the server's size, so only the
+    // conversation's own connections are counted below.
     let out = run(tern(&api.url, &dir)
         .env("SSL_CERT_FILE", ca)
+        .env("TERN_CONTEXT_WINDOW", "200000")
         .args(["-p", "hi"]));
     assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "over TLS\n");
 
-    let out = run(tern(&api.url, &dir).args(["-p", "hi"]));
+    let out = run(tern(&api.url, &dir)
+        .env("TERN_CONTEXT_WINDOW", "200000")
+        .args(["-p", "hi"]));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -338,38 +338,49 @@ fn rewind_puts_files_back_and_names_what_it_cannot() {
 fn sessions_killed_at_random_points_resume_cleanly() {
     const TURNS: usize = 6;
     const TRIALS: usize = 20;
-    let mut resumed = 0;
-    let mut kinds = std::collections::BTreeSet::new();
-    for trial in 0..TRIALS {
-        let dir = scratch(&format!("kill{trial}"));
+    let script = || {
         let mut replies = Vec::new();
-        let inputs: Vec<(String, String)> = (0..TURNS)
-            .map(|i| {
-                (
-                    format!(r#"{{"file_path": "state.txt", "content": "state-{i}"}}"#),
-                    format!(r#"{{"command": "sleep 0.03; echo step-{i} >> log.txt"}}"#),
-                )
-            })
-            .collect();
-        for (i, (write, bash)) in inputs.iter().enumerate() {
+        for i in 0..TURNS {
+            let write = format!(r#"{{"file_path": "state.txt", "content": "state-{i}"}}"#);
+            let bash = format!(r#"{{"command": "sleep 0.03; echo step-{i} >> log.txt"}}"#);
             replies.push(standin::tools_reply(&[
-                (&format!("toolu_w{i}"), "Write", write),
-                (&format!("toolu_b{i}"), "Bash", bash),
+                (&format!("toolu_w{i}"), "Write", &write),
+                (&format!("toolu_b{i}"), "Bash", &bash),
             ]));
         }
         replies.push(standin::text_reply("all done"));
-        let api = StandIn::start(replies);
-        let mut child = tern(&api.url, &dir)
+        replies
+    };
+    let start = |dir: &Path, api: &StandIn| {
+        let child = tern(&api.url, dir)
             .args(["-p", "work", "--permission-mode", "bypassPermissions"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let began = Instant::now();
-        while api.requests().is_empty() && began.elapsed() < Duration::from_secs(10) {
+        while api.requests().is_empty() && began.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(2));
         }
-        std::thread::sleep(Duration::from_millis(fastrand::u64(0..220)));
+        child
+    };
+    // How long a whole session takes here (much longer under qemu), so
+    // the kills spread over all of it.
+    let calibration = StandIn::start(script());
+    let dir = scratch("kill-calibrate");
+    let began = Instant::now();
+    let mut child = start(&dir, &calibration);
+    let first_request = began.elapsed();
+    assert!(child.wait().unwrap().success());
+    let span = (began.elapsed() - first_request).as_millis().max(20) as u64;
+
+    let mut resumed = 0;
+    let mut kinds = std::collections::BTreeSet::new();
+    for trial in 0..TRIALS {
+        let dir = scratch(&format!("kill{trial}"));
+        let api = StandIn::start(script());
+        let mut child = start(&dir, &api);
+        std::thread::sleep(Duration::from_millis(fastrand::u64(0..span)));
         let _ = child.kill();
         let _ = child.wait();
         // Commands already started finish in their own process group.

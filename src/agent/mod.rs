@@ -43,6 +43,8 @@ pub enum Event<'a> {
         to: &'a str,
         error: &'a ApiError,
     },
+    /// What the server counted for one request (its `usage`).
+    RequestUsage(&'a Usage),
     /// Old tool results were cleared from what is sent.
     MicroCompacted { saved_tokens: u64 },
     /// The history was replaced by `summary` (the transcript records a
@@ -197,6 +199,9 @@ impl<'ex> Agent<'ex> {
             outcome.usage.add(&asm.usage);
             outcome.cost_usd += crate::model::price::cost(&self.settings.model, &asm.usage);
             outcome.stop_reason = asm.stop_reason.clone();
+            if asm.has_blocks() {
+                sink(Event::RequestUsage(&asm.usage));
+            }
 
             if let AttemptEnd::Failed(e) = &end
                 && !asm.has_blocks()

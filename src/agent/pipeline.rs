@@ -217,6 +217,9 @@ impl Pipeline {
             )]);
         }
         let mut output = tool.call(input.clone(), &self.ctx, &Permit(())).await;
+        if let Some(limit) = self.ctx.result_limit {
+            fit_result(&mut output.content, limit);
+        }
         let event = if output.is_error {
             "PostToolUseFailure"
         } else {
@@ -295,4 +298,19 @@ fn tool_fields(name: &str, id: &str, input: &Value) -> Map {
     m.insert("tool_input", input.clone());
     m.insert("tool_use_id", id);
     m
+}
+
+/// Cuts a result to `limit` characters, keeping its start and end, with a
+/// note the model can act on.
+fn fit_result(content: &mut String, limit: usize) {
+    let total = content.chars().count();
+    if total <= limit {
+        return;
+    }
+    let head: String = content.chars().take(limit * 3 / 4).collect();
+    let tail: String = content.chars().skip(total - limit / 4).collect();
+    *content = format!(
+        "{head}\n[… {} of {total} characters cut to fit the model's context window; ask for less, e.g. a line range or a narrower search …]\n{tail}",
+        total - head.chars().count() - tail.chars().count()
+    );
 }

@@ -47,7 +47,10 @@ pub struct Runtime {
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Sandboxed commands that would ask run without asking.
     pub sandbox_auto_allow: bool,
-    pub system: Vec<String>,
+    /// The system prompt's parts, composed once the window is known.
+    pub system: prompt::SystemParts,
+    /// `--tools` / the `tools` setting: only these built-in tools.
+    pub tools: Option<Vec<String>>,
     pub cwd: PathBuf,
     pub retry: RetryPolicy,
     /// Problems worth telling the user that do not stop the run.
@@ -347,16 +350,14 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         )),
     };
 
-    let mut system = vec![args.system_prompt.unwrap_or_else(prompt::default_prompt)];
-    system.push(prompt::environment(&inputs.cwd, &model));
     let home = env("HOME").map(PathBuf::from);
     let memory = memory::load(&memory::locate(&env, &inputs.cwd), home.as_deref());
-    if let Some(block) = memory::render(&memory) {
-        system.push(block);
-    }
-    if let Some(extra) = args.append_system_prompt {
-        system.push(extra);
-    }
+    let system = prompt::SystemParts {
+        custom: args.system_prompt,
+        environment: prompt::environment(&inputs.cwd, &model),
+        memory: memory::render(&memory),
+        append: args.append_system_prompt,
+    };
 
     Ok(Runtime {
         prompt,
@@ -383,6 +384,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         sandbox_auto_allow: layered.sandbox.auto_allow_bash.unwrap_or(true),
         hooks: layered.hooks,
         system,
+        tools: args.tools.or_else(|| layered.tools.clone()),
         cwd: inputs.cwd,
         retry,
         warnings,

@@ -25,8 +25,65 @@ data, force-pushing, rewriting history) unless the user clearly asked for it.
 Answer concisely. When you finish, say briefly what you did and anything left \
 undone. Refer to code as path:line so the user can find it.";
 
+/// For small context windows (local models with 4k-8k tokens): the same
+/// rules in a few lines.
+const COMPACT: &str = "\
+You are tern, a coding agent in the user's terminal. Use the tools to read, \
+search, edit files and run commands. Read a file before editing it. Keep changes \
+small and run tests after changing code. Answer briefly.";
+
 pub fn default_prompt() -> String {
     BASE.to_string()
+}
+
+/// The parts of the system prompt, kept apart until the window is known.
+#[derive(Debug, Clone, Default)]
+pub struct SystemParts {
+    /// `--system-prompt`, replacing the default.
+    pub custom: Option<String>,
+    pub environment: String,
+    /// The rendered memory files.
+    pub memory: Option<String>,
+    /// `--append-system-prompt`.
+    pub append: Option<String>,
+}
+
+impl SystemParts {
+    /// The system blocks: the compact default when `compact`, and memory
+    /// cut to `memory_budget` bytes with a visible note. Returns the blocks
+    /// and, when memory was cut, a notice for the user.
+    pub fn compose(&self, compact: bool, memory_budget: usize) -> (Vec<String>, Option<String>) {
+        let base = match (&self.custom, compact) {
+            (Some(c), _) => c.clone(),
+            (None, true) => COMPACT.to_string(),
+            (None, false) => default_prompt(),
+        };
+        let mut blocks = vec![base, self.environment.clone()];
+        let mut notice = None;
+        if let Some(memory) = &self.memory {
+            if memory.len() > memory_budget {
+                let mut cut = memory_budget;
+                while !memory.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                blocks.push(format!(
+                    "{}\n[memory files cut at {cut} of {} bytes to fit the model's context window]",
+                    &memory[..cut],
+                    memory.len()
+                ));
+                notice = Some(format!(
+                    "memory files cut to {cut} of {} bytes to fit the model's context window",
+                    memory.len()
+                ));
+            } else {
+                blocks.push(memory.clone());
+            }
+        }
+        if let Some(extra) = &self.append {
+            blocks.push(extra.clone());
+        }
+        (blocks, notice)
+    }
 }
 
 /// Facts about where tern runs, so the model need not spend a turn asking.

@@ -121,6 +121,17 @@ impl Printer {
                     self.line(&v);
                 }
             }
+            Event::RequestUsage(u) => {
+                if self.verbose {
+                    eprintln!(
+                        "tern: request used {} input tokens ({} cached, {} written to cache), {} output",
+                        u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens,
+                        u.cache_read_input_tokens,
+                        u.cache_creation_input_tokens,
+                        u.output_tokens
+                    );
+                }
+            }
             Event::MicroCompacted { saved_tokens } => {
                 if self.verbose {
                     eprintln!(

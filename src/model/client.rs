@@ -36,8 +36,10 @@ pub struct ClientConfig {
     pub idle_timeout: Duration,
 }
 
+#[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
+    base: String,
     url: String,
     auth: Auth,
     provider: Provider,
@@ -65,6 +67,7 @@ impl Client {
         };
         Ok(Client {
             agent: agent_config.new_agent(),
+            base: base.to_string(),
             url,
             auth: config.auth.clone(),
             provider: config.provider,
@@ -73,6 +76,59 @@ impl Client {
 
     pub fn provider(&self) -> Provider {
         self.provider
+    }
+
+    /// The context window a local server reports: llama.cpp's `/props`
+    /// (`n_ctx`), or `/v1/models` (vLLM's `max_model_len`, llama.cpp's
+    /// `meta.n_ctx_train`). Blocking, with a short timeout; `None` when the
+    /// server says nothing usable.
+    pub fn server_window(&self) -> Option<u64> {
+        let root = self.base.trim_end_matches("/v1");
+        let get = |path: &str| -> Option<json::Value> {
+            let mut req = self
+                .agent
+                .get(&format!("{root}{path}"))
+                .config()
+                .timeout_global(Some(Duration::from_secs(3)))
+                .build();
+            req = match &self.auth {
+                Auth::ApiKey(k) => req.header("x-api-key", k),
+                Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
+                Auth::None => req,
+            };
+            let response = req.call().ok()?;
+            if response.status().as_u16() != 200 {
+                return None;
+            }
+            let mut text = String::new();
+            response
+                .into_body()
+                .into_reader()
+                .take(1024 * 1024)
+                .read_to_string(&mut text)
+                .ok()?;
+            json::parse(&text).ok()
+        };
+        let positive = |v: Option<&json::Value>| {
+            v.and_then(json::Value::as_i64)
+                .filter(|n| *n > 0)
+                .map(|n| n as u64)
+        };
+        if let Some(props) = get("/props") {
+            let n = positive(
+                props
+                    .get("default_generation_settings")
+                    .and_then(|d| d.get("n_ctx")),
+            )
+            .or_else(|| positive(props.get("n_ctx")));
+            if n.is_some() {
+                return n;
+            }
+        }
+        let models = get("/v1/models")?;
+        let first = models.get("data")?.as_array()?.first()?;
+        positive(first.get("max_model_len"))
+            .or_else(|| positive(first.get("meta").and_then(|m| m.get("n_ctx_train"))))
     }
 
     /// Sends one request and returns the open event stream, or the error

@@ -100,6 +100,8 @@ pub struct ToolContext {
     pub env: Vec<(String, String)>,
     /// When set, Bash commands run inside this sandbox.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// Longest tool result in characters (small context windows).
+    pub result_limit: Option<usize>,
 }
 
 impl ToolContext {
@@ -112,6 +114,7 @@ impl ToolContext {
             abort,
             env: Vec::new(),
             sandbox: None,
+            result_limit: None,
         }
     }
 
@@ -140,6 +143,7 @@ pub struct Registry {
     tools: Vec<Rc<dyn Tool>>,
     /// Each tool's input schema, built once.
     schemas: Vec<Value>,
+    compact: bool,
 }
 
 impl Registry {
@@ -159,7 +163,17 @@ impl Registry {
     /// A registry of exactly these tools.
     pub fn new(tools: Vec<Rc<dyn Tool>>) -> Registry {
         let schemas = tools.iter().map(|t| t.input_schema()).collect();
-        Registry { tools, schemas }
+        Registry {
+            tools,
+            schemas,
+            compact: false,
+        }
+    }
+
+    /// Describe tools briefly (first sentence, no per-field prose): for
+    /// small context windows.
+    pub fn set_compact(&mut self, compact: bool) {
+        self.compact = compact;
     }
 
     /// The input schema of a registered tool.
@@ -194,14 +208,52 @@ impl Registry {
             .iter()
             .zip(&self.schemas)
             .map(|(t, schema)| {
-                obj! {
-                    "name" => t.name(),
-                    "description" => t.description(),
-                    "input_schema" => schema.clone(),
+                if self.compact {
+                    obj! {
+                        "name" => t.name(),
+                        "description" => first_sentence(t.description()),
+                        "input_schema" => without_descriptions(schema),
+                    }
+                } else {
+                    obj! {
+                        "name" => t.name(),
+                        "description" => t.description(),
+                        "input_schema" => schema.clone(),
+                    }
                 }
             })
             .collect()
     }
+}
+
+/// Up to the first full stop followed by a space (or the whole text).
+fn first_sentence(text: &str) -> &str {
+    text.find(". ").map_or(text, |i| &text[..=i])
+}
+
+/// The schema with every `description` removed: field names carry most
+/// of the meaning, and a small window cannot afford the prose.
+fn without_descriptions(schema: &Value) -> Value {
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let mut out = crate::json::Map::new();
+    for (k, v) in map.iter() {
+        match (k, v) {
+            ("description", Value::String(_)) => {}
+            // Property names are data, not keywords: keep them all.
+            ("properties", Value::Object(props)) => {
+                let mut kept = crate::json::Map::new();
+                for (name, sub) in props.iter() {
+                    kept.insert(name, without_descriptions(sub));
+                }
+                out.insert(k, Value::Object(kept));
+            }
+            ("items", sub) => out.insert(k, without_descriptions(sub)),
+            _ => out.insert(k, v.clone()),
+        }
+    }
+    Value::Object(out)
 }
 
 /// Reads an optional non-negative integer field.

@@ -89,6 +89,8 @@ struct State {
     /// that holds hundreds of large bodies inflates the peak RSS that a
     /// child forked from it reports).
     body_limit: Option<usize>,
+    /// Answer `GET /props` with this context size, like llama-server.
+    n_ctx: Option<u64>,
     requests: Vec<Request>,
     log: Vec<(Duration, String)>,
 }
@@ -194,6 +196,10 @@ impl StandIn {
         self.state.lock().unwrap().fallback = Some(reply);
     }
 
+    pub fn set_n_ctx(&self, n_ctx: u64) {
+        self.state.lock().unwrap().n_ctx = Some(n_ctx);
+    }
+
     pub fn set_body_limit(&self, limit: usize) {
         self.state.lock().unwrap().body_limit = Some(limit);
     }
@@ -229,7 +235,29 @@ fn serve<S: Read + Write>(
         tunnel = Some(path);
         (method, path, headers) = read_head(&mut reader)?;
     }
-    let _ = method;
+    if method == "GET" {
+        // Servers are asked about themselves (llama.cpp's /props) before
+        // the conversation; such lookups are logged, not recorded as requests.
+        let n_ctx = state.lock().unwrap().n_ctx;
+        note(state, started, format!("GET {path}"));
+        let mut conn = reader.into_inner();
+        let (status, body) = match (path.as_str(), n_ctx) {
+            ("/props", Some(n)) => (
+                200,
+                format!(r#"{{"default_generation_settings":{{"n_ctx":{n}}},"total_slots":1}}"#),
+            ),
+            _ => (404, error_json("not_found_error", "no such path")),
+        };
+        conn.write_all(
+            format!(
+                "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                reason(status),
+                body.len()
+            )
+            .as_bytes(),
+        )?;
+        return Ok(());
+    }
     let len: usize = headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
