@@ -10,7 +10,7 @@ use smol::io::AsyncReadExt;
 use crate::abort::{Abort, Reason};
 use crate::agent::hooks::{Hooks, SessionFacts};
 use crate::agent::pipeline::{Approver, Pipeline};
-use crate::agent::{Agent, Event, Settings};
+use crate::agent::{Agent, Event, Settings, subagent};
 use crate::cli::Args;
 use crate::config::settings::Behavior;
 use crate::config::{self, ConfigError, Inputs};
@@ -24,7 +24,7 @@ use crate::session::transcript::{self, Transcript};
 use crate::session::{checkpoint, new_uuid, resume, store};
 use crate::tools::{Registry, ToolContext};
 
-pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
+pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
     let stdin_is_terminal = std::io::stdin().is_terminal();
     let interactive = !args.print && stdin_is_terminal;
     let stdin = if stdin_is_terminal {
@@ -163,6 +163,48 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
             prompt_blocks.push(obj! { "type" => "text", "text" => c });
         }
     }
+    let result_limit = compact.then_some(context_window as usize * 3 / 4);
+    let home = env("HOME").map(std::path::PathBuf::from);
+    let config_home = env("XDG_CONFIG_HOME").map(std::path::PathBuf::from);
+    let (defs, def_warnings) = subagent::defs::load(&subagent::defs::dirs(
+        &rt.cwd,
+        home.as_deref(),
+        config_home.as_deref(),
+    ));
+    for w in def_warnings {
+        eprintln!("tern: warning: agent definition {w}");
+    }
+    let host = Rc::new(subagent::Host {
+        ex,
+        client: client.clone(),
+        model: rt.model.clone(),
+        max_tokens,
+        system: system.clone(),
+        retry: rt.retry,
+        context_window,
+        mode: rt.mode,
+        rules: rt.rules.clone(),
+        extra_dirs: rt.extra_dirs.clone(),
+        sandbox: rt.sandbox.clone(),
+        sandbox_auto_allow: rt.sandbox_auto_allow,
+        tools: registry.names(),
+        env: rt.env.clone(),
+        result_limit,
+        cwd: rt.cwd.clone(),
+        scratch: scratch.clone(),
+        hooks: Rc::clone(&hooks),
+        approver: approver.clone(),
+        defs,
+        depth: 0,
+        max_depth: env("TERN_MAX_AGENT_DEPTH")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(subagent::DEFAULT_MAX_DEPTH),
+        transcript_dir: transcript
+            .as_ref()
+            .map(|t| t.path().with_extension("").join("subagents")),
+        session_id: session_id.clone(),
+        background: Rc::default(),
+    });
     let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
     policy.sandbox = rt.sandbox.clone();
     policy.sandbox_auto_allow = rt.sandbox_auto_allow;
@@ -172,7 +214,8 @@ pub async fn run(ex: &LocalExecutor<'static>, args: Args) -> i32 {
         ToolContext {
             env: rt.env,
             sandbox: rt.sandbox.clone(),
-            result_limit: compact.then_some(context_window as usize * 3 / 4),
+            result_limit,
+            subagents: Some(host),
             ..ToolContext::new(rt.cwd, scratch.clone(), abort.clone())
         },
         approver,

@@ -57,8 +57,11 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             0
         }
         Ok(cli::Command::Run(args)) => {
-            let ex = smol::LocalExecutor::new();
-            smol::block_on(ex.run(app::run(&ex, args)))
+            // One executor for the life of the process; sub-agents started
+            // in the background hold on to it.
+            let ex: &'static smol::LocalExecutor<'static> =
+                Box::leak(Box::new(smol::LocalExecutor::new()));
+            smol::block_on(ex.run(app::run(ex, args)))
         }
         Err(e) => {
             eprintln!("tern: {e}\nTry 'tern --help'.");

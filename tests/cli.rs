@@ -62,7 +62,16 @@ fn text_answer_in_all_three_formats() {
         .collect();
     assert_eq!(
         tools,
-        ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]
+        [
+            "Bash",
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "TodoWrite",
+            "Agent"
+        ]
     );
     assert_eq!(l[0].str_field("permissionMode"), Some("default"));
     let sandbox = l[0]

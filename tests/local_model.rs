@@ -120,7 +120,17 @@ fn say_hello_to_smollm2_over_both_wire_formats() {
                 .env("TERN_PROVIDER", "openai")
                 .env("OPENAI_BASE_URL", &server.url);
         }
-        let out = run(cmd.args(["-p", "Say hello", "--verbose", "--output-format", "json"]));
+        // A tiny model may ramble; a short answer keeps the test quick on
+        // a busy 2-core machine.
+        let out = run(cmd.env("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "256").args([
+            "-p",
+            "Say hello",
+            "--append-system-prompt",
+            "Answer in one short sentence.",
+            "--verbose",
+            "--output-format",
+            "json",
+        ]));
         assert_ok(&out);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(

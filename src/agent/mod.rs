@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod executor;
 pub mod hooks;
 pub mod pipeline;
+pub mod subagent;
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -189,6 +190,7 @@ impl<'ex> Agent<'ex> {
             {
                 return Ending::BudgetExceeded(outcome.cost_usd);
             }
+            self.deliver_notifications(sink);
             outcome.num_turns += 1;
             let body = match self.govern(&tools, outcome, sink).await {
                 Ok(body) => body,
@@ -294,6 +296,30 @@ impl<'ex> Agent<'ex> {
                         self.messages.push(message);
                         continue;
                     }
+                }
+                // Background agents still running: their results are
+                // part of this answer, so wait for the next one.
+                if let Some(bg) = self.background()
+                    && bg.running() > 0
+                    && self
+                        .settings
+                        .max_turns
+                        .is_none_or(|max| outcome.num_turns < max)
+                {
+                    let abort = self.abort.clone();
+                    let woke = async {
+                        bg.wait().await;
+                        true
+                    }
+                    .or(async {
+                        abort.wait().await;
+                        false
+                    })
+                    .await;
+                    if !woke {
+                        return Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested));
+                    }
+                    continue;
                 }
                 outcome.result = final_text(&asm);
                 if asm.stop_reason.as_deref() == Some("max_tokens") {
@@ -524,6 +550,33 @@ impl<'ex> Agent<'ex> {
                 return AttemptEnd::Done;
             }
         }
+    }
+}
+
+impl Agent<'_> {
+    fn background(&self) -> Option<Rc<subagent::Background>> {
+        self.pipeline
+            .ctx
+            .subagents
+            .as_ref()
+            .map(|h| Rc::clone(&h.background))
+    }
+
+    /// Results of background agents that finished since the last look
+    /// become a user message the model sees on this iteration.
+    fn deliver_notifications(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
+        let Some(bg) = self.background() else { return };
+        let notices = bg.take();
+        if notices.is_empty() {
+            return;
+        }
+        let blocks: Vec<Value> = notices
+            .into_iter()
+            .map(|n| obj! { "type" => "text", "text" => n })
+            .collect();
+        let message = obj! { "role" => "user", "content" => blocks };
+        sink(Event::Prompt(&message));
+        push_message(&mut self.messages, message);
     }
 }
 

@@ -21,12 +21,23 @@ use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_s
 /// without the schema checks, hooks and permission decision above.
 ///
 /// [`Tool::call`]: crate::tools::Tool::call
-pub struct Permit(());
+pub struct Permit {
+    call_id: String,
+}
+
+impl Permit {
+    /// The tool_use id of the call this permit was issued for.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+}
 
 /// A permit for unit tests of individual tools.
 #[cfg(test)]
 pub(crate) fn test_permit() -> Permit {
-    Permit(())
+    Permit {
+        call_id: "toolu_test".into(),
+    }
 }
 
 /// A person's answer to a permission question.
@@ -216,7 +227,10 @@ impl Pipeline {
                 "could not keep a checkpoint of {path} ({e}); rewind will not restore it"
             )]);
         }
-        let mut output = tool.call(input.clone(), &self.ctx, &Permit(())).await;
+        let permit = Permit {
+            call_id: call.id.clone(),
+        };
+        let mut output = tool.call(input.clone(), &self.ctx, &permit).await;
         if let Some(limit) = self.ctx.result_limit {
             fit_result(&mut output.content, limit);
         }

@@ -112,6 +112,25 @@ pub fn reopen(
     })
 }
 
+/// A new transcript at exactly `path` (a sub-agent's, beside its session).
+pub fn create_at(path: &Path, cwd: &Path, session_id: &str) -> std::io::Result<Transcript> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let file = OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    Ok(Transcript {
+        path: path.to_path_buf(),
+        file,
+        session_id: session_id.to_string(),
+        cwd: cwd.display().to_string(),
+        last_uuid: None,
+        broken: false,
+    })
+}
+
 fn create(dir: &Path, cwd: &Path, session_id: &str) -> std::io::Result<Transcript> {
     DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let path = dir.join(format!("{session_id}.jsonl"));

@@ -22,7 +22,7 @@ impl Stamp {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct FileStamps {
     seen: HashMap<PathBuf, Stamp>,
 }

@@ -6,6 +6,7 @@
 //! calls (`is_concurrency_safe`), and runs. It never asks the user anything:
 //! permission is decided before `call` by the policy plane.
 
+mod agent;
 mod bash;
 mod edit;
 mod files;
@@ -102,6 +103,8 @@ pub struct ToolContext {
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Longest tool result in characters (small context windows).
     pub result_limit: Option<usize>,
+    /// Starts sub-agents for the Agent tool.
+    pub subagents: Option<Rc<crate::agent::subagent::Host>>,
 }
 
 impl ToolContext {
@@ -115,6 +118,7 @@ impl ToolContext {
             env: Vec::new(),
             sandbox: None,
             result_limit: None,
+            subagents: None,
         }
     }
 
@@ -157,6 +161,7 @@ impl Registry {
             Rc::new(glob::Glob),
             Rc::new(grep::Grep),
             Rc::new(todo::TodoWrite),
+            Rc::new(agent::AgentTool),
         ])
     }
 
@@ -300,7 +305,10 @@ mod tests {
     fn retain_keeps_schemas_paired() {
         let mut reg = Registry::builtin();
         reg.retain(|n| n != "Bash" && n != "Write");
-        assert_eq!(reg.names(), ["Read", "Edit", "Glob", "Grep", "TodoWrite"]);
+        assert_eq!(
+            reg.names(),
+            ["Read", "Edit", "Glob", "Grep", "TodoWrite", "Agent"]
+        );
         assert!(
             reg.schema("Edit")
                 .unwrap()

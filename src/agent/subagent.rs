@@ -1,0 +1,353 @@
+//! Sub-agents: the Agent tool starts a child that runs the same loop with
+//! its own conversation, a subset of the tools, a permission context that
+//! can only be narrower than its parent's, a copy of the parent's
+//! file-read state and its own transcript. Depth is limited explicitly.
+//!
+//! A background child returns an id at once; its result reaches the
+//! parent as a notification at the start of the parent's next iteration
+//! (and a parent about to finish waits for its running children).
+
+pub mod defs;
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use smol::LocalExecutor;
+
+use super::hooks::Hooks;
+use super::pipeline::{Approver, Pipeline};
+use super::{Agent, Ending, Event, Settings};
+use crate::json::{Map, Value};
+use crate::model::RetryPolicy;
+use crate::model::client::Client;
+use crate::obj;
+use crate::policy::{Mode, Policy, Rule};
+use crate::session::transcript;
+use crate::tools::{Registry, ToolContext, ToolOutput};
+pub use defs::AgentDef;
+
+/// Children of children of … stop here unless TERN_MAX_AGENT_DEPTH says
+/// otherwise.
+pub const DEFAULT_MAX_DEPTH: u32 = 2;
+pub const DEFAULT_MAX_TURNS: u32 = 200;
+
+/// What a child inherits from the session.
+pub struct Host {
+    pub ex: &'static LocalExecutor<'static>,
+    pub client: Client,
+    pub model: String,
+    pub max_tokens: u32,
+    pub system: Vec<String>,
+    pub retry: RetryPolicy,
+    pub context_window: u64,
+    /// The parent's permissions when the session started.
+    pub mode: Mode,
+    pub rules: Vec<Rule>,
+    pub extra_dirs: Vec<PathBuf>,
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    pub sandbox_auto_allow: bool,
+    /// Tools the parent may use (a child gets at most these).
+    pub tools: Vec<&'static str>,
+    pub env: Vec<(String, String)>,
+    pub result_limit: Option<usize>,
+    pub cwd: PathBuf,
+    pub scratch: PathBuf,
+    pub hooks: Rc<Hooks>,
+    pub approver: Option<Rc<dyn Approver>>,
+    pub defs: Vec<AgentDef>,
+    /// 0 for the session's own agent.
+    pub depth: u32,
+    pub max_depth: u32,
+    /// Where children's transcripts go (`<session>/subagents/`).
+    pub transcript_dir: Option<PathBuf>,
+    pub session_id: String,
+    pub background: Rc<Background>,
+}
+
+/// Finished background children, waiting to be told to the parent.
+pub struct Background {
+    running: Cell<usize>,
+    ready: RefCell<Vec<String>>,
+    tx: smol::channel::Sender<String>,
+    rx: smol::channel::Receiver<String>,
+}
+
+impl Default for Background {
+    fn default() -> Self {
+        let (tx, rx) = smol::channel::unbounded();
+        Background {
+            running: Cell::new(0),
+            ready: RefCell::new(Vec::new()),
+            tx,
+            rx,
+        }
+    }
+}
+
+impl Background {
+    pub fn running(&self) -> usize {
+        self.running.get()
+    }
+
+    /// Notifications ready for the parent.
+    pub fn take(&self) -> Vec<String> {
+        let mut out = std::mem::take(&mut *self.ready.borrow_mut());
+        while let Ok(m) = self.rx.try_recv() {
+            out.push(m);
+        }
+        out
+    }
+
+    /// Waits until some child finishes (at once if one has, or if none runs).
+    pub async fn wait(&self) {
+        if !self.ready.borrow().is_empty() || !self.rx.is_empty() || self.running.get() == 0 {
+            return;
+        }
+        if let Ok(m) = self.rx.recv().await {
+            self.ready.borrow_mut().push(m);
+        }
+    }
+
+    fn started(&self) {
+        self.running.set(self.running.get() + 1);
+    }
+
+    fn done(&self, notice: String) {
+        self.running.set(self.running.get().saturating_sub(1));
+        let _ = self.tx.try_send(notice);
+    }
+}
+
+/// Ranks modes from most to least restrictive, so a child can only move
+/// towards the former.
+fn rank(mode: Mode) -> u8 {
+    match mode {
+        Mode::Plan => 0,
+        Mode::DontAsk => 1,
+        Mode::Default => 2,
+        Mode::AcceptEdits => 3,
+        Mode::BypassPermissions => 4,
+    }
+}
+
+pub fn narrower(parent: Mode, wanted: Option<Mode>) -> Mode {
+    match wanted {
+        Some(w) if rank(w) < rank(parent) => w,
+        _ => parent,
+    }
+}
+
+impl Host {
+    /// Runs the Agent tool's call: in the foreground (the result is the
+    /// child's answer) or in the background (the result is its id).
+    pub async fn call(
+        self: &Rc<Host>,
+        input: &Value,
+        parent: &ToolContext,
+        call_id: &str,
+    ) -> ToolOutput {
+        if self.depth + 1 > self.max_depth {
+            return ToolOutput::error(format!(
+                "Sub-agent depth limit reached: this agent is already {} level(s) down and the limit is {} \
+                 (TERN_MAX_AGENT_DEPTH). Do this work directly with your own tools.",
+                self.depth, self.max_depth
+            ));
+        }
+        let kind = input
+            .str_field("subagent_type")
+            .unwrap_or("general-purpose");
+        let Some(def) = self.defs.iter().find(|d| d.name == kind) else {
+            let known: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
+            return ToolOutput::error(format!(
+                "No agent type '{kind}'. Available: {}",
+                known.join(", ")
+            ));
+        };
+        let prompt = input.str_field("prompt").unwrap_or_default().to_string();
+        let description = input.str_field("description").unwrap_or(kind).to_string();
+        let model = input
+            .str_field("model")
+            .filter(|m| !m.is_empty() && *m != "inherit")
+            .map(str::to_string)
+            .or_else(|| def.model.clone().filter(|m| m != "inherit"))
+            .unwrap_or_else(|| self.model.clone());
+        let agent_id = format!("agent-{}", &crate::session::new_uuid()[..8]);
+        let ack_id = agent_id.clone();
+        let mut child = self.child_agent(def, model, parent, &agent_id);
+        let mut record = self.transcript_dir.as_ref().and_then(|dir| {
+            transcript::create_at(
+                &dir.join(format!("{agent_id}.jsonl")),
+                &self.cwd,
+                &self.session_id,
+            )
+            .ok()
+        });
+        let hooks = Rc::clone(&self.hooks);
+        let kind = def.name.clone();
+        let run = async move {
+            let prompt_blocks = Value::Array(vec![obj! { "type" => "text", "text" => prompt }]);
+            let outcome = child
+                .run(prompt_blocks, &mut |ev| {
+                    if let Some(t) = record.as_mut() {
+                        match &ev {
+                            Event::Prompt(m) | Event::ToolResults(m) => {
+                                t.append("user", m);
+                            }
+                            Event::Assistant(m) => {
+                                t.append("assistant", m);
+                            }
+                            _ => {}
+                        }
+                    }
+                })
+                .await;
+            if hooks.wants("SubagentStop", &kind) {
+                let mut fields = Map::new();
+                fields.insert("agent_id", agent_id.as_str());
+                fields.insert("agent_type", kind.as_str());
+                fields.insert("stop_hook_active", false);
+                let _ = hooks.run("SubagentStop", &kind, fields).await;
+            }
+            (agent_id, outcome)
+        };
+        if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            let bg = Rc::clone(&self.background);
+            bg.started();
+            let call_id = call_id.to_string();
+            let task = self.ex.spawn(async move {
+                let (id, outcome) = run.await;
+                let (status, text) = summary(&outcome.ending, &outcome.result);
+                bg.done(format!(
+                    "<task-notification>\n<task-id>{id}</task-id>\n<tool-use-id>{call_id}</tool-use-id>\n\
+                     <description>{description}</description>\n<status>{status}</status>\n\
+                     <result>\n{text}\n</result>\n<turns>{}</turns>\n</task-notification>",
+                    outcome.num_turns
+                ));
+            });
+            task.detach();
+            return ToolOutput::ok(format!(
+                "Started the {kind_name} agent in the background (id {ack_id}). Its result will arrive \
+                 as a <task-notification> message when it finishes; carry on meanwhile.",
+                kind_name = def.name,
+            ));
+        }
+        let (id, outcome) = run.await;
+        let (status, text) = summary(&outcome.ending, &outcome.result);
+        let body = format!(
+            "{text}\n\n[agent {id} ({}) {status} after {} turns]",
+            def.name, outcome.num_turns
+        );
+        if status == "completed" {
+            ToolOutput::ok(body)
+        } else {
+            ToolOutput::error(body)
+        }
+    }
+
+    fn child_agent(
+        &self,
+        def: &AgentDef,
+        model: String,
+        parent: &ToolContext,
+        agent_id: &str,
+    ) -> Agent<'static> {
+        let mut registry = Registry::builtin();
+        registry.retain(|name| {
+            self.tools.contains(&name)
+                && def
+                    .tools
+                    .as_ref()
+                    .is_none_or(|only| only.iter().any(|t| t == name))
+                && !def.disallowed.iter().any(|t| t == name)
+        });
+        let mut policy = Policy::new(
+            narrower(self.mode, def.permission_mode),
+            self.rules.clone(),
+            &self.cwd,
+            &self.extra_dirs,
+        );
+        policy.sandbox = self.sandbox.clone();
+        policy.sandbox_auto_allow = self.sandbox_auto_allow;
+        let mut ctx = ToolContext {
+            env: self.env.clone(),
+            sandbox: self.sandbox.clone(),
+            result_limit: self.result_limit,
+            ..ToolContext::new(
+                self.cwd.clone(),
+                self.scratch.join(agent_id),
+                parent.abort.clone(),
+            )
+        };
+        // The child knows what the parent has read (and may edit it).
+        *ctx.files.borrow_mut() = parent.files.borrow().clone();
+        let background = Rc::new(Background::default());
+        ctx.subagents = Some(Rc::new(Host {
+            ex: self.ex,
+            client: self.client.clone(),
+            model: model.clone(),
+            max_tokens: self.max_tokens,
+            system: self.system.clone(),
+            retry: self.retry,
+            context_window: self.context_window,
+            mode: policy.mode,
+            rules: self.rules.clone(),
+            extra_dirs: self.extra_dirs.clone(),
+            sandbox: self.sandbox.clone(),
+            sandbox_auto_allow: self.sandbox_auto_allow,
+            tools: registry.names(),
+            env: self.env.clone(),
+            result_limit: self.result_limit,
+            cwd: self.cwd.clone(),
+            scratch: self.scratch.clone(),
+            hooks: Rc::clone(&self.hooks),
+            approver: self.approver.clone(),
+            defs: self.defs.clone(),
+            depth: self.depth + 1,
+            max_depth: self.max_depth,
+            transcript_dir: self.transcript_dir.clone(),
+            session_id: self.session_id.clone(),
+            background,
+        }));
+        let pipeline = Pipeline::new(
+            registry,
+            policy,
+            ctx,
+            self.approver.clone(),
+            Rc::clone(&self.hooks),
+        );
+        let mut system = self.system.clone();
+        if !def.prompt.trim().is_empty() {
+            system.push(def.prompt.clone());
+        }
+        Agent {
+            ex: self.ex,
+            client: self.client.clone(),
+            settings: Settings {
+                model,
+                max_tokens: self.max_tokens,
+                system,
+                max_turns: Some(def.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
+                retry: self.retry,
+                fallback_models: Vec::new(),
+                max_budget_usd: None,
+                context_window: self.context_window,
+            },
+            pipeline: Rc::new(pipeline),
+            abort: parent.abort.clone(),
+            messages: Vec::new(),
+            context: Default::default(),
+        }
+    }
+}
+
+/// The status word and the text to hand back.
+fn summary(ending: &Ending, result: &str) -> (&'static str, String) {
+    match ending {
+        Ending::Completed => ("completed", result.to_string()),
+        Ending::MaxTurns => ("stopped at its turn limit", result.to_string()),
+        Ending::Aborted(_) => ("interrupted", "The agent was interrupted.".to_string()),
+        Ending::ModelError(e) | Ending::Blocked(e) => ("failed", e.clone()),
+        Ending::BudgetExceeded(spent) => ("failed", format!("budget reached (${spent:.4})")),
+    }
+}
