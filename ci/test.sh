@@ -9,6 +9,9 @@ bash cross/setup.sh x86_64 aarch64 armv7
 # A real llama-server + SmolLM2 for the local-model test (built once, cached).
 eval "$(bash ci/llama.sh | grep '^TERN_LLAMA_')"
 export TERN_LLAMA_SERVER TERN_LLAMA_MODEL TERN_REQUIRE_LLAMA=1
+# The official Python Agent SDK for the SDK protocol tests.
+eval "$(bash ci/sdk.sh | grep '^TERN_SDK_')"
+export TERN_SDK_PYTHON TERN_REQUIRE_SDK=1
 cargo fmt --check
 cargo clippy --all-features --all-targets -- -D warnings
 # The constrained-host tests run the static binary in an empty root.

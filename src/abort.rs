@@ -4,7 +4,7 @@
 //! waiting on it wakes. It lives on the single executor thread, so it is
 //! `Rc` and not `Sync`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 #[derive(Clone)]
@@ -15,8 +15,7 @@ pub struct Abort {
 struct Inner {
     reason: Cell<Option<Reason>>,
     // Closing the channel is the wake-up: every pending `recv` returns.
-    tx: smol::channel::Sender<()>,
-    rx: smol::channel::Receiver<()>,
+    channel: RefCell<(smol::channel::Sender<()>, smol::channel::Receiver<()>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,12 +34,10 @@ impl Default for Abort {
 
 impl Abort {
     pub fn new() -> Self {
-        let (tx, rx) = smol::channel::bounded(1);
         Abort {
             inner: Rc::new(Inner {
                 reason: Cell::new(None),
-                tx,
-                rx,
+                channel: RefCell::new(smol::channel::bounded(1)),
             }),
         }
     }
@@ -49,7 +46,16 @@ impl Abort {
         if self.inner.reason.get().is_none() {
             self.inner.reason.set(Some(reason));
         }
-        self.inner.tx.close();
+        self.inner.channel.borrow().0.close();
+    }
+
+    /// Arms the token again for the next prompt of a long-lived session
+    /// (an SDK interrupt ends one turn, not the session). Everyone holding
+    /// a clone sees the fresh state.
+    pub fn reset(&self) {
+        if self.inner.reason.take().is_some() {
+            *self.inner.channel.borrow_mut() = smol::channel::bounded(1);
+        }
     }
 
     pub fn reason(&self) -> Option<Reason> {
@@ -62,6 +68,7 @@ impl Abort {
 
     /// Resolves once triggered.
     pub async fn wait(&self) {
-        while self.inner.rx.recv().await.is_ok() {}
+        let rx = self.inner.channel.borrow().1.clone();
+        while rx.recv().await.is_ok() {}
     }
 }

@@ -15,6 +15,7 @@ use crate::cli::Args;
 use crate::config::settings::Behavior;
 use crate::config::{self, ConfigError, Inputs};
 use crate::frontend::approve::TerminalApprover;
+use crate::frontend::sdk;
 use crate::frontend::{Printer, SessionInfo};
 use crate::json::{Map, Value};
 use crate::model::client::Client;
@@ -26,8 +27,9 @@ use crate::tools::{Registry, ToolContext};
 
 pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
     let stdin_is_terminal = std::io::stdin().is_terminal();
-    let interactive = !args.print && stdin_is_terminal;
-    let stdin = if stdin_is_terminal {
+    let interactive = !args.print && stdin_is_terminal && !args.stream_input;
+    // With --input-format stream-json, stdin carries the SDK's messages.
+    let stdin = if stdin_is_terminal || args.stream_input {
         None
     } else {
         smol::unblock(|| {
@@ -125,7 +127,13 @@ pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
     } else {
         rt.max_tokens
     };
-    let approver: Option<Rc<dyn Approver>> = if interactive {
+    let control = Rc::new(sdk::Control::default());
+    let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
+        Some(Rc::new(sdk::SdkApprover {
+            control: Rc::clone(&control),
+            abort: abort.clone(),
+        }))
+    } else if interactive {
         Some(Rc::new(TerminalApprover::default()))
     } else {
         None
@@ -194,7 +202,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
         scratch: scratch.clone(),
         hooks: Rc::clone(&hooks),
         approver: approver.clone(),
-        defs,
+        defs: std::cell::RefCell::new(defs),
         depth: 0,
         max_depth: env("TERN_MAX_AGENT_DEPTH")
             .and_then(|v| v.parse().ok())
@@ -241,16 +249,46 @@ pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
         context: Default::default(),
     };
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
+    printer.include_partial = rt.include_partial;
     printer.start();
-    let outcome = agent
-        .run(Value::Array(prompt_blocks), &mut |ev| {
-            if let Some(t) = transcript.as_mut() {
-                record(t, &ev);
+    // Each event goes to the transcript, then to the printer.
+    macro_rules! sink {
+        () => {
+            &mut |ev: Event<'_>| {
+                if let Some(t) = transcript.as_mut() {
+                    record(t, &ev);
+                }
+                printer.event(ev);
             }
-            printer.event(ev);
-        })
-        .await;
-    let code = printer.finish(&outcome);
+        };
+    }
+    let code = if rt.stream_input {
+        // The SDK's session: prompts arrive on stdin until it closes.
+        let (tx, rx) = smol::channel::unbounded();
+        let session = sdk::Session {
+            control,
+            abort: agent.abort.clone(),
+            pipeline: Rc::clone(&agent.pipeline),
+        };
+        ex.spawn(sdk::read_input(session, tx)).detach();
+        let mut code = 0;
+        loop {
+            match rx.recv().await {
+                Ok(sdk::Input::Prompt(content)) => {
+                    agent.abort.reset();
+                    let outcome = agent.run(content, sink!()).await;
+                    code = printer.finish(&outcome);
+                }
+                Ok(sdk::Input::Model(m)) => agent.settings.model = m,
+                Ok(sdk::Input::End) | Err(_) => break,
+            }
+        }
+        code
+    } else {
+        let outcome = agent.run(Value::Array(prompt_blocks), sink!()).await;
+        printer.finish(&outcome)
+    };
+
     if hooks.wants("SessionEnd", "") {
         let mut fields = Map::new();
         fields.insert("reason", "other");
@@ -561,7 +599,8 @@ fn record(t: &mut Transcript, ev: &Event<'_>) {
         | Event::Retrying { .. }
         | Event::FallbackModel { .. }
         | Event::MicroCompacted { .. }
-        | Event::RequestUsage(_) => {}
+        | Event::RequestUsage(_)
+        | Event::Stream(_) => {}
     }
 }
 

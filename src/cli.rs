@@ -49,7 +49,35 @@ pub struct Args {
     pub provider: Option<String>,
     /// `--tools A,B` (`""` for none): the built-in tools offered.
     pub tools: Option<Vec<String>>,
+    /// `--input-format stream-json`: NDJSON messages and control requests on stdin.
+    pub stream_input: bool,
+    /// `--include-partial-messages`: raw stream events as `stream_event` lines.
+    pub include_partial: bool,
+    /// `--permission-prompt-tool stdio`: permission questions go to the controller.
+    pub permission_prompt_tool: Option<String>,
+    /// Flags accepted for compatibility but not acted on (named in a notice).
+    pub ignored: Vec<String>,
 }
+
+/// Claude Code flags that tern accepts and ignores (with a notice), so
+/// programs that pass them still run. The bool says whether one takes a value.
+const IGNORED_FLAGS: &[(&str, bool)] = &[
+    ("mcp-config", true),
+    ("strict-mcp-config", false),
+    ("include-hook-events", false),
+    ("plugin-dir", true),
+    ("thinking", true),
+    ("max-thinking-tokens", true),
+    ("thinking-display", true),
+    ("effort", true),
+    ("betas", true),
+    ("task-budget", true),
+    ("json-schema", true),
+    ("resume-session-at", true),
+    ("resume-drops-turn", true),
+    ("session-mirror", false),
+    ("debug-to-stderr", false),
+];
 
 #[derive(Debug)]
 pub enum Command {
@@ -115,6 +143,11 @@ Options:
       --max-budget-usd <USD>      Stop once the session's estimated cost reaches this
       --provider <NAME>           anthropic (Messages API, default) or openai (chat completions)
       --tools <LIST>              Only these built-in tools, e.g. \"Read,Grep\" (\"\" for none)
+      --input-format <FORMAT>     text (default) or stream-json (the Agent SDK's protocol on stdin)
+      --include-partial-messages  With stream-json: raw stream events as stream_event lines
+      --permission-prompt-tool stdio
+                                  Ask permission questions over the SDK control channel
+      --system-prompt-file <FILE>, --append-system-prompt-file <FILE>
       --settings <FILE|JSON>      Extra settings (above project and user files)
       --setting-sources <LIST>    Which settings files to read: user,project,local
       --add-dir <DIR>             Another working directory (repeatable)
@@ -231,11 +264,42 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             }
             Long("input-format") => {
                 let v = text(&mut parser, "--input-format")?;
-                if v != "text" {
+                a.stream_input = match v.as_str() {
+                    "text" => false,
+                    "stream-json" => true,
+                    other => {
+                        return Err(UsageError(format!(
+                            "invalid --input-format '{other}' (expected text or stream-json)"
+                        )));
+                    }
+                };
+            }
+            Long("include-partial-messages") => a.include_partial = true,
+            Long("permission-prompt-tool") => {
+                let v = text(&mut parser, "--permission-prompt-tool")?;
+                if v != "stdio" {
                     return Err(UsageError(format!(
-                        "--input-format '{v}' is not supported yet (only text)"
+                        "--permission-prompt-tool '{v}' is not supported (only stdio, the SDK's control channel)"
                     )));
                 }
+                a.permission_prompt_tool = Some(v);
+            }
+            Long("system-prompt-file") => {
+                let path = text(&mut parser, "--system-prompt-file")?;
+                a.system_prompt = Some(read_flag_file("--system-prompt-file", &path)?);
+            }
+            Long("append-system-prompt-file") => {
+                let path = text(&mut parser, "--append-system-prompt-file")?;
+                a.append_system_prompt =
+                    Some(read_flag_file("--append-system-prompt-file", &path)?);
+            }
+            Long(name) if IGNORED_FLAGS.iter().any(|(f, _)| *f == name) => {
+                let name = name.to_string();
+                let takes_value = IGNORED_FLAGS.iter().any(|(f, v)| *f == name && *v);
+                if takes_value {
+                    text(&mut parser, &format!("--{name}"))?;
+                }
+                a.ignored.push(format!("--{name}"));
             }
             Long("model") => a.model = Some(text(&mut parser, "--model")?),
             Long("max-turns") => {
@@ -307,6 +371,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             "--to and --dry-run belong to 'tern rewind'".into(),
         ));
     }
+    if a.stream_input && a.output_format != Some(OutputFormat::StreamJson) {
+        return Err(UsageError(
+            "--input-format stream-json needs --output-format stream-json".into(),
+        ));
+    }
     if a.fork_session && a.resume.is_none() && !a.continue_latest {
         return Err(UsageError(
             "--fork-session needs --resume <id> or --continue".into(),
@@ -326,6 +395,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         a.prompt = Some(words.join(" "));
     }
     Ok(Command::Run(a))
+}
+
+fn read_flag_file(flag: &str, path: &str) -> Result<String, UsageError> {
+    std::fs::read_to_string(path).map_err(|e| UsageError(format!("{flag} {path}: {e}")))
 }
 
 fn text(parser: &mut lexopt::Parser, flag: &str) -> Result<String, UsageError> {

@@ -46,14 +46,47 @@ pub struct SessionFacts {
     pub permission_mode: String,
 }
 
+/// Hooks registered by a controlling program (the Agent SDK's
+/// `initialize`): answered by it over the control channel.
+pub trait Callbacks {
+    fn call<'a>(
+        &'a self,
+        callback_id: &'a str,
+        input: Value,
+        tool_use_id: Option<&'a str>,
+    ) -> crate::tools::LocalFuture<'a, Result<Value, String>>;
+}
+
+/// One registered callback.
+#[derive(Debug, Clone)]
+pub struct Callback {
+    pub event: String,
+    pub matcher: String,
+    pub id: String,
+    pub timeout_secs: u64,
+}
+
 pub struct Hooks {
     entries: Vec<HookEntry>,
     facts: SessionFacts,
+    callbacks: std::cell::RefCell<Vec<Callback>>,
+    bridge: std::cell::RefCell<Option<std::rc::Rc<dyn Callbacks>>>,
 }
 
 impl Hooks {
     pub fn new(entries: Vec<HookEntry>, facts: SessionFacts) -> Hooks {
-        Hooks { entries, facts }
+        Hooks {
+            entries,
+            facts,
+            callbacks: Default::default(),
+            bridge: Default::default(),
+        }
+    }
+
+    /// Adds callback hooks answered through `bridge`.
+    pub fn register(&self, callbacks: Vec<Callback>, bridge: std::rc::Rc<dyn Callbacks>) {
+        self.callbacks.borrow_mut().extend(callbacks);
+        *self.bridge.borrow_mut() = Some(bridge);
     }
 
     pub fn none() -> Hooks {
@@ -66,6 +99,11 @@ impl Hooks {
         self.entries
             .iter()
             .any(|e| e.event == event && matcher_matches(&e.matcher, subject))
+            || self
+                .callbacks
+                .borrow()
+                .iter()
+                .any(|c| c.event == event && matcher_matches(&c.matcher, subject))
     }
 
     /// Runs the hooks of `event` that match `subject`, with `fields` added
@@ -76,7 +114,14 @@ impl Hooks {
             .iter()
             .filter(|e| e.event == event && matcher_matches(&e.matcher, subject))
             .collect();
-        if matching.is_empty() {
+        let callbacks: Vec<Callback> = self
+            .callbacks
+            .borrow()
+            .iter()
+            .filter(|c| c.event == event && matcher_matches(&c.matcher, subject))
+            .cloned()
+            .collect();
+        if matching.is_empty() && callbacks.is_empty() {
             return Verdict::default();
         }
         let mut input = Map::new();
@@ -98,6 +143,47 @@ impl Hooks {
         let mut verdict = Verdict::default();
         for (entry, ran) in matching.iter().zip(join_all(runs).await) {
             interpret(event, entry, ran, &mut verdict);
+        }
+        let bridge = self.bridge.borrow().clone();
+        if let Some(bridge) = bridge {
+            let tool_use_id = fields.get("tool_use_id").and_then(Value::as_str);
+            let input = json::parse(&stdin).unwrap_or_default();
+            for c in callbacks {
+                let asked = bridge.call(&c.id, input.clone(), tool_use_id);
+                let timeout = async {
+                    smol::Timer::after(Duration::from_secs(c.timeout_secs)).await;
+                    Err("timed out".to_string())
+                };
+                let answer = asked.or(timeout).await;
+                let entry = HookEntry {
+                    event: c.event.clone(),
+                    matcher: c.matcher.clone(),
+                    command: format!("SDK callback {}", c.id),
+                    timeout_secs: c.timeout_secs,
+                    origin: crate::config::settings::Origin {
+                        source: crate::config::settings::Source::Cli,
+                        file: "SDK initialize".into(),
+                        base: std::path::PathBuf::new(),
+                    },
+                };
+                let ran = match answer {
+                    Ok(output) => Ran {
+                        status: Some(0),
+                        stdout: output.to_json(),
+                        stderr: String::new(),
+                        timed_out: false,
+                        spawn_error: None,
+                    },
+                    Err(e) => Ran {
+                        status: Some(1),
+                        stdout: String::new(),
+                        stderr: e,
+                        timed_out: false,
+                        spawn_error: None,
+                    },
+                };
+                interpret(event, &entry, ran, &mut verdict);
+            }
         }
         verdict
     }

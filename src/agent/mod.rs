@@ -44,6 +44,9 @@ pub enum Event<'a> {
         to: &'a str,
         error: &'a ApiError,
     },
+    /// One raw stream event's JSON, as the Messages API sent it (or as a
+    /// chat completion chunk was translated).
+    Stream(&'a str),
     /// What the server counted for one request (its `usage`).
     RequestUsage(&'a Usage),
     /// Old tool results were cleared from what is sent.
@@ -509,6 +512,7 @@ impl<'ex> Agent<'ex> {
             };
             let mut failure: Option<ApiError> = None;
             let mut handle = |event: &str, data: &str| -> Flow {
+                sink(Event::Stream(data));
                 match asm.feed(event, data) {
                     Ok(Update::TextDelta(t)) => sink(Event::TextDelta(&t)),
                     Ok(Update::BlockDone(Block::ToolUse(call))) => {

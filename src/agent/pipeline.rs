@@ -41,9 +41,11 @@ pub(crate) fn test_permit() -> Permit {
 }
 
 /// A person's answer to a permission question.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Approval {
     Once,
+    /// Yes, with the input changed by whoever approved (an SDK callback).
+    OnceWith(Value),
     /// Yes, and don't ask again about calls the suggested rule covers.
     ForSession,
     /// Yes, and save the suggested rule in `.tern/settings.local.json`.
@@ -62,6 +64,7 @@ pub trait Approver {
         input: &'a Value,
         question: &'a str,
         suggestion: Option<&'a str>,
+        call_id: &'a str,
     ) -> LocalFuture<'a, Approval>;
 }
 
@@ -196,10 +199,24 @@ impl Pipeline {
                     .await;
                 let suggestion = self.policy.suggest_rule(&call.name, &input);
                 let answer = approver
-                    .approve(&call.name, &input, &question, suggestion.as_deref())
+                    .approve(
+                        &call.name,
+                        &input,
+                        &question,
+                        suggestion.as_deref(),
+                        &call.id,
+                    )
                     .await;
                 match (answer, suggestion) {
                     (Approval::Once, _) => {}
+                    (Approval::OnceWith(changed), _) => {
+                        if let Err(e) = check(&changed) {
+                            return ToolOutput::error(format!(
+                                "The approver changed the input into something invalid ({e}); the call was not run"
+                            ));
+                        }
+                        input = changed;
+                    }
                     (Approval::ForSession, Some(rule)) => self.grant(&rule, false),
                     (Approval::Always, Some(rule)) => self.grant(&rule, true),
                     (Approval::ForSession | Approval::Always, None) => {}

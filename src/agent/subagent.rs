@@ -55,7 +55,8 @@ pub struct Host {
     pub scratch: PathBuf,
     pub hooks: Rc<Hooks>,
     pub approver: Option<Rc<dyn Approver>>,
-    pub defs: Vec<AgentDef>,
+    /// Definitions (files, the built-in, and any an SDK `initialize` adds).
+    pub defs: RefCell<Vec<AgentDef>>,
     /// 0 for the session's own agent.
     pub depth: u32,
     pub max_depth: u32,
@@ -157,8 +158,9 @@ impl Host {
         let kind = input
             .str_field("subagent_type")
             .unwrap_or("general-purpose");
-        let Some(def) = self.defs.iter().find(|d| d.name == kind) else {
-            let known: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
+        let defs = self.defs.borrow().clone();
+        let Some(def) = defs.iter().find(|d| d.name == kind) else {
+            let known: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
             return ToolOutput::error(format!(
                 "No agent type '{kind}'. Available: {}",
                 known.join(", ")
@@ -302,7 +304,7 @@ impl Host {
             scratch: self.scratch.clone(),
             hooks: Rc::clone(&self.hooks),
             approver: self.approver.clone(),
-            defs: self.defs.clone(),
+            defs: RefCell::new(self.defs.borrow().clone()),
             depth: self.depth + 1,
             max_depth: self.max_depth,
             transcript_dir: self.transcript_dir.clone(),

@@ -56,6 +56,11 @@ pub struct Runtime {
     /// Problems worth telling the user that do not stop the run.
     pub warnings: Vec<String>,
     pub session: SessionChoice,
+    /// `--input-format stream-json`: the SDK drives the session over stdin.
+    pub stream_input: bool,
+    pub include_partial: bool,
+    /// `--permission-prompt-tool stdio`.
+    pub sdk_permissions: bool,
     /// `--fallback-model`: tried in order when the model is unavailable.
     pub fallback_models: Vec<String>,
     pub max_budget_usd: Option<f64>,
@@ -190,6 +195,8 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     let env = |k: &str| (inputs.env)(k).filter(|v| !v.is_empty());
 
     let prompt = match (args.prompt, inputs.stdin.filter(|s| !s.trim().is_empty())) {
+        // Prompts arrive as messages on stdin.
+        _ if args.stream_input => String::new(),
         (Some(p), Some(piped)) => format!("{piped}\n\n{p}"),
         (Some(p), None) => p,
         (None, Some(piped)) => piped,
@@ -201,6 +208,12 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     };
 
     let mut warnings = Vec::new();
+    if !args.ignored.is_empty() {
+        warnings.push(format!(
+            "{} accepted for compatibility but not supported by tern; ignored",
+            args.ignored.join(", ")
+        ));
+    }
     // A stale SSL_CERT_FILE (common in containers that inherit the host's
     // environment) should not stop a run that may not even use TLS.
     let extra_ca_pem = env("SSL_CERT_FILE").and_then(|path| match std::fs::read(&path) {
@@ -388,6 +401,9 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         cwd: inputs.cwd,
         retry,
         warnings,
+        stream_input: args.stream_input,
+        include_partial: args.include_partial,
+        sdk_permissions: args.permission_prompt_tool.as_deref() == Some("stdio"),
         session: SessionChoice {
             resume: args.resume,
             continue_latest: args.continue_latest,

@@ -58,7 +58,12 @@ impl SystemParts {
             (None, true) => COMPACT.to_string(),
             (None, false) => default_prompt(),
         };
-        let mut blocks = vec![base, self.environment.clone()];
+        // `--system-prompt ""` (the SDK's default) means no base prompt;
+        // the API refuses empty text blocks.
+        let mut blocks: Vec<String> = [base, self.environment.clone()]
+            .into_iter()
+            .filter(|b| !b.trim().is_empty())
+            .collect();
         let mut notice = None;
         if let Some(memory) = &self.memory {
             if memory.len() > memory_budget {

@@ -39,6 +39,7 @@ impl Approver for TerminalApprover {
         _input: &'a Value,
         question: &'a str,
         suggestion: Option<&'a str>,
+        _call_id: &'a str,
     ) -> LocalFuture<'a, Approval> {
         Box::pin(async move {
             let _turn = self.lock.lock().await;

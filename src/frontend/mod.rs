@@ -6,6 +6,7 @@
 //! that are dropped quietly.
 
 pub mod approve;
+pub mod sdk;
 
 use std::io::Write;
 
@@ -27,6 +28,9 @@ pub struct SessionInfo {
     pub sandbox: Value,
 }
 
+/// The Claude Code release line whose flags and stream-json tern matches.
+pub const CLAUDE_CODE_SURFACE: &str = "2.1.0";
+
 pub struct Printer {
     format: OutputFormat,
     /// Stream text to the terminal as it arrives (interactive text mode).
@@ -35,6 +39,8 @@ pub struct Printer {
     info: SessionInfo,
     out: std::io::Stdout,
     wrote_live: bool,
+    /// `--include-partial-messages`: raw stream events as `stream_event` lines.
+    pub include_partial: bool,
 }
 
 impl Printer {
@@ -46,6 +52,7 @@ impl Printer {
             info,
             out: std::io::stdout(),
             wrote_live: false,
+            include_partial: false,
         }
     }
 
@@ -83,6 +90,9 @@ impl Printer {
             "apiKeySource" => self.info.api_key_source.as_str(),
             "output_style" => "default",
             "tern_version" => env!("CARGO_PKG_VERSION"),
+            // The Agent SDK reads this to judge compatibility: the Claude
+            // Code release whose headless surface tern follows (COMPAT.md).
+            "claude_code_version" => CLAUDE_CODE_SURFACE,
             "sandbox" => self.info.sandbox.clone(),
             "uuid" => new_uuid(),
         };
@@ -118,6 +128,19 @@ impl Printer {
             Event::ToolResults(m) => {
                 if self.format == OutputFormat::StreamJson {
                     let v = self.envelope("user", m);
+                    self.line(&v);
+                }
+            }
+            Event::Stream(data) => {
+                if self.include_partial && self.format == OutputFormat::StreamJson {
+                    let event = crate::json::parse(data).unwrap_or(Value::Null);
+                    let v = obj! {
+                        "type" => "stream_event",
+                        "uuid" => new_uuid(),
+                        "session_id" => self.info.session_id.as_str(),
+                        "event" => event,
+                        "parent_tool_use_id" => Value::Null,
+                    };
                     self.line(&v);
                 }
             }

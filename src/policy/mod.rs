@@ -166,6 +166,8 @@ pub enum Decision {
 
 pub struct Policy {
     pub mode: Mode,
+    /// Set while the session runs (an SDK `set_permission_mode`).
+    mode_now: std::cell::Cell<Option<Mode>>,
     pub rules: Vec<Rule>,
     /// Allow rules granted while the session runs ("yes, for this session").
     granted: std::cell::RefCell<Vec<Rule>>,
@@ -202,6 +204,7 @@ impl Policy {
         }
         Policy {
             mode,
+            mode_now: std::cell::Cell::new(None),
             rules,
             granted: std::cell::RefCell::new(Vec::new()),
             sandbox: None,
@@ -209,6 +212,16 @@ impl Policy {
             working_dirs,
             cwd: cwd.to_path_buf(),
         }
+    }
+
+    /// The mode in force now.
+    pub fn mode(&self) -> Mode {
+        self.mode_now.get().unwrap_or(self.mode)
+    }
+
+    /// Changes the mode for the rest of the session.
+    pub fn set_mode(&self, mode: Mode) {
+        self.mode_now.set(Some(mode));
     }
 
     fn target(&self, tool: &str, input: &Value) -> Target {
@@ -298,11 +311,11 @@ impl Policy {
                 what(name, input)
             ));
         }
-        if self.mode == Mode::BypassPermissions {
+        if self.mode() == Mode::BypassPermissions {
             return Decision::Allow;
         }
         let read_only = tool.is_read_only(input);
-        if self.mode == Mode::Plan && !read_only {
+        if self.mode() == Mode::Plan && !read_only {
             return Decision::Deny(format!(
                 "{name} would change things, and plan mode only allows reading. Finish the plan first."
             ));
@@ -326,7 +339,7 @@ impl Policy {
             (Target::Nothing, true) => return Decision::Allow,
             _ => {}
         }
-        if self.mode == Mode::AcceptEdits
+        if self.mode() == Mode::AcceptEdits
             && tool.kind() == Kind::Edit
             && let Target::Path(p) = &target
         {
@@ -510,7 +523,7 @@ impl Policy {
     }
 
     fn ask(&self, question: String) -> Decision {
-        if self.mode == Mode::DontAsk {
+        if self.mode() == Mode::DontAsk {
             Decision::Deny(format!(
                 "{question}, and dontAsk mode refuses anything not allowed in advance."
             ))

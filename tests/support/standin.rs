@@ -182,6 +182,12 @@ impl StandIn {
         self.state.lock().unwrap().requests.clone()
     }
 
+    /// `requests()` for another thread.
+    pub fn clone_requests_handle(&self) -> impl Fn() -> Vec<Request> + Send + 'static {
+        let state = Arc::clone(&self.state);
+        move || state.lock().unwrap().requests.clone()
+    }
+
     pub fn log(&self) -> Vec<(Duration, String)> {
         self.state.lock().unwrap().log.clone()
     }
