@@ -14,9 +14,9 @@ use crate::agent::{Agent, Event, Settings, subagent};
 use crate::cli::Args;
 use crate::config::settings::Behavior;
 use crate::config::{self, ConfigError, Inputs};
-use crate::frontend::approve::TerminalApprover;
 use crate::frontend::sdk;
 use crate::frontend::{Printer, SessionInfo};
+use crate::frontend::{commands, line};
 use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::obj;
@@ -25,9 +25,15 @@ use crate::session::transcript::{self, Transcript};
 use crate::session::{checkpoint, new_uuid, resume, store};
 use crate::tools::{Registry, ToolContext};
 
-pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
+mod lines;
+
+pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let stdin_is_terminal = std::io::stdin().is_terminal();
     let interactive = !args.print && stdin_is_terminal && !args.stream_input;
+    if interactive && args.prompt.is_none() {
+        // Line mode may start without a first prompt.
+        args.prompt = Some(String::new());
+    }
     // With --input-format stream-json, stdin carries the SDK's messages.
     let stdin = if stdin_is_terminal || args.stream_input {
         None
@@ -128,13 +134,15 @@ pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
         rt.max_tokens
     };
     let control = Rc::new(sdk::Control::default());
+    // Line mode: one reader for all of standard input.
+    let line_input = interactive.then(line::Input::start);
     let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
         Some(Rc::new(sdk::SdkApprover {
             control: Rc::clone(&control),
             abort: abort.clone(),
         }))
-    } else if interactive {
-        Some(Rc::new(TerminalApprover::default()))
+    } else if let Some(input) = &line_input {
+        Some(Rc::new(line::LineApprover::new(Rc::clone(input))))
     } else {
         None
     };
@@ -224,7 +232,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
             sandbox: rt.sandbox.clone(),
             result_limit,
             subagents: Some(host),
-            ..ToolContext::new(rt.cwd, scratch.clone(), abort.clone())
+            ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,
         Rc::clone(&hooks),
@@ -283,6 +291,19 @@ pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
                 Ok(sdk::Input::End) | Err(_) => break,
             }
         }
+        code
+    } else if let Some(input) = line_input {
+        let first = (!rt.prompt.trim().is_empty()).then_some(Value::Array(prompt_blocks));
+        let home = env("HOME").map(std::path::PathBuf::from);
+        let mut session = lines::Lines {
+            input,
+            custom: commands::load(&commands::dirs(&rt.cwd, home.as_deref())),
+            cwd: rt.cwd.clone(),
+            transcript: &mut transcript,
+            printer: &mut printer,
+        };
+        let code = session.run(&mut agent, first).await;
+        line::restore_terminal();
         code
     } else {
         let outcome = agent.run(Value::Array(prompt_blocks), sink!()).await;
@@ -579,7 +600,7 @@ fn sandbox_summary(policy: Option<&crate::sandbox::SandboxPolicy>) -> Value {
     }
 }
 
-fn record(t: &mut Transcript, ev: &Event<'_>) {
+pub(crate) fn record(t: &mut Transcript, ev: &Event<'_>) {
     match ev {
         Event::Prompt(m) | Event::ToolResults(m) => {
             t.append("user", m);
@@ -619,6 +640,7 @@ fn watch_signals(ex: &LocalExecutor<'static>, abort: Abort) {
         while let Ok(1) = pipe.read(&mut byte).await {
             let sig = i32::from(byte[0]);
             if abort.is_triggered() {
+                crate::frontend::line::restore_terminal();
                 std::process::exit(128 + sig);
             }
             abort.trigger(Reason::Signal(sig));

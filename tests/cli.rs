@@ -372,6 +372,9 @@ fn terminal_mode_asks_with_scopes() {
     tmux(&["send-keys", "-t", &session, "a", "Enter"]);
     wait_for("[y/s/a/N]", 3);
     tmux(&["send-keys", "-t", &session, "n use 644, not 600", "Enter"]);
+    // The session stays open in line mode until /exit.
+    wait_for("All done here.", 1);
+    tmux(&["send-keys", "-t", &session, "/exit", "Enter"]);
     let done = wait_for("EXIT=", 1);
     tmux(&["kill-session", "-t", &session]);
     assert!(

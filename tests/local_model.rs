@@ -79,6 +79,11 @@ fn start(ctx: u32) -> Option<Server> {
             &port.to_string(),
             "-np",
             "1",
+            // Greedy sampling: the same answer every run.
+            "--temp",
+            "0",
+            "--seed",
+            "1",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -1,21 +1,11 @@
-//! Asking a person at the terminal. Used only when tern runs interactively
-//! (not `-p`) with a terminal on stdin.
+//! The answers a person gives to a permission question (line mode asks;
+//! see `frontend::line::LineApprover`).
 //!
 //! Answers: `y` once, `s` for the rest of the session, `a` always (saved
 //! as a rule in `.tern/settings.local.json`), `n` no — or `n` followed by
 //! a reason, which the model is told.
 
-use std::io::{BufRead, Write};
-
-use crate::agent::pipeline::{Approval, Approver};
-use crate::json::Value;
-use crate::tools::LocalFuture;
-
-#[derive(Default)]
-pub struct TerminalApprover {
-    /// One question at a time, even when calls overlap.
-    lock: smol::lock::Mutex<()>,
-}
+use crate::agent::pipeline::Approval;
 
 /// Reads one answer line.
 pub fn parse_answer(line: &str, has_rule: bool) -> Option<Approval> {
@@ -29,47 +19,6 @@ pub fn parse_answer(line: &str, has_rule: bool) -> Option<Approval> {
             Some(rest.trim().to_string()).filter(|r| !r.is_empty()),
         )),
         _ => None,
-    }
-}
-
-impl Approver for TerminalApprover {
-    fn approve<'a>(
-        &'a self,
-        _tool: &'a str,
-        _input: &'a Value,
-        question: &'a str,
-        suggestion: Option<&'a str>,
-        _call_id: &'a str,
-    ) -> LocalFuture<'a, Approval> {
-        Box::pin(async move {
-            let _turn = self.lock.lock().await;
-            let question = question.to_string();
-            let suggestion = suggestion.map(str::to_string);
-            smol::unblock(move || {
-                let mut err = std::io::stderr();
-                let options = match &suggestion {
-                    Some(rule) => format!(
-                        "  y = yes, once   s = yes, and allow {rule} for this session\n  a = yes, and always allow {rule} (saved in .tern/settings.local.json)\n  n = no   (n <reason> tells tern why)"
-                    ),
-                    None => "  y = yes, once   n = no   (n <reason> tells tern why)".to_string(),
-                };
-                let _ = write!(err, "\n{question}.\n{options}\nAllow? [y/s/a/N] ");
-                let _ = err.flush();
-                loop {
-                    let mut line = String::new();
-                    match std::io::stdin().lock().read_line(&mut line) {
-                        Ok(0) | Err(_) => return Approval::Deny(None),
-                        Ok(_) => {}
-                    }
-                    if let Some(a) = parse_answer(&line, suggestion.is_some()) {
-                        return a;
-                    }
-                    let _ = write!(err, "Please answer y, s, a or n: ");
-                    let _ = err.flush();
-                }
-            })
-            .await
-        })
     }
 }
 

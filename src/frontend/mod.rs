@@ -6,6 +6,8 @@
 //! that are dropped quietly.
 
 pub mod approve;
+pub mod commands;
+pub mod line;
 pub mod sdk;
 
 use std::io::Write;

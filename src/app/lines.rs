@@ -1,0 +1,169 @@
+//! The line-mode session loop: prompts, slash commands, queued messages.
+
+use std::rc::Rc;
+
+use smol::future::FutureExt;
+
+use super::record;
+use crate::agent::{Agent, Ending, Event};
+use crate::frontend::Printer;
+use crate::frontend::commands::{self, Command, Custom};
+use crate::frontend::line::Input;
+use crate::json::Value;
+use crate::model::stream::Usage;
+use crate::obj;
+use crate::session::transcript::Transcript;
+use crate::session::{resume, store};
+
+pub struct Lines<'s> {
+    pub input: Rc<Input>,
+    pub custom: Vec<Custom>,
+    pub cwd: std::path::PathBuf,
+    pub transcript: &'s mut Option<Transcript>,
+    pub printer: &'s mut Printer,
+}
+
+fn text(t: &str) -> Value {
+    Value::Array(vec![obj! { "type" => "text", "text" => t }])
+}
+
+impl Lines<'_> {
+    pub async fn run(&mut self, agent: &mut Agent<'_>, first: Option<Value>) -> i32 {
+        eprintln!(
+            "tern {} · {} · /help for commands · Ctrl-D to leave",
+            env!("CARGO_PKG_VERSION"),
+            agent.settings.model
+        );
+        let mut usage = Usage::default();
+        let mut cost = 0.0;
+        let mut next = first;
+        loop {
+            let prompt = match next.take() {
+                Some(p) => p,
+                None => {
+                    let queued = self.input.queue.borrow_mut().pop_front();
+                    let line = match queued {
+                        Some(q) => {
+                            eprintln!("> {q}");
+                            q
+                        }
+                        None => match self.input.read_line("> ", &agent.abort).await {
+                            Some(l) => l,
+                            None => break,
+                        },
+                    };
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    self.input.history.borrow_mut().push(line.clone());
+                    match commands::parse(&line, &self.custom) {
+                        None => text(&line),
+                        Some(Command::Prompt(p)) => text(&p),
+                        Some(Command::Compact(args)) => text(&format!("/compact {args}")),
+                        Some(Command::Exit) => break,
+                        Some(other) => {
+                            self.command(other, agent, &usage, cost);
+                            continue;
+                        }
+                    }
+                }
+            };
+            agent.abort.reset();
+            let transcript = &mut *self.transcript;
+            let printer = &mut *self.printer;
+            let input = Rc::clone(&self.input);
+            let outcome = async {
+                Some(
+                    agent
+                        .run(prompt, &mut |ev: Event<'_>| {
+                            if let Some(t) = transcript.as_mut() {
+                                record(t, &ev);
+                            }
+                            printer.event(ev);
+                        })
+                        .await,
+                )
+            }
+            .or(async {
+                input.pump_lines().await;
+                None
+            })
+            .await;
+            let Some(outcome) = outcome else { continue };
+            usage.add(&outcome.usage);
+            cost += outcome.cost_usd;
+            if let Ending::Aborted(_) = outcome.ending {
+                // Back at the prompt, the next Ctrl-C counts as a first one.
+                agent.abort.reset();
+                eprintln!("(interrupted)");
+                continue;
+            }
+            self.printer.finish(&outcome);
+        }
+        0
+    }
+
+    fn command(&mut self, command: Command, agent: &mut Agent<'_>, usage: &Usage, cost: f64) {
+        match command {
+            Command::Help => eprint!("{}", commands::help(&self.custom)),
+            Command::Clear => {
+                agent.messages.clear();
+                eprintln!("(conversation cleared)");
+            }
+            Command::Model(None) => eprintln!("model: {}", agent.settings.model),
+            Command::Model(Some(m)) => {
+                eprintln!("model: {} → {m}", agent.settings.model);
+                agent.settings.model = m;
+            }
+            Command::Cost => eprintln!(
+                "{} input tokens ({} cached), {} output; about ${cost:.4}",
+                usage.input_tokens
+                    + usage.cache_read_input_tokens
+                    + usage.cache_creation_input_tokens,
+                usage.cache_read_input_tokens,
+                usage.output_tokens
+            ),
+            Command::Permissions => {
+                let policy = &agent.pipeline.policy;
+                eprintln!("permission mode: {}", policy.mode());
+                if policy.rules.is_empty() {
+                    eprintln!("  (no rules)");
+                }
+                for r in &policy.rules {
+                    eprintln!(
+                        "  {:<6} {}",
+                        format!("{:?}", r.behavior).to_lowercase(),
+                        r.text()
+                    );
+                }
+            }
+            Command::Resume(None) => {
+                let env = |k: &str| std::env::var(k).ok();
+                eprint!("{}", store::render(&store::list(&env, &self.cwd)));
+            }
+            Command::Resume(Some(id)) => {
+                let env = |k: &str| std::env::var(k).ok();
+                match store::find(&env, &self.cwd, &id).and_then(|p| resume::load_file(&p)) {
+                    Ok(loaded) => {
+                        for w in &loaded.warnings {
+                            eprintln!("tern: resume: {w}");
+                        }
+                        eprintln!("(loaded {} messages from {id})", loaded.messages.len());
+                        agent.messages = loaded.messages;
+                    }
+                    Err(e) => eprintln!("tern: {e}"),
+                }
+            }
+            Command::Agents => match &agent.pipeline.ctx.subagents {
+                Some(host) => {
+                    for d in host.defs.borrow().iter() {
+                        eprintln!("  {:<20} {} ({})", d.name, d.description, d.source);
+                    }
+                }
+                None => eprintln!("(no sub-agents in this session)"),
+            },
+            Command::Unknown(name) => eprintln!("unknown command /{name}; /help lists them"),
+            Command::Compact(_) | Command::Prompt(_) | Command::Exit => {}
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Slash commands of line mode: the built-in ones and the user's own,
+//! Markdown files in `.tern/commands/` or `.claude/commands/` (project)
+//! and `~/.config/tern/commands/` or `~/.claude/commands/` (user). A file
+//! `review.md` becomes `/review`; `$ARGUMENTS` in it is replaced by what
+//! follows the command.
+
+use std::path::{Path, PathBuf};
+
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("/help", "this list"),
+    ("/clear", "start a fresh conversation"),
+    (
+        "/compact [instructions]",
+        "summarise the conversation to free context",
+    ),
+    ("/model [name]", "show or switch the model"),
+    ("/cost", "tokens and estimated cost so far"),
+    ("/permissions", "the permission mode and rules in force"),
+    (
+        "/resume [id]",
+        "list sessions, or load one into this conversation",
+    ),
+    ("/agents", "the sub-agents available"),
+    ("/exit", "leave (Ctrl-D works too)"),
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Custom {
+    pub name: String,
+    pub description: String,
+    pub body: String,
+}
+
+/// What a typed line means.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    Help,
+    Clear,
+    Compact(String),
+    Model(Option<String>),
+    Cost,
+    Permissions,
+    Resume(Option<String>),
+    Agents,
+    Exit,
+    /// A custom command, expanded into the prompt to send.
+    Prompt(String),
+    Unknown(String),
+}
+
+pub fn dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![cwd.join(".tern/commands"), cwd.join(".claude/commands")];
+    if let Some(h) = home {
+        out.push(h.join(".config/tern/commands"));
+        out.push(h.join(".claude/commands"));
+    }
+    out
+}
+
+/// Custom commands, earlier directories winning over later ones.
+pub fn load(dirs: &[PathBuf]) -> Vec<Custom> {
+    let mut out: Vec<Custom> = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            if out.iter().any(|c| c.name == name) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let (description, body) = split_frontmatter(&text);
+            out.push(Custom {
+                name: name.to_string(),
+                description,
+                body,
+            });
+        }
+    }
+    out
+}
+
+fn split_frontmatter(text: &str) -> (String, String) {
+    if let Some(rest) = text.strip_prefix("---")
+        && let Some(end) = rest.find("\n---")
+    {
+        let description = rest[..end]
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("description:"))
+            .map(|d| d.trim().trim_matches('"').to_string())
+            .unwrap_or_default();
+        let body = rest[end + 4..]
+            .split_once('\n')
+            .map_or("", |(_, b)| b)
+            .trim()
+            .to_string();
+        return (description, body);
+    }
+    (String::new(), text.trim().to_string())
+}
+
+pub fn parse(line: &str, custom: &[Custom]) -> Option<Command> {
+    let line = line.trim();
+    let rest = line.strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let args = args.trim();
+    let opt = || Some(args.to_string()).filter(|a| !a.is_empty());
+    Some(match name {
+        "help" => Command::Help,
+        "clear" => Command::Clear,
+        "compact" => Command::Compact(args.to_string()),
+        "model" => Command::Model(opt()),
+        "cost" => Command::Cost,
+        "permissions" => Command::Permissions,
+        "resume" => Command::Resume(opt()),
+        "agents" => Command::Agents,
+        "exit" | "quit" => Command::Exit,
+        other => match custom.iter().find(|c| c.name == other) {
+            Some(c) => Command::Prompt(if c.body.contains("$ARGUMENTS") {
+                c.body.replace("$ARGUMENTS", args)
+            } else if args.is_empty() {
+                c.body.clone()
+            } else {
+                format!("{}\n\n{args}", c.body)
+            }),
+            None => Command::Unknown(other.to_string()),
+        },
+    })
+}
+
+pub fn help(custom: &[Custom]) -> String {
+    let mut out = String::from("Commands:\n");
+    for (name, what) in BUILT_IN {
+        out.push_str(&format!("  {name:<26} {what}\n"));
+    }
+    for c in custom {
+        out.push_str(&format!("  /{:<25} {}\n", c.name, c.description));
+    }
+    out.push_str("Type while tern works to queue a message; Ctrl-C interrupts the turn, twice at an empty prompt exits.\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_and_custom_commands_with_arguments() {
+        let custom = vec![Custom {
+            name: "review".into(),
+            description: "review a file".into(),
+            body: "Review $ARGUMENTS for bugs.".into(),
+        }];
+        assert_eq!(parse("hello", &custom), None);
+        assert_eq!(parse("/exit", &custom), Some(Command::Exit));
+        assert_eq!(parse("/model", &custom), Some(Command::Model(None)));
+        assert_eq!(
+            parse("/model claude-haiku-4-5", &custom),
+            Some(Command::Model(Some("claude-haiku-4-5".into())))
+        );
+        assert_eq!(
+            parse("/compact keep the API notes", &custom),
+            Some(Command::Compact("keep the API notes".into()))
+        );
+        assert_eq!(
+            parse("/review src/main.rs", &custom),
+            Some(Command::Prompt("Review src/main.rs for bugs.".into()))
+        );
+        assert_eq!(
+            parse("/nope", &custom),
+            Some(Command::Unknown("nope".into()))
+        );
+        let (d, b) = split_frontmatter("---\ndescription: \"Fix it\"\n---\nDo $ARGUMENTS\n");
+        assert_eq!((d.as_str(), b.as_str()), ("Fix it", "Do $ARGUMENTS"));
+    }
+}

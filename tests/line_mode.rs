@@ -1,0 +1,166 @@
+//! Line mode in a real terminal (tmux): a prompt, an approval, a message
+//! typed during a turn and sent after it, Ctrl-C interrupting a turn,
+//! history recall, slash commands and a custom command.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::standin::{self, Reply, StandIn, Step};
+use support::*;
+
+struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.session];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-S", "-200", "-t", &self.session])
+    }
+    fn wait_for(&self, needle: &str, count: usize) -> String {
+        let began = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.matches(needle).count() >= count {
+                return s;
+            }
+            assert!(
+                began.elapsed() < Duration::from_secs(20),
+                "never saw {needle:?} x{count}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .output();
+    }
+}
+
+fn slow_text(first: &str, pause: Duration, rest: &str) -> Reply {
+    let delta = |t: &str| {
+        standin::ev(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}}}}"#
+            ),
+        )
+    };
+    let mut steps = vec![standin::message_start("msg_slow")];
+    steps.push(standin::ev(
+        "content_block_start",
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#
+            .into(),
+    ));
+    steps.push(delta(first));
+    steps.push(Step::Sleep(pause));
+    steps.push(delta(rest));
+    steps.push(standin::block_stop(0));
+    steps.extend(standin::message_end("end_turn", 20));
+    Reply::Stream(steps)
+}
+
+#[test]
+fn a_session_with_approval_queue_interrupt_history_and_commands() {
+    if Command::new("tmux").arg("-V").output().is_err() || runner().is_some() {
+        eprintln!("SKIPPED line mode test: needs tmux and a native (not qemu) run");
+        return;
+    }
+    let dir = scratch("line-mode");
+    std::fs::create_dir_all(dir.join(".tern/commands")).unwrap();
+    std::fs::write(
+        dir.join(".tern/commands/shout.md"),
+        "---\ndescription: say it loudly\n---\nSay $ARGUMENTS in capitals.\n",
+    )
+    .unwrap();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_1", "Bash", r#"{"command": "touch approved"}"#)]),
+        slow_text("Done with the ", Duration::from_millis(1500), "first task."),
+        standin::text_reply("Second task handled."),
+        slow_text("Once upon ", Duration::from_secs(30), "never reached"),
+        standin::text_reply("HELLO"),
+    ]);
+    let tmux = Tmux {
+        session: format!("tern-line-{}", std::process::id()),
+    };
+    let script = format!(
+        "cd {} && env -i PATH=\"$PATH\" TERM=xterm HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {}; echo EXIT=$?; sleep 30",
+        dir.display(),
+        home_of(&dir).display(),
+        api.url,
+        tern_shell_words()
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        &tmux.session,
+        "-x",
+        "150",
+        "-y",
+        "50",
+        &script,
+    ]);
+    tmux.wait_for("/help for commands", 1);
+
+    // A prompt, and an approval for its Bash call.
+    tmux.keys(&["first task", "Enter"]);
+    tmux.wait_for("[y/s/a/N]", 1);
+    tmux.keys(&["y", "Enter"]);
+    // While the answer streams, type the next message: it is queued.
+    tmux.wait_for("Done with the", 1);
+    tmux.keys(&["second task", "Enter"]);
+    tmux.wait_for("(queued: second task)", 1);
+    tmux.wait_for("Second task handled.", 1);
+    assert!(
+        dir.join("approved").exists(),
+        "the approved command did not run"
+    );
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(
+        reqs[2].body.contains("second task"),
+        "the queued message was not sent"
+    );
+
+    // Ctrl-C interrupts a turn; the session goes on.
+    tmux.keys(&["tell me a story", "Enter"]);
+    tmux.wait_for("Once upon", 1);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("(interrupted)", 1);
+
+    // History: Up recalls the last line typed.
+    tmux.keys(&["Up"]);
+    let recalled = tmux.wait_for("> tell me a story", 2);
+    assert!(recalled.contains("> tell me a story"), "{recalled}");
+    tmux.keys(&["C-u"]);
+
+    // Built-in and custom commands.
+    tmux.keys(&["/cost", "Enter"]);
+    tmux.wait_for("input tokens", 1);
+    tmux.keys(&["/help", "Enter"]);
+    tmux.wait_for("/shout", 1);
+    tmux.keys(&["/shout hello", "Enter"]);
+    tmux.wait_for("HELLO", 1);
+    assert!(api.requests()[4].body.contains("Say hello in capitals."));
+    // Ctrl-C twice at an empty prompt leaves (130: interrupted).
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("press Ctrl-C again to exit", 1);
+    tmux.keys(&["C-c"]);
+    let done = tmux.wait_for("EXIT=", 1);
+    assert!(done.contains("EXIT=130"), "{done}");
+}
