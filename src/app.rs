@@ -119,12 +119,37 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         }
         registry.retain(|name| only.iter().any(|t| t == name));
     }
+    // Coordinator mode: the top level only delegates; workers get the
+    // other tools (but not Agent: they do the work) and a shared scratchpad.
+    let worker_tools: Vec<&'static str> = if rt.coordinator {
+        registry
+            .names()
+            .into_iter()
+            .filter(|t| *t != "Agent")
+            .collect()
+    } else {
+        registry.names()
+    };
+    let scratchpad = rt.coordinator.then(|| scratch.join("scratchpad"));
+    if let Some(dir) = &scratchpad
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("tern: cannot create the scratchpad {} ({e})", dir.display());
+        return 1;
+    }
+    if rt.coordinator {
+        registry = Registry::coordinator();
+    }
     let context_window = resolve_window(&rt, &client).await;
     let compact = context_window <= COMPACT_WINDOW;
     registry.set_compact(compact);
     // A small window gets a budget for memory files and tool results, so
     // one big file cannot take the whole context.
-    let (system, memory_notice) = rt.system.compose(compact, context_window as usize * 4 / 8);
+    let (mut system, memory_notice) = rt.system.compose(compact, context_window as usize * 4 / 8);
+    let worker_system = system.clone();
+    if rt.coordinator {
+        system.push(COORDINATOR_NOTE.to_string());
+    }
     if let Some(n) = memory_notice {
         eprintln!("tern: {n}");
     }
@@ -195,15 +220,20 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         client: client.clone(),
         model: rt.model.clone(),
         max_tokens,
-        system: system.clone(),
+        system: worker_system,
         retry: rt.retry,
         context_window,
         mode: rt.mode,
         rules: rt.rules.clone(),
-        extra_dirs: rt.extra_dirs.clone(),
+        extra_dirs: rt
+            .extra_dirs
+            .iter()
+            .cloned()
+            .chain(scratchpad.clone())
+            .collect(),
         sandbox: rt.sandbox.clone(),
         sandbox_auto_allow: rt.sandbox_auto_allow,
-        tools: registry.names(),
+        tools: worker_tools,
         env: rt.env.clone(),
         result_limit,
         cwd: rt.cwd.clone(),
@@ -220,6 +250,15 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             .map(|t| t.path().with_extension("").join("subagents")),
         session_id: session_id.clone(),
         background: Rc::default(),
+        inbox: Rc::default(),
+        workers: Default::default(),
+        child_note: scratchpad.as_ref().map(|dir| {
+            format!(
+                "You are a worker for a coordinating agent. Shared scratchpad directory: {} \
+                 (other workers read and write it too; leave notes and results there).",
+                dir.display()
+            )
+        }),
     });
     let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
     policy.sandbox = rt.sandbox.clone();
@@ -320,6 +359,11 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let _ = std::fs::remove_dir(&scratch);
     code
 }
+
+const COORDINATOR_NOTE: &str = "You are the coordinator. You have only Agent, SendMessage and \
+TaskStop: give every piece of work to a worker (use run_in_background for work that can run \
+in parallel), steer running workers with SendMessage, stop useless ones with TaskStop, and \
+combine their results, which arrive as <task-notification> messages, into your answer.";
 
 /// When neither settings, the server nor the model's name say otherwise.
 const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;

@@ -57,6 +57,8 @@ pub struct Args {
     pub permission_prompt_tool: Option<String>,
     /// Flags accepted for compatibility but not acted on (named in a notice).
     pub ignored: Vec<String>,
+    /// `--coordinator`: the top level only delegates to workers.
+    pub coordinator: bool,
 }
 
 /// Claude Code flags that tern accepts and ignores (with a notice), so
@@ -143,6 +145,7 @@ Options:
       --max-budget-usd <USD>      Stop once the session's estimated cost reaches this
       --provider <NAME>           anthropic (Messages API, default) or openai (chat completions)
       --tools <LIST>              Only these built-in tools, e.g. \"Read,Grep\" (\"\" for none)
+      --coordinator               Only delegate: Agent, SendMessage, TaskStop; workers do the work
       --input-format <FORMAT>     text (default) or stream-json (the Agent SDK's protocol on stdin)
       --include-partial-messages  With stream-json: raw stream events as stream_event lines
       --permission-prompt-tool stdio
@@ -275,6 +278,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 };
             }
             Long("include-partial-messages") => a.include_partial = true,
+            Long("coordinator") => a.coordinator = true,
             Long("permission-prompt-tool") => {
                 let v = text(&mut parser, "--permission-prompt-tool")?;
                 if v != "stdio" {

@@ -570,7 +570,14 @@ impl Agent<'_> {
     /// become a user message the model sees on this iteration.
     fn deliver_notifications(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
         let Some(bg) = self.background() else { return };
-        let notices = bg.take();
+        let mut notices = bg.take();
+        if let Some(host) = &self.pipeline.ctx.subagents {
+            for m in host.inbox.borrow_mut().drain(..) {
+                notices.push(format!(
+                    "<message-from-parent>\n{m}\n</message-from-parent>"
+                ));
+            }
+        }
         if notices.is_empty() {
             return;
         }

@@ -10,6 +10,7 @@
 pub mod defs;
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -18,6 +19,7 @@ use smol::LocalExecutor;
 use super::hooks::Hooks;
 use super::pipeline::{Approver, Pipeline};
 use super::{Agent, Ending, Event, Settings};
+use crate::abort::{Abort, Reason};
 use crate::json::{Map, Value};
 use crate::model::RetryPolicy;
 use crate::model::client::Client;
@@ -64,6 +66,20 @@ pub struct Host {
     pub transcript_dir: Option<PathBuf>,
     pub session_id: String,
     pub background: Rc<Background>,
+    /// Messages for this agent from its parent (SendMessage), read at the
+    /// start of its next iteration.
+    pub inbox: Rc<RefCell<Vec<String>>>,
+    /// This agent's background children that are still running.
+    pub workers: RefCell<HashMap<String, Worker>>,
+    /// Written into every child's system prompt (the coordinator's shared
+    /// scratchpad, say).
+    pub child_note: Option<String>,
+}
+
+/// A running background child: how to stop it and how to reach it.
+pub struct Worker {
+    pub abort: Abort,
+    pub inbox: Rc<RefCell<Vec<String>>>,
 }
 
 /// Finished background children, waiting to be told to the parent.
@@ -176,7 +192,17 @@ impl Host {
             .unwrap_or_else(|| self.model.clone());
         let agent_id = format!("agent-{}", &crate::session::new_uuid()[..8]);
         let ack_id = agent_id.clone();
-        let mut child = self.child_agent(def, model, parent, &agent_id);
+        // The child stops when its parent is interrupted, or on TaskStop.
+        let child_abort = Abort::new();
+        let (from_parent, to_child) = (parent.abort.clone(), child_abort.clone());
+        self.ex
+            .spawn(async move {
+                from_parent.wait().await;
+                to_child.trigger(Reason::Requested);
+            })
+            .detach();
+        let inbox = Rc::new(RefCell::new(Vec::new()));
+        let mut child = self.child_agent(def, model, parent, &agent_id, &child_abort, &inbox);
         let mut record = self.transcript_dir.as_ref().and_then(|dir| {
             transcript::create_at(
                 &dir.join(format!("{agent_id}.jsonl")),
@@ -216,9 +242,18 @@ impl Host {
         if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
             let bg = Rc::clone(&self.background);
             bg.started();
+            self.workers.borrow_mut().insert(
+                ack_id.clone(),
+                Worker {
+                    abort: child_abort,
+                    inbox,
+                },
+            );
+            let host = Rc::clone(self);
             let call_id = call_id.to_string();
             let task = self.ex.spawn(async move {
                 let (id, outcome) = run.await;
+                host.workers.borrow_mut().remove(&id);
                 let (status, text) = summary(&outcome.ending, &outcome.result);
                 bg.done(format!(
                     "<task-notification>\n<task-id>{id}</task-id>\n<tool-use-id>{call_id}</tool-use-id>\n\
@@ -247,12 +282,50 @@ impl Host {
         }
     }
 
+    /// SendMessage: queues `message` for a running background child.
+    pub fn send(&self, to: &str, message: &str) -> Result<(), String> {
+        match self.workers.borrow().get(to) {
+            Some(w) => {
+                w.inbox.borrow_mut().push(message.to_string());
+                Ok(())
+            }
+            None => Err(self.not_running(to)),
+        }
+    }
+
+    /// TaskStop: interrupts a running background child; its notification
+    /// follows with status "interrupted".
+    pub fn stop(&self, task_id: &str) -> Result<(), String> {
+        match self.workers.borrow().get(task_id) {
+            Some(w) => {
+                w.abort.trigger(Reason::Requested);
+                Ok(())
+            }
+            None => Err(self.not_running(task_id)),
+        }
+    }
+
+    fn not_running(&self, id: &str) -> String {
+        let mut running: Vec<String> = self.workers.borrow().keys().cloned().collect();
+        running.sort();
+        format!(
+            "No running agent '{id}'. Running: {}",
+            if running.is_empty() {
+                "none".to_string()
+            } else {
+                running.join(", ")
+            }
+        )
+    }
+
     fn child_agent(
         &self,
         def: &AgentDef,
         model: String,
         parent: &ToolContext,
         agent_id: &str,
+        abort: &Abort,
+        inbox: &Rc<RefCell<Vec<String>>>,
     ) -> Agent<'static> {
         let mut registry = Registry::builtin();
         registry.retain(|name| {
@@ -275,11 +348,7 @@ impl Host {
             env: self.env.clone(),
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
-            ..ToolContext::new(
-                self.cwd.clone(),
-                self.scratch.join(agent_id),
-                parent.abort.clone(),
-            )
+            ..ToolContext::new(self.cwd.clone(), self.scratch.join(agent_id), abort.clone())
         };
         // The child knows what the parent has read (and may edit it).
         *ctx.files.borrow_mut() = parent.files.borrow().clone();
@@ -310,6 +379,9 @@ impl Host {
             transcript_dir: self.transcript_dir.clone(),
             session_id: self.session_id.clone(),
             background,
+            inbox: Rc::clone(inbox),
+            workers: RefCell::new(HashMap::new()),
+            child_note: self.child_note.clone(),
         }));
         let pipeline = Pipeline::new(
             registry,
@@ -321,6 +393,9 @@ impl Host {
         let mut system = self.system.clone();
         if !def.prompt.trim().is_empty() {
             system.push(def.prompt.clone());
+        }
+        if let Some(note) = &self.child_note {
+            system.push(note.clone());
         }
         Agent {
             ex: self.ex,
@@ -336,7 +411,7 @@ impl Host {
                 context_window: self.context_window,
             },
             pipeline: Rc::new(pipeline),
-            abort: parent.abort.clone(),
+            abort: abort.clone(),
             messages: Vec::new(),
             context: Default::default(),
         }

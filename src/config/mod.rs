@@ -58,6 +58,8 @@ pub struct Runtime {
     pub session: SessionChoice,
     /// `--input-format stream-json`: the SDK drives the session over stdin.
     pub stream_input: bool,
+    /// `--coordinator` or the `coordinator` setting.
+    pub coordinator: bool,
     pub include_partial: bool,
     /// `--permission-prompt-tool stdio`.
     pub sdk_permissions: bool,
@@ -402,6 +404,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         retry,
         warnings,
         stream_input: args.stream_input,
+        coordinator: args.coordinator || layered.coordinator == Some(true),
         include_partial: args.include_partial,
         sdk_permissions: args.permission_prompt_tool.as_deref() == Some("stdio"),
         session: SessionChoice {

@@ -132,6 +132,8 @@ pub struct Settings {
     pub api_key_env: Option<String>,
     /// `tools`: only these built-in tools are offered.
     pub tools: Option<Vec<String>>,
+    /// `coordinator`: the top level only delegates to workers.
+    pub coordinator: Option<bool>,
     pub hooks: Vec<HookEntry>,
     pub sandbox: SandboxSettings,
     /// Problems found in files that were skipped or partly used.
@@ -176,6 +178,7 @@ impl Locations {
 const KNOWN_KEYS: &[&str] = &[
     "$schema",
     "contextWindow",
+    "coordinator",
     "provider",
     "baseUrl",
     "apiKeyEnv",
@@ -437,6 +440,9 @@ fn merge_layer(
         if let Some(text) = v.str_field(key) {
             *slot = Some(text.to_string());
         }
+    }
+    if let Some(c) = v.get("coordinator").and_then(Value::as_bool) {
+        out.coordinator = Some(c);
     }
     if let Some(list) = v.get("tools").and_then(Value::as_array) {
         out.tools = Some(

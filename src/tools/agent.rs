@@ -53,3 +53,90 @@ impl Tool for AgentTool {
         })
     }
 }
+
+/// SendMessage: a note for a running background agent, read at the start
+/// of its next step.
+pub struct SendMessage;
+
+impl Tool for SendMessage {
+    fn name(&self) -> &'static str {
+        "SendMessage"
+    }
+    fn description(&self) -> &'static str {
+        "Send a message to a running background agent (by its id, e.g. agent-1a2b3c4d). It \
+         reads the message at the start of its next step: use it to redirect or add to its task."
+    }
+    fn input_schema(&self) -> Value {
+        parse(
+            r#"{"type":"object","additionalProperties":false,"required":["to","message"],"properties":{
+            "to":{"type":"string","description":"The agent id"},
+            "message":{"type":"string"}}}"#,
+        )
+        .unwrap_or_default()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Other
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let to = input.str_field("to").unwrap_or_default();
+            let message = input.str_field("message").unwrap_or_default();
+            match ctx.subagents.as_ref().map(|h| h.send(to, message)) {
+                Some(Ok(())) => {
+                    ToolOutput::ok(format!("Delivered to {to}; it reads it on its next step."))
+                }
+                Some(Err(e)) => ToolOutput::error(e),
+                None => ToolOutput::error("Sub-agents are not available in this session"),
+            }
+        })
+    }
+}
+
+/// TaskStop: interrupts a running background agent.
+pub struct TaskStop;
+
+impl Tool for TaskStop {
+    fn name(&self) -> &'static str {
+        "TaskStop"
+    }
+    fn description(&self) -> &'static str {
+        "Stop a running background agent by its id. Its notification then arrives with status \
+         interrupted."
+    }
+    fn input_schema(&self) -> Value {
+        parse(
+            r#"{"type":"object","additionalProperties":false,"required":["task_id"],"properties":{
+            "task_id":{"type":"string","description":"The agent id"}}}"#,
+        )
+        .unwrap_or_default()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Other
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let id = input.str_field("task_id").unwrap_or_default();
+            match ctx.subagents.as_ref().map(|h| h.stop(id)) {
+                Some(Ok(())) => ToolOutput::ok(format!("Stopping {id}.")),
+                Some(Err(e)) => ToolOutput::error(e),
+                None => ToolOutput::error("Sub-agents are not available in this session"),
+            }
+        })
+    }
+}

@@ -165,6 +165,15 @@ impl Registry {
         ])
     }
 
+    /// A coordinator's tools: it delegates, it does not work itself.
+    pub fn coordinator() -> Registry {
+        Registry::new(vec![
+            Rc::new(agent::AgentTool),
+            Rc::new(agent::SendMessage),
+            Rc::new(agent::TaskStop),
+        ])
+    }
+
     /// A registry of exactly these tools.
     pub fn new(tools: Vec<Rc<dyn Tool>>) -> Registry {
         let schemas = tools.iter().map(|t| t.input_schema()).collect();
