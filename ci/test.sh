@@ -12,6 +12,9 @@ export TERN_LLAMA_SERVER TERN_LLAMA_MODEL TERN_REQUIRE_LLAMA=1
 # The official Python Agent SDK for the SDK protocol tests.
 eval "$(bash ci/sdk.sh | grep '^TERN_SDK_')"
 export TERN_SDK_PYTHON TERN_REQUIRE_SDK=1
+# Real MCP servers from npm and PyPI.
+eval "$(bash ci/mcp.sh | grep '^TERN_MCP_')"
+export TERN_MCP_DIR TERN_REQUIRE_MCP=1
 cargo fmt --check
 cargo clippy --all-features --all-targets -- -D warnings
 # The constrained-host tests run the static binary in an empty root.

@@ -26,6 +26,8 @@ use crate::session::{checkpoint, new_uuid, resume, store};
 use crate::tools::{Registry, ToolContext};
 
 mod lines;
+#[cfg(feature = "mcp")]
+mod mcp_start;
 
 pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let stdin_is_terminal = std::io::stdin().is_terminal();
@@ -140,6 +142,21 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     if rt.coordinator {
         registry = Registry::coordinator();
     }
+    #[cfg(feature = "mcp")]
+    let mcp_hub = mcp_start::start(ex, &rt, &env, false).await;
+    #[cfg(feature = "mcp")]
+    if let Some(hub) = &mcp_hub {
+        registry.set_dynamic(
+            Rc::clone(hub) as Rc<dyn crate::tools::ToolSource>,
+            hidden.clone(),
+        );
+    }
+    #[cfg(not(feature = "mcp"))]
+    if !rt.mcp_configs.is_empty() || !rt.mcp_settings.is_empty() {
+        eprintln!(
+            "tern: warning: MCP servers are configured, but this tern was built without the mcp feature"
+        );
+    }
     let context_window = resolve_window(&rt, &client).await;
     let compact = context_window <= COMPACT_WINDOW;
     registry.set_compact(compact);
@@ -179,6 +196,10 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         permission_mode: rt.mode.as_str(),
         api_key_source: rt.api_key_source.clone(),
         sandbox: sandbox_summary(rt.sandbox.as_ref()),
+        #[cfg(feature = "mcp")]
+        mcp_servers: mcp_hub.as_ref().map_or(Vec::new(), |h| h.summary()),
+        #[cfg(not(feature = "mcp"))]
+        mcp_servers: Vec::new(),
     };
     let hooks = Rc::new(Hooks::new(
         rt.hooks,
@@ -354,6 +375,10 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         fields.insert("reason", "other");
         let _ = hooks.run("SessionEnd", "", fields).await;
     }
+    #[cfg(feature = "mcp")]
+    if let Some(hub) = &mcp_hub {
+        hub.shutdown().await;
+    }
     // Spill files are referenced by tool results the model has seen; they
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);
@@ -516,6 +541,41 @@ fn new_transcript(
         eprintln!("tern: {notice}");
     }
     opened.transcript
+}
+
+/// `tern mcp list`: starts each configured server and says how it went.
+pub fn mcp_list(mut args: Args) -> i32 {
+    let Ok(cwd) = std::env::current_dir() else {
+        eprintln!("tern: cannot determine the working directory");
+        return 1;
+    };
+    args.prompt = Some(String::new());
+    let env = |k: &str| std::env::var(k).ok();
+    let rt = match config::resolve(
+        args,
+        Inputs {
+            env: &env,
+            cwd,
+            stdin: None,
+        },
+    ) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return 1;
+        }
+    };
+    #[cfg(feature = "mcp")]
+    {
+        let ex: &'static LocalExecutor<'static> = Box::leak(Box::new(LocalExecutor::new()));
+        smol::block_on(ex.run(mcp_start::list(ex, &rt)))
+    }
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = rt;
+        eprintln!("tern: this tern was built without the mcp feature (cargo build --features mcp)");
+        1
+    }
 }
 
 /// `tern sessions`: this directory's recorded sessions, newest first.
@@ -685,6 +745,7 @@ fn watch_signals(ex: &LocalExecutor<'static>, abort: Abort) {
             let sig = i32::from(byte[0]);
             if abort.is_triggered() {
                 crate::frontend::line::restore_terminal();
+                crate::sys::kill_registered_groups();
                 std::process::exit(128 + sig);
             }
             abort.trigger(Reason::Signal(sig));

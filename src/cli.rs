@@ -59,13 +59,15 @@ pub struct Args {
     pub ignored: Vec<String>,
     /// `--coordinator`: the top level only delegates to workers.
     pub coordinator: bool,
+    /// `--mcp-config` files or inline JSON (repeatable).
+    pub mcp_configs: Vec<String>,
+    /// `--strict-mcp-config`: only servers from `--mcp-config`.
+    pub strict_mcp: bool,
 }
 
 /// Claude Code flags that tern accepts and ignores (with a notice), so
 /// programs that pass them still run. The bool says whether one takes a value.
 const IGNORED_FLAGS: &[(&str, bool)] = &[
-    ("mcp-config", true),
-    ("strict-mcp-config", false),
     ("include-hook-events", false),
     ("plugin-dir", true),
     ("thinking", true),
@@ -92,6 +94,8 @@ pub enum Command {
     ConfigPermissions(Args),
     /// `tern sessions`: the recorded sessions of this directory.
     Sessions,
+    /// `tern mcp list`: each configured MCP server and whether it connects.
+    McpList(Args),
     /// `tern rewind <session> [--to <uuid>] [--dry-run]`.
     Rewind {
         session: String,
@@ -117,6 +121,7 @@ Usage: tern [OPTIONS] [PROMPT]
        tern sandbox status
        tern config permissions
        tern sessions
+       tern mcp list
        tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
 With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
@@ -145,6 +150,8 @@ Options:
       --max-budget-usd <USD>      Stop once the session's estimated cost reaches this
       --provider <NAME>           anthropic (Messages API, default) or openai (chat completions)
       --tools <LIST>              Only these built-in tools, e.g. \"Read,Grep\" (\"\" for none)
+      --mcp-config <FILE|JSON>    MCP servers to start (repeatable; feature mcp)
+      --strict-mcp-config         Only the servers from --mcp-config
       --coordinator               Only delegate: Agent, SendMessage, TaskStop; workers do the work
       --input-format <FORMAT>     text (default) or stream-json (the Agent SDK's protocol on stdin)
       --include-partial-messages  With stream-json: raw stream events as stream_event lines
@@ -279,6 +286,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             }
             Long("include-partial-messages") => a.include_partial = true,
             Long("coordinator") => a.coordinator = true,
+            Long("mcp-config") => a.mcp_configs.push(text(&mut parser, "--mcp-config")?),
+            Long("strict-mcp-config") => a.strict_mcp = true,
             Long("permission-prompt-tool") => {
                 let v = text(&mut parser, "--permission-prompt-tool")?;
                 if v != "stdio" {
@@ -357,6 +366,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     }
     if words == ["sessions"] {
         return Ok(Command::Sessions);
+    }
+    if words == ["mcp", "list"] {
+        return Ok(Command::McpList(a));
     }
     if words.first().map(String::as_str) == Some("rewind") {
         let [_, session] = words.as_slice() else {

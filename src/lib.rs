@@ -22,6 +22,8 @@ pub mod config;
 pub mod context;
 pub mod frontend;
 pub mod json;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod policy;
 pub mod sandbox;
@@ -47,6 +49,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         }
         Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args),
         Ok(cli::Command::Sessions) => app::sessions(),
+        Ok(cli::Command::McpList(args)) => app::mcp_list(args),
         Ok(cli::Command::Rewind {
             session,
             to,

@@ -54,6 +54,11 @@ pub fn catch_termination_signals() -> std::io::Result<File> {
 /// Sends SIGKILL to every process in group `pgid`. A group that is already
 /// gone is not an error.
 pub fn kill_process_group(pgid: u32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
+/// Sends `signal` to a process group.
+pub fn signal_group(pgid: u32, signal: i32) {
     let Ok(pgid) = libc::pid_t::try_from(pgid) else {
         return;
     };
@@ -63,8 +68,51 @@ pub fn kill_process_group(pgid: u32) {
     // SAFETY: kill(2) with a negative pid targets a process group; it has
     // no memory-safety preconditions.
     unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+        libc::kill(-pgid, signal);
     }
+}
+
+/// Process groups of long-lived children (MCP servers), killed if tern
+/// leaves in a hurry (a second Ctrl-C), so none is orphaned.
+static CHILD_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub fn register_child_group(pgid: u32) {
+    if let Ok(mut g) = CHILD_GROUPS.lock() {
+        g.push(pgid);
+    }
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub fn unregister_child_group(pgid: u32) {
+    if let Ok(mut g) = CHILD_GROUPS.lock() {
+        g.retain(|p| *p != pgid);
+    }
+}
+
+pub fn kill_registered_groups() {
+    if let Ok(g) = CHILD_GROUPS.lock() {
+        for pgid in g.iter() {
+            kill_process_group(*pgid);
+        }
+    }
+}
+
+/// Starts a long-lived server in its own process group that the kernel
+/// terminates if tern dies without cleaning up (even SIGKILL).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub fn spawn_server(mut cmd: std::process::Command) -> std::io::Result<smol::process::Child> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls prctl, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    spawn_group(cmd)
 }
 
 /// The kernel's landlock ABI version, or why there is none.

@@ -177,10 +177,22 @@ impl<'ex> StreamingExecutor<'ex> {
 }
 
 pub fn tool_result(id: &str, out: &ToolOutput) -> Value {
+    let content = if out.images.is_empty() {
+        Value::from(out.content.as_str())
+    } else {
+        let mut blocks = vec![crate::obj! { "type" => "text", "text" => out.content.as_str() }];
+        for (media_type, data) in &out.images {
+            blocks.push(crate::obj! {
+                "type" => "image",
+                "source" => crate::obj! { "type" => "base64", "media_type" => media_type.as_str(), "data" => data.as_str() },
+            });
+        }
+        Value::Array(blocks)
+    };
     let mut block = crate::obj! {
         "type" => "tool_result",
         "tool_use_id" => id,
-        "content" => out.content.as_str(),
+        "content" => content,
     };
     if out.is_error
         && let Some(m) = block.as_object_mut()

@@ -180,7 +180,6 @@ impl<'ex> Agent<'ex> {
     }
 
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
-        let tools = self.pipeline.registry.definitions();
         let mut stop_rounds = 0;
         let mut length_recoveries = 0;
         let mut fallbacks = self.settings.fallback_models.clone().into_iter();
@@ -195,6 +194,9 @@ impl<'ex> Agent<'ex> {
             }
             self.deliver_notifications(sink);
             outcome.num_turns += 1;
+            // Asked every iteration: an MCP server may have changed its tools.
+            self.pipeline.registry.refresh().await;
+            let tools = self.pipeline.registry.definitions();
             let body = match self.govern(&tools, outcome, sink).await {
                 Ok(body) => body,
                 Err(ending) => return ending,

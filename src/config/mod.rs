@@ -60,6 +60,10 @@ pub struct Runtime {
     pub stream_input: bool,
     /// `--coordinator` or the `coordinator` setting.
     pub coordinator: bool,
+    /// MCP servers: from settings layers, `--mcp-config`, strictness.
+    pub mcp_settings: Vec<(String, crate::json::Value)>,
+    pub mcp_configs: Vec<String>,
+    pub strict_mcp: bool,
     pub include_partial: bool,
     /// `--permission-prompt-tool stdio`.
     pub sdk_permissions: bool,
@@ -405,6 +409,9 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         warnings,
         stream_input: args.stream_input,
         coordinator: args.coordinator || layered.coordinator == Some(true),
+        mcp_settings: layered.mcp_servers.clone(),
+        mcp_configs: args.mcp_configs.clone(),
+        strict_mcp: args.strict_mcp,
         include_partial: args.include_partial,
         sdk_permissions: args.permission_prompt_tool.as_deref() == Some("stdio"),
         session: SessionChoice {

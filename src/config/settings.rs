@@ -134,6 +134,8 @@ pub struct Settings {
     pub tools: Option<Vec<String>>,
     /// `coordinator`: the top level only delegates to workers.
     pub coordinator: Option<bool>,
+    /// `mcpServers` of each layer, with the file it came from.
+    pub mcp_servers: Vec<(String, Value)>,
     pub hooks: Vec<HookEntry>,
     pub sandbox: SandboxSettings,
     /// Problems found in files that were skipped or partly used.
@@ -179,6 +181,7 @@ const KNOWN_KEYS: &[&str] = &[
     "$schema",
     "contextWindow",
     "coordinator",
+    "mcpServers",
     "provider",
     "baseUrl",
     "apiKeyEnv",
@@ -440,6 +443,9 @@ fn merge_layer(
         if let Some(text) = v.str_field(key) {
             *slot = Some(text.to_string());
         }
+    }
+    if let Some(servers) = v.get("mcpServers").filter(|s| s.as_object().is_some()) {
+        out.mcp_servers.push((origin.file.clone(), servers.clone()));
     }
     if let Some(c) = v.get("coordinator").and_then(Value::as_bool) {
         out.coordinator = Some(c);

@@ -28,6 +28,8 @@ pub struct SessionInfo {
     pub api_key_source: String,
     /// What the Bash sandbox enforces, for `system/init`.
     pub sandbox: Value,
+    /// `[{name, status}]` of the MCP servers.
+    pub mcp_servers: Vec<Value>,
 }
 
 /// The Claude Code release line whose flags and stream-json tern matches.
@@ -85,7 +87,7 @@ impl Printer {
             "session_id" => self.info.session_id.as_str(),
             "cwd" => self.info.cwd.as_str(),
             "tools" => self.info.tools.iter().map(|t| Value::from(*t)).collect::<Vec<_>>(),
-            "mcp_servers" => Vec::<Value>::new(),
+            "mcp_servers" => self.info.mcp_servers.clone(),
             "model" => self.info.model.as_str(),
             "permissionMode" => self.info.permission_mode,
             "slash_commands" => Vec::<Value>::new(),

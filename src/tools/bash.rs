@@ -280,6 +280,7 @@ fn with_spill_note(mut text: String, spilled: Option<PathBuf>, is_error: bool) -
     ToolOutput {
         content: text,
         is_error,
+        images: Vec::new(),
     }
 }
 

@@ -38,6 +38,8 @@ pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    /// Images to show the model beside the text: (media type, base64).
+    pub images: Vec<(String, String)>,
 }
 
 impl ToolOutput {
@@ -45,12 +47,14 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
     pub fn error(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }
@@ -148,6 +152,19 @@ pub struct Registry {
     /// Each tool's input schema, built once.
     schemas: Vec<Value>,
     compact: bool,
+    /// Tools that come and go while the session runs (MCP servers).
+    dynamic: Option<Rc<dyn ToolSource>>,
+    /// Dynamic tools kept out of view (bare names in deny rules).
+    hidden: Vec<String>,
+}
+
+/// A catalog that may change between model iterations.
+pub trait ToolSource {
+    fn tools(&self) -> Vec<Rc<dyn Tool>>;
+    /// Brings a catalog that announced a change up to date.
+    fn refresh(&self) -> LocalFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 impl Registry {
@@ -181,7 +198,31 @@ impl Registry {
             tools,
             schemas,
             compact: false,
+            dynamic: None,
+            hidden: Vec::new(),
         }
+    }
+
+    /// Adds a changing catalog; `hidden` names are never offered.
+    pub fn set_dynamic(&mut self, source: Rc<dyn ToolSource>, hidden: Vec<String>) {
+        self.dynamic = Some(source);
+        self.hidden = hidden;
+    }
+
+    /// Catches up with changed catalogs before a request is built.
+    pub async fn refresh(&self) {
+        if let Some(d) = &self.dynamic {
+            d.refresh().await;
+        }
+    }
+
+    fn dynamic_tools(&self) -> Vec<Rc<dyn Tool>> {
+        self.dynamic.as_ref().map_or(Vec::new(), |d| {
+            d.tools()
+                .into_iter()
+                .filter(|t| !self.hidden.iter().any(|h| h == t.name()))
+                .collect()
+        })
     }
 
     /// Describe tools briefly (first sentence, no per-field prose): for
@@ -191,17 +232,31 @@ impl Registry {
     }
 
     /// The input schema of a registered tool.
-    pub fn schema(&self, name: &str) -> Option<&Value> {
-        let at = self.tools.iter().position(|t| t.name() == name)?;
-        self.schemas.get(at)
+    pub fn schema(&self, name: &str) -> Option<Value> {
+        match self.tools.iter().position(|t| t.name() == name) {
+            Some(at) => self.schemas.get(at).cloned(),
+            None => self
+                .dynamic_tools()
+                .into_iter()
+                .find(|t| t.name() == name)
+                .map(|t| t.input_schema()),
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name).cloned()
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .cloned()
+            .or_else(|| self.dynamic_tools().into_iter().find(|t| t.name() == name))
     }
 
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
+        self.tools
+            .iter()
+            .map(|t| t.name())
+            .chain(self.dynamic_tools().iter().map(|t| t.name()))
+            .collect()
     }
 
     /// Keeps only the tools `keep` says yes to.
@@ -218,9 +273,12 @@ impl Registry {
 
     /// The `tools` array of a request.
     pub fn definitions(&self) -> Vec<Value> {
+        let dynamic = self.dynamic_tools();
+        let dynamic_schemas: Vec<Value> = dynamic.iter().map(|t| t.input_schema()).collect();
         self.tools
             .iter()
             .zip(&self.schemas)
+            .chain(dynamic.iter().zip(&dynamic_schemas))
             .map(|(t, schema)| {
                 if self.compact {
                     obj! {
@@ -299,6 +357,7 @@ mod tests {
         let reg = Registry::builtin();
         for name in reg.names() {
             let schema = reg.schema(name).unwrap();
+            let schema = &schema;
             assert_eq!(schema.str_field("type"), Some("object"), "{name}");
             assert!(
                 schema

@@ -1,0 +1,85 @@
+//! Starting the MCP servers of a session (feature `mcp`).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use smol::LocalExecutor;
+
+use crate::config::Runtime;
+use crate::mcp::{self, Hub, Status};
+
+/// MCP_TIMEOUT (ms): how long a server may take to start.
+fn timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
+    Duration::from_millis(
+        env("MCP_TIMEOUT")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30_000),
+    )
+}
+
+/// How long the first turn waits for servers still starting
+/// (TERN_MCP_FIRST_WAIT_MS); slower ones join later.
+fn first_wait(env: &dyn Fn(&str) -> Option<String>, limit: Duration) -> Duration {
+    Duration::from_millis(
+        env("TERN_MCP_FIRST_WAIT_MS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(5_000),
+    )
+    .min(limit)
+}
+
+pub async fn start(
+    ex: &'static LocalExecutor<'static>,
+    rt: &Runtime,
+    env: &dyn Fn(&str) -> Option<String>,
+    wait_for_all: bool,
+) -> Option<Rc<Hub>> {
+    let (configs, warnings) = mcp::config::load(
+        &rt.cwd,
+        &rt.mcp_settings,
+        &rt.mcp_configs,
+        rt.strict_mcp,
+        env,
+    );
+    for w in warnings {
+        eprintln!("tern: warning: MCP: {w}");
+    }
+    if configs.is_empty() {
+        return None;
+    }
+    let limit = timeout(env);
+    let wait = if wait_for_all {
+        limit
+    } else {
+        first_wait(env, limit)
+    };
+    let hub = Hub::start(ex, configs, &rt.cwd, limit, wait).await;
+    for s in &hub.servers {
+        if let Status::Failed(reason) = s.status() {
+            eprintln!("tern: MCP server {} failed: {reason}", s.name);
+        }
+    }
+    Some(hub)
+}
+
+/// `tern mcp list`.
+pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> i32 {
+    let env = |k: &str| std::env::var(k).ok();
+    let Some(hub) = start(ex, rt, &env, true).await else {
+        println!("no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)");
+        return 0;
+    };
+    let mut failed = false;
+    for s in &hub.servers {
+        match s.status() {
+            Status::Connected => println!("{:<20} connected   {} tools", s.name, s.tool_count()),
+            Status::Pending => println!("{:<20} pending", s.name),
+            Status::Failed(reason) => {
+                failed = true;
+                println!("{:<20} failed      {reason}", s.name);
+            }
+        }
+    }
+    hub.shutdown().await;
+    i32::from(failed)
+}

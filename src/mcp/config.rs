@@ -1,0 +1,234 @@
+//! Which MCP servers to start: `.mcp.json` in the project, `mcpServers` in
+//! the settings files, and `--mcp-config` (files or inline JSON; with
+//! `--strict-mcp-config`, only those). `${VAR}` and `${VAR:-default}` are
+//! expanded in commands, arguments, environment values, URLs and headers.
+
+use std::path::Path;
+
+use crate::json::{self, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub name: String,
+    /// The transport, or why this entry cannot be used.
+    pub transport: Result<Transport, String>,
+    /// Where it was defined.
+    pub source: String,
+}
+
+/// Reads every source in order; a later definition of a name replaces an
+/// earlier one. Problems with a whole source come back as warnings.
+pub fn load(
+    cwd: &Path,
+    settings_servers: &[(String, Value)],
+    cli: &[String],
+    strict: bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Vec<ServerConfig>, Vec<String>) {
+    let mut out: Vec<ServerConfig> = Vec::new();
+    let mut warnings = Vec::new();
+    let add = |servers: &Value, source: &str, out: &mut Vec<ServerConfig>| {
+        let Some(map) = servers.as_object() else {
+            return;
+        };
+        for (name, entry) in map.iter() {
+            out.retain(|s| s.name != name);
+            out.push(ServerConfig {
+                name: name.to_string(),
+                transport: transport(entry, env),
+                source: source.to_string(),
+            });
+        }
+    };
+    if !strict {
+        let project = cwd.join(".mcp.json");
+        if let Ok(text) = std::fs::read_to_string(&project) {
+            match json::parse(&text) {
+                Ok(v) => add(
+                    v.get("mcpServers").unwrap_or(&Value::Null),
+                    ".mcp.json",
+                    &mut out,
+                ),
+                Err(e) => warnings.push(format!(
+                    "{}: {e}; no servers read from it",
+                    project.display()
+                )),
+            }
+        }
+        for (source, servers) in settings_servers {
+            add(servers, source, &mut out);
+        }
+    }
+    for item in cli {
+        let text = if item.trim_start().starts_with('{') {
+            item.clone()
+        } else {
+            match std::fs::read_to_string(item) {
+                Ok(t) => t,
+                Err(e) => {
+                    warnings.push(format!("--mcp-config {item}: {e}"));
+                    continue;
+                }
+            }
+        };
+        match json::parse(&text) {
+            Ok(v) => add(v.get("mcpServers").unwrap_or(&v), "--mcp-config", &mut out),
+            Err(e) => warnings.push(format!("--mcp-config {item}: not valid JSON ({e})")),
+        }
+    }
+    (out, warnings)
+}
+
+fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, String> {
+    let kind = entry
+        .str_field("type")
+        .unwrap_or(if entry.get("url").is_some() {
+            "http"
+        } else {
+            "stdio"
+        });
+    let strings = |key: &str| -> Result<Vec<String>, String> {
+        entry
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|v| expand(v.as_str().unwrap_or_default(), env))
+            .collect()
+    };
+    let pairs = |key: &str| -> Result<Vec<(String, String)>, String> {
+        entry
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .map(|(k, v)| Ok((k.to_string(), expand(v.as_str().unwrap_or_default(), env)?)))
+            .collect()
+    };
+    match kind {
+        "stdio" => {
+            let command = entry
+                .str_field("command")
+                .ok_or("a stdio server needs a \"command\"")?;
+            Ok(Transport::Stdio {
+                command: expand(command, env)?,
+                args: strings("args")?,
+                env: pairs("env")?,
+            })
+        }
+        "http" | "streamable-http" | "streamableHttp" => {
+            let url = expand(
+                entry
+                    .str_field("url")
+                    .ok_or("an http server needs a \"url\"")?,
+                env,
+            )?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!("\"{url}\" is not an http(s) URL"));
+            }
+            Ok(Transport::Http {
+                url,
+                headers: pairs("headers")?,
+            })
+        }
+        "sse" => Err(
+            "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint"
+                .into(),
+        ),
+        other => Err(format!("unknown transport type \"{other}\"")),
+    }
+}
+
+/// `${VAR}` and `${VAR:-default}`.
+pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed ${{ in \"{text}\""))?;
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match (env(name).filter(|v| !v.is_empty()), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(format!("${{{name}}} is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_expand_with_defaults_and_missing_ones_are_errors() {
+        let env = |k: &str| (k == "TOKEN").then(|| "abc".to_string());
+        assert_eq!(expand("Bearer ${TOKEN}", &env).unwrap(), "Bearer abc");
+        assert_eq!(expand("${PORT:-8080}/mcp", &env).unwrap(), "8080/mcp");
+        assert!(
+            expand("${NOPE}", &env)
+                .unwrap_err()
+                .contains("${NOPE} is not set")
+        );
+        assert!(expand("${broken", &env).is_err());
+    }
+
+    #[test]
+    fn sources_merge_and_strict_keeps_only_the_command_line() {
+        let dir = std::env::temp_dir().join(format!("tern-mcpcfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(".mcp.json"),
+            r#"{"mcpServers":{"files":{"command":"srv","args":["--root","${HOME:-/}"]},"old":{"type":"sse","url":"http://x"}}}"#,
+        )
+        .unwrap();
+        let env = |_: &str| None;
+        let cli = vec![
+            r#"{"mcpServers":{"web":{"url":"http://127.0.0.1:1/mcp","headers":{"X":"y"}}}}"#
+                .to_string(),
+        ];
+        let (all, warnings) = load(&dir, &[], &cli, false, &env);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["files", "old", "web"]);
+        assert_eq!(
+            all[0].transport,
+            Ok(Transport::Stdio {
+                command: "srv".into(),
+                args: vec!["--root".into(), "/".into()],
+                env: vec![]
+            })
+        );
+        assert!(
+            all[1]
+                .transport
+                .as_ref()
+                .unwrap_err()
+                .contains("legacy SSE")
+        );
+        let (strict, _) = load(&dir, &[], &cli, true, &env);
+        assert_eq!(strict.len(), 1);
+    }
+}

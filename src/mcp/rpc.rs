@@ -1,0 +1,398 @@
+//! JSON-RPC with one MCP server, over stdio (newline-delimited messages to
+//! a child process) or streamable HTTP (a POST per message; the answer is
+//! JSON or an SSE stream; `mcp-session-id` kept after initialize).
+//!
+//! Responses are matched to requests by id; notifications go to a
+//! handler; requests from the server are answered (`ping`, `roots/list`)
+//! or refused. A dead server fails every pending request with the reason.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use smol::LocalExecutor;
+use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+use super::config::Transport;
+use crate::json::{self, Value};
+use crate::obj;
+
+type Reply = Result<Value, String>;
+type Notify = Box<dyn Fn(&str, &Value)>;
+
+enum Link {
+    Stdio {
+        stdin: RefCell<Option<smol::process::ChildStdin>>,
+        pgid: u32,
+        child: RefCell<Option<smol::process::Child>>,
+    },
+    Http {
+        agent: ureq::Agent,
+        url: String,
+        headers: Vec<(String, String)>,
+        session: RefCell<Option<String>>,
+        protocol: RefCell<Option<String>>,
+    },
+}
+
+pub struct Connection {
+    link: Link,
+    pending: RefCell<HashMap<i64, smol::channel::Sender<Reply>>>,
+    next_id: Cell<i64>,
+    on_notify: RefCell<Option<Notify>>,
+    /// Why the connection is gone, once it is.
+    pub closed: RefCell<Option<String>>,
+    /// The last lines the server wrote to stderr (for failure reasons).
+    stderr_tail: Rc<RefCell<String>>,
+}
+
+impl Connection {
+    pub fn open(
+        ex: &'static LocalExecutor<'static>,
+        transport: &Transport,
+        cwd: &std::path::Path,
+    ) -> Result<Rc<Connection>, String> {
+        match transport {
+            Transport::Stdio { command, args, env } => {
+                let mut cmd = std::process::Command::new(command);
+                cmd.args(args)
+                    .current_dir(cwd)
+                    .envs(env.iter().map(|(k, v)| (k, v)));
+                let mut child = crate::sys::spawn_server(cmd)
+                    .map_err(|e| format!("cannot start {command}: {e}"))?;
+                let pgid = child.id();
+                crate::sys::register_child_group(pgid);
+                let (Some(stdin), Some(stdout), Some(stderr)) =
+                    (child.stdin.take(), child.stdout.take(), child.stderr.take())
+                else {
+                    return Err("cannot talk to the server's standard streams".into());
+                };
+                let conn = Rc::new(Connection {
+                    link: Link::Stdio {
+                        stdin: RefCell::new(Some(stdin)),
+                        pgid,
+                        child: RefCell::new(Some(child)),
+                    },
+                    pending: RefCell::default(),
+                    next_id: Cell::new(1),
+                    on_notify: RefCell::default(),
+                    closed: RefCell::default(),
+                    stderr_tail: Rc::default(),
+                });
+                let tail = Rc::clone(&conn.stderr_tail);
+                ex.spawn(async move {
+                    let mut err = stderr;
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = err.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        let mut t = tail.borrow_mut();
+                        t.push_str(&String::from_utf8_lossy(&buf[..n]));
+                        if t.len() > 2048 {
+                            let cut = t.len() - 2048;
+                            let cut = (cut..t.len()).find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+                            t.drain(..cut);
+                        }
+                    }
+                })
+                .detach();
+                let reader = Rc::clone(&conn);
+                ex.spawn(async move { reader.read_stdio(stdout).await })
+                    .detach();
+                Ok(conn)
+            }
+            Transport::Http { url, headers } => {
+                let agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .timeout_connect(Some(Duration::from_secs(10)))
+                    .build()
+                    .new_agent();
+                Ok(Rc::new(Connection {
+                    link: Link::Http {
+                        agent,
+                        url: url.clone(),
+                        headers: headers.clone(),
+                        session: RefCell::default(),
+                        protocol: RefCell::default(),
+                    },
+                    pending: RefCell::default(),
+                    next_id: Cell::new(1),
+                    on_notify: RefCell::default(),
+                    closed: RefCell::default(),
+                    stderr_tail: Rc::default(),
+                }))
+            }
+        }
+    }
+
+    pub fn on_notification(&self, f: Notify) {
+        *self.on_notify.borrow_mut() = Some(f);
+    }
+
+    pub fn set_protocol(&self, version: &str) {
+        if let Link::Http { protocol, .. } = &self.link {
+            *protocol.borrow_mut() = Some(version.to_string());
+        }
+    }
+
+    /// The reason the server is gone, with what it last printed.
+    fn death(&self, what: &str) -> String {
+        let tail = self.stderr_tail.borrow();
+        let last = tail.trim().lines().last().unwrap_or_default();
+        if last.is_empty() {
+            what.to_string()
+        } else {
+            format!("{what} (its last words: {last})")
+        }
+    }
+
+    async fn read_stdio(self: Rc<Self>, stdout: smol::process::ChildStdout) {
+        let mut lines = smol::io::BufReader::new(stdout).lines();
+        use smol::stream::StreamExt;
+        let mut complained = false;
+        while let Some(Ok(line)) = lines.next().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match json::parse(&line) {
+                Ok(msg) => self.dispatch(msg).await,
+                Err(e) if !complained => {
+                    complained = true;
+                    eprintln!(
+                        "tern: an MCP server wrote a line that is not JSON-RPC ({e}); ignored"
+                    );
+                }
+                Err(_) => {}
+            }
+        }
+        self.close(self.death("the server exited"));
+    }
+
+    fn close(&self, reason: String) {
+        if self.closed.borrow().is_none() {
+            *self.closed.borrow_mut() = Some(reason.clone());
+        }
+        for (_, tx) in self.pending.borrow_mut().drain() {
+            let _ = tx.try_send(Err(reason.clone()));
+        }
+    }
+
+    async fn dispatch(&self, msg: Value) {
+        let id = msg.get("id").and_then(Value::as_i64);
+        match (id, msg.str_field("method")) {
+            (Some(id), None) => {
+                let Some(tx) = self.pending.borrow_mut().remove(&id) else {
+                    return;
+                };
+                let reply = match msg.get("error") {
+                    Some(e) => Err(format!(
+                        "{} (code {})",
+                        e.str_field("message").unwrap_or("error"),
+                        e.get("code").and_then(Value::as_i64).unwrap_or(0)
+                    )),
+                    None => Ok(msg.get("result").cloned().unwrap_or_default()),
+                };
+                let _ = tx.try_send(reply);
+            }
+            (_, Some(method)) if msg.get("id").is_some() => {
+                // A request from the server.
+                let result = match method {
+                    "ping" => Ok(obj! {}),
+                    "roots/list" => Ok(obj! { "roots" => Vec::new() }),
+                    other => Err(format!("tern does not offer {other}")),
+                };
+                let mut reply =
+                    obj! { "jsonrpc" => "2.0", "id" => msg.get("id").cloned().unwrap_or_default() };
+                if let Some(m) = reply.as_object_mut() {
+                    match result {
+                        Ok(r) => m.insert("result", r),
+                        Err(e) => m.insert("error", obj! { "code" => -32601i64, "message" => e }),
+                    }
+                }
+                let _ = self.send_raw(&reply).await;
+            }
+            (None, Some(method)) => {
+                if let Some(f) = self.on_notify.borrow().as_ref() {
+                    f(method, msg.get("params").unwrap_or(&Value::Null));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    async fn send_raw(&self, msg: &Value) -> Result<(), String> {
+        if let Some(reason) = self.closed.borrow().clone() {
+            return Err(reason);
+        }
+        match &self.link {
+            Link::Stdio { stdin, .. } => {
+                let mut text = msg.to_json();
+                text.push('\n');
+                let taken = stdin.borrow_mut().take();
+                let Some(mut w) = taken else {
+                    return Err("the server's input is closed".into());
+                };
+                let written = w.write_all(text.as_bytes()).await.and(w.flush().await);
+                *stdin.borrow_mut() = Some(w);
+                written.map_err(|e| self.death(&format!("writing to the server failed: {e}")))
+            }
+            Link::Http { .. } => {
+                for m in self.post(msg).await? {
+                    Box::pin(self.dispatch(m)).await;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// One POST; returns the messages that came back.
+    async fn post(&self, msg: &Value) -> Result<Vec<Value>, String> {
+        let Link::Http {
+            agent,
+            url,
+            headers,
+            session,
+            protocol,
+        } = &self.link
+        else {
+            return Ok(Vec::new());
+        };
+        let (agent, url, headers) = (agent.clone(), url.clone(), headers.clone());
+        let (session_id, version) = (session.borrow().clone(), protocol.borrow().clone());
+        let body = msg.to_json();
+        let (new_session, messages) =
+            smol::unblock(move || -> Result<(Option<String>, Vec<Value>), String> {
+                let mut req = agent
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream");
+                if let Some(s) = &session_id {
+                    req = req.header("mcp-session-id", s);
+                }
+                if let Some(v) = &version {
+                    req = req.header("mcp-protocol-version", v);
+                }
+                for (k, v) in &headers {
+                    req = req.header(k, v);
+                }
+                let response = req
+                    .send(body.as_bytes())
+                    .map_err(|e| format!("cannot reach {url}: {e}"))?;
+                let status = response.status().as_u16();
+                let header = |n: &str| {
+                    response
+                        .headers()
+                        .get(n)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string)
+                };
+                let new_session = header("mcp-session-id");
+                let kind = header("content-type").unwrap_or_default();
+                let mut text = String::new();
+                let reader =
+                    std::io::Read::take(response.into_body().into_reader(), 64 * 1024 * 1024);
+                let _ =
+                    std::io::Read::read_to_string(&mut std::io::BufReader::new(reader), &mut text);
+                if status == 202 || (status == 200 && text.trim().is_empty()) {
+                    return Ok((new_session, Vec::new()));
+                }
+                if status != 200 {
+                    return Err(format!(
+                        "HTTP {status} from {url}: {}",
+                        text.chars().take(300).collect::<String>()
+                    ));
+                }
+                let messages = if kind.starts_with("text/event-stream") {
+                    let mut out = Vec::new();
+                    let mut parser = crate::model::sse::SseParser::default();
+                    let _ = parser.feed(text.as_bytes(), &mut |ev| {
+                        if let Ok(v) = json::parse(ev.data) {
+                            out.push(v);
+                        }
+                        crate::model::sse::Flow::Continue
+                    });
+                    let _ = parser.feed(b"\n\n", &mut |ev| {
+                        if let Ok(v) = json::parse(ev.data) {
+                            out.push(v);
+                        }
+                        crate::model::sse::Flow::Continue
+                    });
+                    out
+                } else {
+                    match json::parse(&text) {
+                        Ok(Value::Array(batch)) => batch,
+                        Ok(v) => vec![v],
+                        Err(e) => return Err(format!("the server's answer is not JSON ({e})")),
+                    }
+                };
+                Ok((new_session, messages))
+            })
+            .await?;
+        if let Some(s) = new_session {
+            *session.borrow_mut() = Some(s);
+        }
+        Ok(messages)
+    }
+
+    pub async fn request(&self, method: &str, params: Value) -> Reply {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let (tx, rx) = smol::channel::bounded(1);
+        self.pending.borrow_mut().insert(id, tx);
+        let msg = obj! { "jsonrpc" => "2.0", "id" => id, "method" => method, "params" => params };
+        if let Err(e) = self.send_raw(&msg).await {
+            self.pending.borrow_mut().remove(&id);
+            return Err(e);
+        }
+        match rx.recv().await {
+            Ok(r) => r,
+            Err(_) => Err(self
+                .closed
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| format!("no answer to {method}"))),
+        }
+    }
+
+    /// The id the next request will get (for cancellation notices).
+    pub fn next_request_id(&self) -> i64 {
+        self.next_id.get()
+    }
+
+    /// Forgets a pending request (after cancelling it).
+    pub fn abandon(&self, id: i64) {
+        self.pending.borrow_mut().remove(&id);
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), String> {
+        let msg = obj! { "jsonrpc" => "2.0", "method" => method, "params" => params };
+        self.send_raw(&msg).await
+    }
+
+    /// Ends the server: its input closed, SIGTERM to its process group,
+    /// and SIGKILL if it is still there after `grace`.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.close("shut down".into());
+        let Link::Stdio { stdin, pgid, child } = &self.link else {
+            return;
+        };
+        drop(stdin.borrow_mut().take());
+        crate::sys::signal_group(*pgid, libc::SIGTERM);
+        let taken = child.borrow_mut().take();
+        if let Some(mut c) = taken {
+            let exited = smol::future::or(async { c.status().await.is_ok() }, async {
+                smol::Timer::after(grace).await;
+                false
+            })
+            .await;
+            if !exited {
+                crate::sys::signal_group(*pgid, libc::SIGKILL);
+                let _ = c.status().await;
+            }
+        }
+        crate::sys::kill_process_group(*pgid);
+        crate::sys::unregister_child_group(*pgid);
+    }
+}

@@ -1,0 +1,359 @@
+//! MCP tools as tern tools: `mcp__<server>__<tool>`, with the server's
+//! schema, `readOnlyHint` deciding concurrency, results mapped to text
+//! (and images), and interruption sent on as `notifications/cancelled`.
+
+use std::collections::HashSet;
+use std::rc::{Rc, Weak};
+use std::sync::Mutex;
+
+use smol::future::FutureExt;
+
+use super::Server;
+use crate::agent::pipeline::Permit;
+use crate::json::{Value, parse};
+use crate::obj;
+use crate::tools::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
+
+/// Longest text result handed to the model from one call.
+const MAX_RESULT_CHARS: usize = 100_000;
+/// The API's limit on tool names.
+const MAX_NAME: usize = 64;
+
+/// Tool names and descriptions live as long as the process (the Tool
+/// trait hands out `&'static str`); interning keeps a re-listed catalog
+/// from growing memory.
+fn intern(s: String) -> &'static str {
+    static SEEN: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let Ok(mut guard) = SEEN.lock() else {
+        return Box::leak(s.into_boxed_str());
+    };
+    let set = guard.get_or_insert_with(HashSet::new);
+    if let Some(found) = set.get(s.as_str()) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(s.into_boxed_str());
+    set.insert(leaked);
+    leaked
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `mcp__server__tool`, cut to the API's length with a short hash to keep
+/// cut names apart.
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let full = format!("mcp__{}__{}", sanitize(server), sanitize(tool));
+    if full.len() <= MAX_NAME {
+        return full;
+    }
+    let hash = full.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}_{:06x}", &full[..MAX_NAME - 7], hash & 0xff_ffff)
+}
+
+enum Op {
+    Call(String),
+    ListResources,
+    ReadResource,
+}
+
+pub struct McpTool {
+    name: &'static str,
+    description: &'static str,
+    schema: Value,
+    read_only: bool,
+    server: Weak<Server>,
+    op: Op,
+}
+
+impl McpTool {
+    pub fn from_listing(server: &Rc<Server>, listing: &Value) -> Option<McpTool> {
+        let remote = listing.str_field("name")?;
+        let annotations = listing.get("annotations");
+        let read_only = annotations
+            .and_then(|a| a.get("readOnlyHint"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        let mut description = listing
+            .str_field("description")
+            .unwrap_or_default()
+            .to_string();
+        if description.is_empty() {
+            description = format!("{remote} (from the MCP server {})", server.name);
+        }
+        let schema = listing
+            .get("inputSchema")
+            .filter(|s| s.as_object().is_some())
+            .cloned()
+            .unwrap_or_else(|| obj! { "type" => "object" });
+        Some(McpTool {
+            name: intern(tool_name(&server.name, remote)),
+            description: intern(description),
+            schema,
+            read_only,
+            server: Rc::downgrade(server),
+            op: Op::Call(remote.to_string()),
+        })
+    }
+}
+
+/// A server with resources gets a tool to list them and one to read one.
+pub fn resource_tools(server: &Rc<Server>) -> Vec<Rc<dyn Tool>> {
+    let make = |suffix: &str, description: String, schema: &str, op: Op| -> Rc<dyn Tool> {
+        Rc::new(McpTool {
+            name: intern(tool_name(&server.name, suffix)),
+            description: intern(description),
+            schema: parse(schema).unwrap_or_default(),
+            read_only: true,
+            server: Rc::downgrade(server),
+            op,
+        })
+    };
+    vec![
+        make(
+            "list_resources",
+            format!(
+                "List the resources the MCP server {} offers (uri, name, type).",
+                server.name
+            ),
+            r#"{"type":"object","properties":{}}"#,
+            Op::ListResources,
+        ),
+        make(
+            "read_resource",
+            format!(
+                "Read one resource of the MCP server {} by its uri.",
+                server.name
+            ),
+            r#"{"type":"object","required":["uri"],"properties":{"uri":{"type":"string"}}}"#,
+            Op::ReadResource,
+        ),
+    ]
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> &'static str {
+        self.description
+    }
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+    fn kind(&self) -> Kind {
+        Kind::Other
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        self.read_only
+    }
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let Some(server) = self.server.upgrade() else {
+                return ToolOutput::error("The MCP server is gone");
+            };
+            let conn = match server.connection() {
+                Ok(c) => c,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let (method, params) = match &self.op {
+                Op::Call(remote) => (
+                    "tools/call",
+                    obj! { "name" => remote.as_str(), "arguments" => input },
+                ),
+                Op::ListResources => ("resources/list", obj! {}),
+                Op::ReadResource => (
+                    "resources/read",
+                    obj! { "uri" => input.str_field("uri").unwrap_or_default() },
+                ),
+            };
+            let id = conn.next_request_id();
+            let abort = ctx.abort.clone();
+            let asked = async { Some(conn.request(method, params).await) };
+            let interrupted = async {
+                abort.wait().await;
+                None
+            };
+            let limit = async {
+                smol::Timer::after(server.tool_timeout).await;
+                Some(Err(format!(
+                    "no answer within {} s (MCP_TOOL_TIMEOUT)",
+                    server.tool_timeout.as_secs()
+                )))
+            };
+            let answer = asked.or(interrupted).or(limit).await;
+            let answer = match answer {
+                Some(a) => a,
+                None => {
+                    // Tell the server to stop working on it.
+                    conn.abandon(id);
+                    let _ = conn
+                        .notify(
+                            "notifications/cancelled",
+                            obj! { "requestId" => id, "reason" => "interrupted by the user" },
+                        )
+                        .await;
+                    return ToolOutput::error("Interrupted by the user");
+                }
+            };
+            match answer {
+                Err(e) => ToolOutput::error(format!("MCP server {}: {e}", server.name)),
+                Ok(result) => match &self.op {
+                    Op::Call(_) => call_output(&result),
+                    Op::ListResources => list_output(&result),
+                    Op::ReadResource => read_output(&result),
+                },
+            }
+        })
+    }
+}
+
+fn cut(mut text: String) -> String {
+    if text.chars().count() > MAX_RESULT_CHARS {
+        let total = text.chars().count();
+        text = text.chars().take(MAX_RESULT_CHARS).collect();
+        text.push_str(&format!(
+            "\n[… result cut at {MAX_RESULT_CHARS} of {total} characters]"
+        ));
+    }
+    text
+}
+
+fn call_output(result: &Value) -> ToolOutput {
+    let mut text = Vec::new();
+    let mut images = Vec::new();
+    for item in result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match item.str_field("type") {
+            Some("text") => text.push(item.str_field("text").unwrap_or_default().to_string()),
+            Some("image") => {
+                if let (Some(data), Some(kind)) =
+                    (item.str_field("data"), item.str_field("mimeType"))
+                {
+                    images.push((kind.to_string(), data.to_string()));
+                }
+            }
+            Some("resource") => {
+                let r = item.get("resource").cloned().unwrap_or_default();
+                let uri = r.str_field("uri").unwrap_or_default();
+                match r.str_field("text") {
+                    Some(t) => text.push(format!("[resource {uri}]\n{t}")),
+                    None => text.push(format!("[resource {uri}: binary content, not shown]")),
+                }
+            }
+            Some("resource_link") => text.push(format!(
+                "[resource link {} {}]",
+                item.str_field("uri").unwrap_or_default(),
+                item.str_field("name").unwrap_or_default()
+            )),
+            Some(other) => text.push(format!("[{other} content, not shown]")),
+            None => {}
+        }
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        text.push(format!("structuredContent: {}", structured.to_json()));
+    }
+    let mut out = if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        ToolOutput::error(cut(text.join("\n")))
+    } else {
+        ToolOutput::ok(cut(text.join("\n")))
+    };
+    out.images = images;
+    out
+}
+
+fn list_output(result: &Value) -> ToolOutput {
+    let lines: Vec<String> = result
+        .get("resources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            format!(
+                "{}  {}  {}",
+                r.str_field("uri").unwrap_or_default(),
+                r.str_field("name").unwrap_or_default(),
+                r.str_field("mimeType").unwrap_or_default()
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return ToolOutput::ok("(no resources)");
+    }
+    ToolOutput::ok(cut(lines.join("\n")))
+}
+
+fn read_output(result: &Value) -> ToolOutput {
+    let parts: Vec<String> = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| match c.str_field("text") {
+            Some(t) => t.to_string(),
+            None => format!(
+                "[{}: binary ({}), not shown]",
+                c.str_field("uri").unwrap_or_default(),
+                c.str_field("mimeType").unwrap_or("unknown type")
+            ),
+        })
+        .collect();
+    ToolOutput::ok(cut(parts.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitised_and_capped_uniquely() {
+        assert_eq!(tool_name("my server", "get.sum"), "mcp__my_server__get_sum");
+        let a = tool_name("server", &"x".repeat(80));
+        let b = tool_name("server", &format!("{}y", "x".repeat(79)));
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        );
+    }
+
+    #[test]
+    fn results_map_text_images_structured_and_errors() {
+        let r = parse(r#"{"content":[{"type":"text","text":"sum is 5"},{"type":"image","data":"AAA","mimeType":"image/png"}],"structuredContent":{"sum":5}}"#).unwrap();
+        let out = call_output(&r);
+        assert!(!out.is_error);
+        assert!(out.content.contains("sum is 5") && out.content.contains("\"sum\":5"));
+        assert_eq!(out.images, [("image/png".to_string(), "AAA".to_string())]);
+        let e = parse(r#"{"content":[{"type":"text","text":"bad"}],"isError":true}"#).unwrap();
+        assert!(call_output(&e).is_error);
+        let huge = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            "z".repeat(200_000)
+        );
+        assert!(
+            call_output(&parse(&huge).unwrap())
+                .content
+                .contains("result cut at 100000")
+        );
+    }
+}

@@ -1,0 +1,69 @@
+"""A scripted MCP server over stdio for the failure-mode tests: plain
+JSON-RPC, no dependencies. The mode is the first argument:
+
+  changing  offers add_tool; calling it announces tools/list_changed and
+            new_tool appears in the next tools/list
+  dying     offers crash; calling it makes the server exit without answering
+  silent    never answers initialize
+  noisy     writes a line that is not JSON before every answer, and offers
+            huge (a 300 000 character result)
+
+Any further arguments are ignored (tests pass a marker to find leftovers).
+"""
+
+import json
+import sys
+import time
+
+mode = sys.argv[1]
+added = False
+
+
+def send(msg):
+    if mode == "noisy":
+        sys.stdout.write("this is not json-rpc\n")
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def tools():
+    if mode == "changing":
+        out = [{"name": "add_tool", "description": "adds a tool", "inputSchema": {"type": "object"}}]
+        if added:
+            out.append({"name": "new_tool", "description": "the added tool",
+                        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}})
+        return out
+    if mode == "dying":
+        return [{"name": "crash", "description": "exits", "inputSchema": {"type": "object"}}]
+    return [{"name": "huge", "description": "a big result", "inputSchema": {"type": "object"}}]
+
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        if mode == "silent":
+            continue
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "scripted-" + mode, "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools()}})
+    elif method == "tools/call":
+        name = msg["params"]["name"]
+        if name == "crash":
+            sys.stderr.write("crashing on purpose\n")
+            sys.exit(3)
+        if name == "add_tool":
+            added = True
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "added"}]}})
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        elif name == "new_tool":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "new tool works"}]}})
+        elif name == "huge":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "h" * 300000}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no " + str(method)}})
