@@ -315,3 +315,49 @@ fn mcp_calls_go_through_the_permission_rules() {
             .contains("changing             connected   1 tools")
     );
 }
+
+/// An interrupted call is cancelled at the server, not left running.
+#[test]
+fn an_interrupt_cancels_the_call_at_the_server() {
+    if servers_dir().is_none() {
+        return;
+    }
+    let marker = format!("tern-mcp-cancel-{}", std::process::id());
+    let dir = scratch("mcp-cancel");
+    let log = dir.join("cancelled.jsonl");
+    let config = tern::obj! { "mcpServers" => tern::obj! { "slow" => scripted("slow", &marker) } };
+    let api = StandIn::start(vec![standin::tools_reply(&[(
+        "toolu_wait",
+        "mcp__slow__wait",
+        "{}",
+    )])]);
+    let mut child = tern(&api.url, &dir)
+        .env("SCRIPTED_LOG", &log)
+        .args([
+            "-p",
+            "x",
+            "--mcp-config",
+            &config.to_json(),
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while api.requests().is_empty() && began.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let cancelled = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        cancelled.contains("notifications/cancelled") && cancelled.contains("requestId"),
+        "{cancelled:?}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(leftovers(&marker), 0, "orphaned MCP server");
+}

@@ -207,3 +207,32 @@ fn an_error_inside_the_stream_is_reported() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("prompt is too long"));
     }
 }
+
+/// The provider, endpoint and key variable can come from settings.
+#[test]
+fn settings_choose_the_provider_endpoint_and_key_variable() {
+    let dir = scratch("wire-settings");
+    let api = StandIn::start(vec![standin::text_reply("configured by settings")]);
+    std::fs::create_dir_all(dir.join(".tern")).unwrap();
+    std::fs::write(
+        dir.join(".tern/settings.json"),
+        format!(
+            r#"{{"provider": "openai", "baseUrl": "{}/v1", "apiKeyEnv": "MY_LOCAL_KEY", "model": "qwen2.5-coder"}}"#,
+            api.url
+        ),
+    )
+    .unwrap();
+    let out = run(tern(&api.url, &dir)
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env("MY_LOCAL_KEY", "local-secret")
+        .args(["-p", "hi", "--output-format", "json"]));
+    assert_ok(&out);
+    assert_eq!(
+        last_result(&out).str_field("result"),
+        Some("configured by settings")
+    );
+    let req = &api.requests()[0];
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(req.header("authorization"), Some("Bearer local-secret"));
+    assert_eq!(body(req).str_field("model"), Some("qwen2.5-coder"));
+}

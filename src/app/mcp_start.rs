@@ -25,7 +25,9 @@ fn first_wait(env: &dyn Fn(&str) -> Option<String>, limit: Duration) -> Duration
             .and_then(|v| v.parse().ok())
             .unwrap_or(5_000),
     )
-    .min(limit)
+    // Past MCP_TIMEOUT every server has settled; a little margin lets
+    // the last timeout land before the first turn looks.
+    .min(limit + Duration::from_millis(500))
 }
 
 pub async fn start(

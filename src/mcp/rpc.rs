@@ -371,25 +371,29 @@ impl Connection {
         self.send_raw(&msg).await
     }
 
-    /// Ends the server: its input closed, SIGTERM to its process group,
-    /// and SIGKILL if it is still there after `grace`.
+    /// Ends the server as the stdio transport prescribes: its input
+    /// closed (a well-behaved server finishes what it read and exits),
+    /// then SIGTERM to its process group, then SIGKILL, `grace` apart.
     pub async fn shutdown(&self, grace: Duration) {
         self.close("shut down".into());
         let Link::Stdio { stdin, pgid, child } = &self.link else {
             return;
         };
         drop(stdin.borrow_mut().take());
-        crate::sys::signal_group(*pgid, libc::SIGTERM);
         let taken = child.borrow_mut().take();
         if let Some(mut c) = taken {
-            let exited = smol::future::or(async { c.status().await.is_ok() }, async {
-                smol::Timer::after(grace).await;
-                false
-            })
-            .await;
-            if !exited {
-                crate::sys::signal_group(*pgid, libc::SIGKILL);
-                let _ = c.status().await;
+            for signal in [None, Some(libc::SIGTERM), Some(libc::SIGKILL)] {
+                if let Some(s) = signal {
+                    crate::sys::signal_group(*pgid, s);
+                }
+                let exited = smol::future::or(async { c.status().await.is_ok() }, async {
+                    smol::Timer::after(grace).await;
+                    false
+                })
+                .await;
+                if exited {
+                    break;
+                }
             }
         }
         crate::sys::kill_process_group(*pgid);

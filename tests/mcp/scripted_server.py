@@ -1,19 +1,21 @@
 """A scripted MCP server over stdio for the failure-mode tests: plain
 JSON-RPC, no dependencies. The mode is the first argument:
 
-  changing  offers add_tool; calling it announces tools/list_changed and
-            new_tool appears in the next tools/list
+  changing  offers add_tool; calling it announces tools/list_changed (just
+            before its result) and new_tool appears in the next tools/list
   dying     offers crash; calling it makes the server exit without answering
   silent    never answers initialize
   noisy     writes a line that is not JSON before every answer, and offers
             huge (a 300 000 character result)
+  slow      offers wait, which never answers; a notifications/cancelled it
+            receives is appended to the file named by SCRIPTED_LOG
 
 Any further arguments are ignored (tests pass a marker to find leftovers).
 """
 
 import json
+import os
 import sys
-import time
 
 mode = sys.argv[1]
 added = False
@@ -35,6 +37,8 @@ def tools():
         return out
     if mode == "dying":
         return [{"name": "crash", "description": "exits", "inputSchema": {"type": "object"}}]
+    if mode == "slow":
+        return [{"name": "wait", "description": "never answers", "inputSchema": {"type": "object"}}]
     return [{"name": "huge", "description": "a big result", "inputSchema": {"type": "object"}}]
 
 
@@ -42,6 +46,9 @@ for line in sys.stdin:
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
     if mid is None:
+        if method == "notifications/cancelled" and os.environ.get("SCRIPTED_LOG"):
+            with open(os.environ["SCRIPTED_LOG"], "a") as log:
+                log.write(json.dumps(msg) + "\n")
         continue
     if method == "initialize":
         if mode == "silent":
@@ -59,10 +66,14 @@ for line in sys.stdin:
             sys.exit(3)
         if name == "add_tool":
             added = True
-            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "added"}]}})
+            # Announced before the result, so the change is known when
+            # the caller takes its next step.
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "added"}]}})
         elif name == "new_tool":
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "new tool works"}]}})
+        elif name == "wait":
+            pass
         elif name == "huge":
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "h" * 300000}]}})
     else:
