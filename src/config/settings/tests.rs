@@ -1,0 +1,218 @@
+use super::*;
+
+struct Tree(PathBuf);
+
+impl Tree {
+    fn new() -> Tree {
+        let d = std::env::temp_dir().join(format!(
+            "tern-settings-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        Tree(d)
+    }
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.0.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    fn locations(&self) -> Locations {
+        Locations {
+            managed: self.0.join("etc/managed.json"),
+            user_dirs: vec![
+                self.0.join("home/.claude"),
+                self.0.join("home/.config/tern"),
+            ],
+            project: self.0.join("proj"),
+            cli: None,
+            sources: None,
+        }
+    }
+}
+
+fn texts(s: &Settings, b: Behavior) -> Vec<(String, Source)> {
+    s.rules
+        .iter()
+        .filter(|r| r.behavior == b)
+        .map(|r| (r.text.clone(), r.origin.source))
+        .collect()
+}
+
+#[test]
+fn every_layer_merges_in_precedence_order() {
+    let t = Tree::new();
+    t.write(
+        "home/.claude/settings.json",
+        r#"{"permissions":{"allow":["Read"]},"model":"from-claude-user"}"#,
+    );
+    t.write("home/.config/tern/settings.json", r#"{"permissions":{"allow":["Glob"],"defaultMode":"plan"},"model":"from-user","env":{"A":"user","B":"user"}}"#);
+    t.write(
+        "proj/.claude/settings.json",
+        r#"{"permissions":{"deny":["Bash(rm:*)"]}}"#,
+    );
+    t.write("proj/.tern/settings.json", r#"{"permissions":{"allow":["Glob","Grep"],"defaultMode":"acceptEdits"},"env":{"A":"project"}}"#);
+    t.write(
+        "proj/.tern/settings.local.json",
+        r#"{"permissions":{"ask":["Bash(git push:*)"]},"model":"from-local"}"#,
+    );
+    t.write(
+        "etc/managed.json",
+        r#"{"permissions":{"deny":["WebFetch"],"disableBypassPermissionsMode":"disable"}}"#,
+    );
+    let mut loc = t.locations();
+    loc.cli = Some(r#"{"permissions":{"allow":["Edit"]},"model":"from-cli"}"#.into());
+    let s = load(&loc).unwrap();
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(
+        texts(&s, Behavior::Allow),
+        [
+            ("Read".to_string(), Source::User),
+            ("Glob".to_string(), Source::User),
+            ("Grep".to_string(), Source::Project),
+            ("Edit".to_string(), Source::Cli)
+        ]
+    );
+    assert_eq!(
+        texts(&s, Behavior::Deny),
+        [
+            ("Bash(rm:*)".to_string(), Source::Project),
+            ("WebFetch".to_string(), Source::Managed)
+        ]
+    );
+    assert_eq!(
+        texts(&s, Behavior::Ask),
+        [("Bash(git push:*)".to_string(), Source::Local)]
+    );
+    assert_eq!(s.model.as_deref(), Some("from-cli"));
+    let (mode, origin) = s.default_mode.unwrap();
+    assert_eq!(
+        (mode.as_str(), origin.source),
+        ("acceptEdits", Source::Project)
+    );
+    assert_eq!(
+        s.env,
+        [
+            ("B".to_string(), "user".to_string()),
+            ("A".to_string(), "project".to_string())
+        ]
+    );
+    assert_eq!(s.disable_bypass.unwrap().source, Source::Managed);
+}
+
+#[test]
+fn setting_sources_filter_only_file_layers() {
+    let t = Tree::new();
+    t.write(
+        "home/.config/tern/settings.json",
+        r#"{"permissions":{"allow":["Glob"]}}"#,
+    );
+    t.write(
+        "proj/.tern/settings.json",
+        r#"{"permissions":{"allow":["Grep"]}}"#,
+    );
+    t.write("etc/managed.json", r#"{"permissions":{"deny":["Bash"]}}"#);
+    let mut loc = t.locations();
+    loc.sources = Some(vec!["project".into()]);
+    let s = load(&loc).unwrap();
+    assert_eq!(
+        texts(&s, Behavior::Allow),
+        [("Grep".to_string(), Source::Project)]
+    );
+    assert_eq!(
+        texts(&s, Behavior::Deny),
+        [("Bash".to_string(), Source::Managed)]
+    );
+}
+
+#[test]
+fn broken_files_are_named_and_skipped_but_broken_policy_stops() {
+    let t = Tree::new();
+    t.write(
+        "proj/.tern/settings.json",
+        "{\n  \"permissions\": {\n    \"allow\": [\"Read\",]\n  }\n}",
+    );
+    t.write(
+        "proj/.tern/settings.local.json",
+        "{\n  \"permisions\": {}\n}",
+    );
+    t.write(
+        "home/.config/tern/settings.json",
+        r#"{"permissions":{"allow":["Glob"]}}"#,
+    );
+    let s = load(&t.locations()).unwrap();
+    assert_eq!(
+        texts(&s, Behavior::Allow),
+        [("Glob".to_string(), Source::User)]
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("proj/.tern/settings.json:3: invalid JSON")),
+        "{:?}",
+        s.warnings
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("settings.local.json:2: unknown setting \"permisions\"")),
+        "{:?}",
+        s.warnings
+    );
+
+    t.write("etc/managed.json", "{ nope");
+    let err = load(&t.locations()).unwrap_err();
+    assert!(err.contains("managed.json:1: invalid JSON"), "{err}");
+}
+
+#[test]
+fn always_rules_are_added_to_the_local_file() {
+    let t = Tree::new();
+    let project = t.0.join("proj");
+    t.write(
+        "proj/.tern/settings.local.json",
+        r#"{"model":"keep-me","permissions":{"allow":["Read"]}}"#,
+    );
+    add_local_allow(&project, "Bash(npm install:*)").unwrap();
+    add_local_allow(&project, "Bash(npm install:*)").unwrap();
+    let s = load(&t.locations()).unwrap();
+    assert_eq!(s.model.as_deref(), Some("keep-me"));
+    assert_eq!(
+        texts(&s, Behavior::Allow),
+        [
+            ("Read".to_string(), Source::Local),
+            ("Bash(npm install:*)".to_string(), Source::Local)
+        ]
+    );
+    t.write("proj/.tern/settings.local.json", "{ broken");
+    assert!(
+        add_local_allow(&project, "X")
+            .unwrap_err()
+            .contains("not changing it")
+    );
+}
+
+#[test]
+fn hooks_are_collected_with_timeouts() {
+    let t = Tree::new();
+    t.write(
+        "proj/.tern/settings.json",
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Edit|Write","hooks":[{"type":"command","command":"check.sh","timeout":5}]}],
+            "Stop":[{"hooks":[{"type":"command","command":"done.sh"}]}]}}"#,
+    );
+    let s = load(&t.locations()).unwrap();
+    assert_eq!(s.hooks.len(), 2);
+    assert_eq!(
+        (
+            s.hooks[0].event.as_str(),
+            s.hooks[0].matcher.as_str(),
+            s.hooks[0].timeout_secs
+        ),
+        ("PreToolUse", "Edit|Write", 5)
+    );
+    assert_eq!(
+        (s.hooks[1].event.as_str(), s.hooks[1].timeout_secs),
+        ("Stop", 600)
+    );
+}
