@@ -131,7 +131,10 @@ fn flags_the_sdk_passes_are_accepted() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--mcp-config, --strict-mcp-config, --max-thinking-tokens, --include-hook-events accepted"), "{stderr}");
+    assert!(
+        stderr.contains("--max-thinking-tokens, --include-hook-events accepted"),
+        "{stderr}"
+    );
     // An empty --system-prompt leaves no empty block behind.
     let system = body(&api.requests()[0]).get("system").unwrap().to_json();
     assert!(!system.contains("\"text\":\"\""), "{system}");
