@@ -146,12 +146,18 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     }
     #[cfg(feature = "mcp")]
     let mcp_hub = mcp_start::start(ex, &rt, &env, false).await;
+    // MCP tools: for the session's agent, and for sub-agents (a
+    // coordinator itself only delegates, so there for its workers only).
     #[cfg(feature = "mcp")]
-    if let Some(hub) = &mcp_hub {
-        registry.set_dynamic(
-            Rc::clone(hub) as Rc<dyn crate::tools::ToolSource>,
-            hidden.clone(),
-        );
+    let mcp_tools = mcp_hub
+        .as_ref()
+        .map(|hub| Rc::clone(hub) as Rc<dyn crate::tools::ToolSource>);
+    #[cfg(not(feature = "mcp"))]
+    let mcp_tools: Option<Rc<dyn crate::tools::ToolSource>> = None;
+    if let Some(source) = &mcp_tools
+        && !rt.coordinator
+    {
+        registry.set_dynamic(Rc::clone(source), hidden.clone());
     }
     #[cfg(not(feature = "mcp"))]
     if !rt.mcp_configs.is_empty() || !rt.mcp_settings.is_empty() {
@@ -275,6 +281,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         background: Rc::default(),
         inbox: Rc::default(),
         workers: Default::default(),
+        mcp_tools: mcp_tools.map(|source| (source, hidden.clone())),
         child_note: scratchpad.as_ref().map(|dir| {
             format!(
                 "You are a worker for a coordinating agent. Shared scratchpad directory: {} \

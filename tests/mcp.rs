@@ -361,3 +361,54 @@ fn an_interrupt_cancels_the_call_at_the_server() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(leftovers(&marker), 0, "orphaned MCP server");
 }
+
+/// Sub-agents get the session's MCP tools; a coordinator only delegates,
+/// so its own requests carry none while its workers' do.
+#[test]
+fn sub_agents_and_workers_get_the_mcp_tools() {
+    if servers_dir().is_none() {
+        return;
+    }
+    let marker = format!("tern-mcp-child-{}", std::process::id());
+    let config =
+        tern::obj! { "mcpServers" => tern::obj! { "changing" => scripted("changing", &marker) } };
+    for coordinator in [false, true] {
+        let dir = scratch("mcp-child");
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[(
+                "toolu_a",
+                "Agent",
+                r#"{"description": "d", "prompt": "CHILD"}"#,
+            )]),
+            standin::text_reply("child done"),
+            standin::text_reply("parent done"),
+        ]);
+        let mut cmd = tern(&api.url, &dir);
+        cmd.args([
+            "-p",
+            "x",
+            "--mcp-config",
+            &config.to_json(),
+            "--permission-mode",
+            "bypassPermissions",
+        ]);
+        if coordinator {
+            cmd.arg("--coordinator");
+        }
+        assert_ok(&run(&mut cmd));
+        let reqs = api.requests();
+        let has_mcp = |i: usize| {
+            body(&reqs[i])
+                .get("tools")
+                .unwrap()
+                .to_json()
+                .contains("mcp__changing__add_tool")
+        };
+        assert_eq!(
+            has_mcp(0),
+            !coordinator,
+            "the top level, coordinator={coordinator}"
+        );
+        assert!(has_mcp(1), "the sub-agent, coordinator={coordinator}");
+    }
+}

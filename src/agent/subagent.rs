@@ -74,6 +74,9 @@ pub struct Host {
     /// Written into every child's system prompt (the coordinator's shared
     /// scratchpad, say).
     pub child_note: Option<String>,
+    /// MCP tools and the names kept out of view; a child gets them unless
+    /// its definition lists its tools.
+    pub mcp_tools: Option<(Rc<dyn crate::tools::ToolSource>, Vec<String>)>,
 }
 
 /// A running background child: how to stop it and how to reach it.
@@ -336,6 +339,11 @@ impl Host {
                     .is_none_or(|only| only.iter().any(|t| t == name))
                 && !def.disallowed.iter().any(|t| t == name)
         });
+        if let (Some((source, hidden)), None) = (&self.mcp_tools, &def.tools) {
+            let mut hidden = hidden.clone();
+            hidden.extend(def.disallowed.iter().cloned());
+            registry.set_dynamic(Rc::clone(source), hidden);
+        }
         let mut policy = Policy::new(
             narrower(self.mode, def.permission_mode),
             self.rules.clone(),
@@ -382,6 +390,7 @@ impl Host {
             inbox: Rc::clone(inbox),
             workers: RefCell::new(HashMap::new()),
             child_note: self.child_note.clone(),
+            mcp_tools: self.mcp_tools.clone(),
         }));
         let pipeline = Pipeline::new(
             registry,
