@@ -181,6 +181,7 @@ impl<'ex> Agent<'ex> {
 
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
         let mut stop_rounds = 0;
+        let mut tools = self.pipeline.registry.definitions();
         let mut length_recoveries = 0;
         let mut fallbacks = self.settings.fallback_models.clone().into_iter();
         loop {
@@ -194,9 +195,12 @@ impl<'ex> Agent<'ex> {
             }
             self.deliver_notifications(sink);
             outcome.num_turns += 1;
-            // Asked every iteration: an MCP server may have changed its tools.
-            self.pipeline.registry.refresh().await;
-            let tools = self.pipeline.registry.definitions();
+            // Only a changing catalog (MCP servers) is asked again each
+            // iteration; the built-in definitions are built once per run.
+            if self.pipeline.registry.is_dynamic() {
+                self.pipeline.registry.refresh().await;
+                tools = self.pipeline.registry.definitions();
+            }
             let body = match self.govern(&tools, outcome, sink).await {
                 Ok(body) => body,
                 Err(ending) => return ending,

@@ -9,15 +9,19 @@ use crate::session::{checkpoint, store};
 #[cfg(feature = "mcp")]
 use smol::LocalExecutor;
 
-/// `tern mcp list`: starts each configured server and says how it went.
-pub fn mcp_list(mut args: Args) -> i32 {
-    let Ok(cwd) = std::env::current_dir() else {
-        eprintln!("tern: cannot determine the working directory");
-        return 1;
+/// The configuration a subcommand reads (no prompt needed); `None` after
+/// saying what went wrong.
+fn runtime(mut args: Args) -> Option<config::Runtime> {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tern: cannot determine the working directory: {e}");
+            return None;
+        }
     };
     args.prompt = Some(String::new());
     let env = |k: &str| std::env::var(k).ok();
-    let rt = match config::resolve(
+    match config::resolve(
         args,
         Inputs {
             env: &env,
@@ -25,12 +29,17 @@ pub fn mcp_list(mut args: Args) -> i32 {
             stdin: None,
         },
     ) {
-        Ok(rt) => rt,
+        Ok(rt) => Some(rt),
         Err(e) => {
             eprintln!("tern: {e}");
-            return 1;
+            None
         }
-    };
+    }
+}
+
+/// `tern mcp list`: starts each configured server and says how it went.
+pub fn mcp_list(args: Args) -> i32 {
+    let Some(rt) = runtime(args) else { return 1 };
     #[cfg(feature = "mcp")]
     {
         let ex: &'static LocalExecutor<'static> = Box::leak(Box::new(LocalExecutor::new()));
@@ -96,30 +105,8 @@ pub fn rewind(session: &str, to: Option<&str>, dry_run: bool) -> i32 {
 
 /// `tern config permissions`: the effective mode, working directories and
 /// rules, each with the file it came from.
-pub fn config_permissions(mut args: Args) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("tern: cannot determine the working directory: {e}");
-            return 1;
-        }
-    };
-    args.prompt = Some(String::new());
-    let env = |k: &str| std::env::var(k).ok();
-    let rt = match config::resolve(
-        args,
-        Inputs {
-            env: &env,
-            cwd,
-            stdin: None,
-        },
-    ) {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tern: {e}");
-            return 1;
-        }
-    };
+pub fn config_permissions(args: Args) -> i32 {
+    let Some(rt) = runtime(args) else { return 1 };
     for w in &rt.warnings {
         eprintln!("tern: warning: {w}");
     }

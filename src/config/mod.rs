@@ -175,6 +175,21 @@ fn sandbox_policy(
     })
 }
 
+/// The `.md` files of a folder, sorted (agent definitions, commands);
+/// none when the folder is missing.
+pub fn markdown_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The script a hook command runs, when its first word names a file
 /// (`"$CLAUDE_PROJECT_DIR"/.hooks/check.sh --strict`).
 fn hook_script(command: &str, cwd: &std::path::Path) -> Option<PathBuf> {

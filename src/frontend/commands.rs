@@ -61,16 +61,7 @@ pub fn dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 pub fn load(dirs: &[PathBuf]) -> Vec<Custom> {
     let mut out: Vec<Custom> = Vec::new();
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        files.sort();
-        for path in files {
+        for path in crate::config::markdown_files(dir) {
             let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };

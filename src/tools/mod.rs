@@ -209,6 +209,11 @@ impl Registry {
         self.hidden = hidden;
     }
 
+    /// Has a catalog that may change while the session runs.
+    pub fn is_dynamic(&self) -> bool {
+        self.dynamic.is_some()
+    }
+
     /// Catches up with changed catalogs before a request is built.
     pub async fn refresh(&self) {
         if let Some(d) = &self.dynamic {

@@ -75,16 +75,7 @@ pub fn load(dirs: &[PathBuf]) -> (Vec<AgentDef>, Vec<String>) {
     let mut defs = vec![general_purpose()];
     let mut warnings = Vec::new();
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        files.sort();
-        for path in files {
+        for path in crate::config::markdown_files(dir) {
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) => {
