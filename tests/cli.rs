@@ -284,22 +284,18 @@ fn terminal_mode_asks_with_scopes() {
         .output()
         .is_err()
     {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED terminal_mode_asks_with_scopes: tmux is not installed"
+        return skip(
+            "terminal_mode_asks_with_scopes",
+            "tmux is not installed (ci/setup.sh installs it)",
         );
-        return;
     }
     if runner().is_some() {
         // Seen in CI: forking tmux clients from this emulated, multithreaded
         // test deadlocked qemu-user between fork and exec.
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED terminal_mode_asks_with_scopes: terminal tests do not run under qemu-user"
+        return skip_emulated(
+            "terminal_mode_asks_with_scopes",
+            "forking tmux clients deadlocks qemu-user",
         );
-        return;
     }
     let dir = scratch("tty");
     let api = StandIn::start(vec![

@@ -14,13 +14,6 @@ use support::standin::{self, StandIn};
 use support::*;
 use tern::json::Value;
 
-/// Says why a test did nothing. Written to stderr directly, not through
-/// `eprintln!`, so the test harness shows it even when the test passes.
-fn skip(test: &str, why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-}
-
 /// The static x86_64 build (cross/build.sh x86_64 or the CI script makes it).
 fn static_binary() -> Result<PathBuf, String> {
     let path = std::env::var("TERN_STATIC_BIN")
@@ -256,7 +249,7 @@ fn https_in_an_empty_root_trusts_only_ssl_cert_file() {
 #[test]
 fn sixty_four_mib_address_space_is_enough() {
     if runner().is_some() {
-        return skip(
+        return skip_emulated(
             "sixty_four_mib_address_space_is_enough",
             "qemu-user reserves more address space than the limit itself",
         );

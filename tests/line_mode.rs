@@ -76,9 +76,11 @@ fn slow_text(first: &str, pause: Duration, rest: &str) -> Reply {
 
 #[test]
 fn a_session_with_approval_queue_interrupt_history_and_commands() {
-    if Command::new("tmux").arg("-V").output().is_err() || runner().is_some() {
-        eprintln!("SKIPPED line mode test: needs tmux and a native (not qemu) run");
-        return;
+    if runner().is_some() {
+        return skip_emulated("line mode test", "qemu-user lacks the terminal ioctls");
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return skip("line mode test", "needs tmux (ci/setup.sh installs it)");
     }
     let dir = scratch("line-mode");
     std::fs::create_dir_all(dir.join(".tern/commands")).unwrap();

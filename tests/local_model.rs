@@ -49,16 +49,13 @@ fn provisioned() -> Option<(PathBuf, PathBuf)> {
 
 fn start(ctx: u32) -> Option<Server> {
     if runner().is_some() {
-        eprintln!("SKIPPED local model test: not run under qemu-user (the server is x86_64)");
+        skip_emulated("local model test", "the llama-server is an x86_64 binary");
         return None;
     }
     let Some((server, model)) = provisioned() else {
-        assert!(
-            std::env::var("TERN_REQUIRE_LLAMA").is_err(),
-            "TERN_REQUIRE_LLAMA is set but llama-server or the model is missing (run ci/llama.sh)"
-        );
-        eprintln!(
-            "SKIPPED local model test: no llama-server (run ci/llama.sh to build it and fetch SmolLM2)"
+        skip(
+            "local model test",
+            "no llama-server or model (run ci/llama.sh to build it and fetch SmolLM2)",
         );
         return None;
     };

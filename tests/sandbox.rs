@@ -18,26 +18,29 @@ use support::standin::{self, StandIn};
 use support::*;
 use tern::sandbox::SandboxPolicy;
 
-fn unavailable() -> Option<String> {
+/// Why the sandbox cannot be tested here: `Err(true)` under the emulator
+/// (never a failure), `Err(false)` on a host that lacks the kernel features.
+fn unavailable() -> Option<(bool, String)> {
     if runner().is_some() {
-        return Some("qemu-user implements neither landlock nor seccomp".into());
+        return Some((true, "qemu-user implements neither landlock nor seccomp".into()));
     }
     let status = tern::sandbox::probe();
     match status.landlock {
         Ok(abi) if abi >= 4 && status.seccomp_kernel => None,
-        Ok(abi) => Some(format!(
-            "landlock ABI {abi} < 4 or no seccomp on this kernel"
+        Ok(abi) => Some((
+            false,
+            format!("landlock ABI {abi} < 4 or no seccomp on this kernel"),
         )),
-        Err(e) => Some(format!("landlock unavailable: {e}")),
+        Err(e) => Some((false, format!("landlock unavailable: {e}"))),
     }
 }
 
 macro_rules! require_sandbox {
     ($name:expr) => {
-        if let Some(why) = unavailable() {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", $name);
-            return;
+        match unavailable() {
+            Some((true, why)) => return skip_emulated($name, &why),
+            Some((false, why)) => return skip($name, &why),
+            None => {}
         }
     };
 }
@@ -379,11 +382,10 @@ fn a_tcp_port_allow_list_opens_only_those_ports() {
 fn ptrace_of_a_sibling_is_blocked() {
     require_sandbox!("ptrace_of_a_sibling_is_blocked");
     if Command::new("strace").arg("-V").output().is_err() {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"SKIPPED ptrace_of_a_sibling_is_blocked: strace is not installed\n",
+        return skip(
+            "ptrace_of_a_sibling_is_blocked",
+            "strace is not installed (ci/setup.sh installs it)",
         );
-        return;
     }
     attack(
         "ptrace",

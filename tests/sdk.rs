@@ -16,7 +16,7 @@ use tern::json::{self, Value};
 
 fn python() -> Option<String> {
     if runner().is_some() {
-        eprintln!("SKIPPED SDK tests under qemu-user (the SDK runs natively)");
+        skip_emulated("SDK tests", "the SDK runs natively");
         return None;
     }
     let py = std::env::var("TERN_SDK_PYTHON").unwrap_or_else(|_| "python3".into());
@@ -25,11 +25,10 @@ fn python() -> Option<String> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(
-            std::env::var("TERN_REQUIRE_SDK").is_err(),
-            "TERN_REQUIRE_SDK is set but {py} cannot import claude_agent_sdk (run ci/sdk.sh)"
+        skip(
+            "SDK tests",
+            &format!("{py} cannot import claude_agent_sdk (run ci/sdk.sh)"),
         );
-        eprintln!("SKIPPED SDK tests: {py} has no claude_agent_sdk (pip install claude-agent-sdk)");
         return None;
     }
     Some(py)

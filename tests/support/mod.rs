@@ -48,6 +48,37 @@ pub fn tern_shell_words() -> String {
     }
 }
 
+/// Whether a missing requirement fails the test instead of skipping it:
+/// under CI (`CI=true`) or when `ci/test.sh` sets `TERN_REQUIRE_ALL=1`.
+pub fn requirements_enforced() -> bool {
+    let on = |k: &str| {
+        std::env::var(k)
+            .map(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+            .unwrap_or(false)
+    };
+    on("CI") || on("TERN_REQUIRE_ALL")
+}
+
+/// A test that cannot run on this host says why; where requirements are
+/// enforced (CI) that is a failure, since a pass would have tested nothing.
+/// Written to stderr directly so the harness shows it for passing tests.
+#[track_caller]
+pub fn skip(test: &str, why: &str) {
+    assert!(
+        !requirements_enforced(),
+        "{test} cannot run: {why} (requirements are enforced: CI or TERN_REQUIRE_ALL is set)"
+    );
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+/// A test that does not apply under the emulator the suite runs in (qemu-user
+/// has no landlock, seccomp or terminal ioctls): said, never a failure.
+pub fn skip_emulated(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test} (emulated run): {why}");
+}
+
 /// A fresh directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
