@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
-# Installs the real MCP servers tests/mcp.rs talks to, from the registries:
+# Installs the real MCP servers tests/mcp.rs talks to, by package name through
+# the machine's own package clients:
 #   npm:  @modelcontextprotocol/server-everything, @modelcontextprotocol/server-filesystem
-#   PyPI: mcp-server-time, mcp-server-git (in a private virtual environment)
-# into $TERN_MCP_DIR (default ~/.cache/tern-mcp), and prints TERN_MCP_DIR=….
+#   pip:  mcp-server-time, mcp-server-git (in a private virtual environment)
+# into $TERN_MCP_DIR (default ~/.cache/tern-mcp). Prints TERN_MCP_DIR=… and
+# nothing else on stdout; every step checks its result and names itself.
 set -euo pipefail
 
+fail() { echo "ci/mcp.sh: $*" >&2; exit 1; }
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+
 dir=${TERN_MCP_DIR:-$HOME/.cache/tern-mcp}
-mkdir -p "$dir"
-if [ ! -x "$dir/node_modules/.bin/mcp-server-everything" ] || [ ! -x "$dir/node_modules/.bin/mcp-server-filesystem" ]; then
-  command -v npm >/dev/null 2>&1 || {
-    sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get install -y -qq nodejs npm >/dev/null
-  }
+mkdir -p "$dir" || fail "cannot create $dir"
+npm_bins=(mcp-server-everything mcp-server-filesystem)
+npm_ready() { for b in "${npm_bins[@]}"; do [ -x "$dir/node_modules/.bin/$b" ] || return 1; done; }
+if ! npm_ready; then
+  if ! command -v npm >/dev/null 2>&1; then
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq nodejs npm >/dev/null; } \
+      || fail "step 'apt-get install nodejs npm' failed"
+  fi
+  echo "ci/mcp.sh: installing the npm MCP servers" >&2
   npm install --prefix "$dir" --silent --no-audit --no-fund \
-    @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem >/dev/null
+    @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem >&2 \
+    || fail "step 'npm install @modelcontextprotocol/server-everything server-filesystem' failed"
+  npm_ready || fail "step 'npm install': ${npm_bins[*]} missing in $dir/node_modules/.bin"
 fi
-if [ ! -x "$dir/venv/bin/mcp-server-time" ] || [ ! -x "$dir/venv/bin/mcp-server-git" ]; then
-  python3 -m venv "$dir/venv"
-  "$dir/venv/bin/python" -m pip install -q mcp-server-time mcp-server-git
+py_ready() { [ -x "$dir/venv/bin/mcp-server-time" ] && [ -x "$dir/venv/bin/mcp-server-git" ]; }
+if ! py_ready; then
+  echo "ci/mcp.sh: installing the Python MCP servers" >&2
+  python3 -m venv "$dir/venv" 2>/dev/null || {
+    # Debian splits venv out of python3.
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq python3-venv >/dev/null; } \
+      || fail "step 'apt-get install python3-venv' failed"
+    python3 -m venv "$dir/venv" || fail "step 'python3 -m venv $dir/venv' failed"
+  }
+  "$dir/venv/bin/python" -m pip install -q mcp-server-time mcp-server-git >&2 \
+    || fail "step 'pip install mcp-server-time mcp-server-git' failed"
+  py_ready || fail "step 'pip install': mcp-server-time or mcp-server-git missing in $dir/venv/bin"
 fi
 echo "TERN_MCP_DIR=$dir"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing tern needs, on a Debian-like host with
-# rustup. Idempotent: it only installs what is missing.
+# rustup. Idempotent: it only installs what is missing, through apt-get and
+# rustup by package name, and names the step that failed.
 set -euo pipefail
 
+fail() { echo "ci/setup.sh: $*" >&2; exit 1; }
 missing=()
 command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools) # C parts of ring for musl
 command -v file >/dev/null 2>&1 || missing+=(file)            # static-link check
@@ -12,21 +14,23 @@ command -v strace >/dev/null 2>&1 || missing+=(strace)        # sandbox ptrace e
 command -v python3 >/dev/null 2>&1 || missing+=(python3)      # socket tests, SDK, MCP servers
 command -v cc >/dev/null 2>&1 || missing+=(gcc)               # sandbox build test
 command -v g++ >/dev/null 2>&1 || missing+=(g++)              # llama.cpp for the local-model test
-command -v curl >/dev/null 2>&1 || missing+=(curl)            # fetching the llama.cpp sources
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)          # building llama-server
 command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # MCP orphan check
+command -v git >/dev/null 2>&1 || missing+=(git)              # git in sandboxed builds
 # A static BusyBox as the only shell of the constrained-host tests' empty root.
 file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  $sudo apt-get update -qq || fail "step 'apt-get update' failed"
+  $sudo apt-get install -y -qq "${missing[@]}" >/dev/null \
+    || fail "step 'apt-get install ${missing[*]}' failed"
 fi
 
 if ! rustup target list --installed | grep -qx x86_64-unknown-linux-musl; then
-  rustup target add x86_64-unknown-linux-musl
+  rustup target add x86_64-unknown-linux-musl || fail "step 'rustup target add x86_64-unknown-linux-musl' failed"
 fi
 for component in clippy rustfmt; do
-  rustup component list --installed | grep -q "^$component" || rustup component add "$component"
+  rustup component list --installed | grep -q "^$component" \
+    || rustup component add "$component" || fail "step 'rustup component add $component' failed"
 done

@@ -2,27 +2,59 @@
 # The whole test suite: formatting, lints, unit + end-to-end + constrained-
 # host tests, the suite again under qemu for aarch64 and armv7, a release
 # smoke run per target, and the static binaries against their size budget.
+# Everything it needs is installed through apt-get, pip, npm and cargo by
+# package name (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/mcp.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+started=$(date +%s)
+step() { echo "ci/test.sh: [$(( $(date +%s) - started ))s] $*" >&2; }
+
+# Runs a provisioning script and exports the TERN_* lines it prints; a failing
+# script stops the suite here, naming itself, instead of surfacing later as a
+# missing requirement.
+provision() {
+  local out line
+  out=$(bash "$1") || { echo "ci/test.sh: $1 failed (see its message above)" >&2; exit 1; }
+  while IFS= read -r line; do
+    case "$line" in
+      TERN_*=*) export "${line%%=*}=${line#*=}" ;;
+      *) echo "ci/test.sh: $1 printed an unexpected line: $line" >&2; exit 1 ;;
+    esac
+  done <<<"$out"
+}
+
+step "cross/setup.sh (toolchains, qemu-user, zig)"
 bash cross/setup.sh x86_64 aarch64 armv7
-# A real llama-server + SmolLM2 for the local-model test (built once, cached).
-eval "$(bash ci/llama.sh | grep '^TERN_LLAMA_')"
-export TERN_LLAMA_SERVER TERN_LLAMA_MODEL TERN_REQUIRE_LLAMA=1
-# The official Python Agent SDK for the SDK protocol tests.
-eval "$(bash ci/sdk.sh | grep '^TERN_SDK_')"
-export TERN_SDK_PYTHON TERN_REQUIRE_SDK=1
-# Real MCP servers from npm and PyPI.
-eval "$(bash ci/mcp.sh | grep '^TERN_MCP_')"
-export TERN_MCP_DIR TERN_REQUIRE_MCP=1
+step "ci/llama.sh (a real llama-server and SmolLM2; built once, cached)"
+provision ci/llama.sh
+step "ci/sdk.sh (the official Python Agent SDK)"
+provision ci/sdk.sh
+step "ci/mcp.sh (real MCP servers from npm and PyPI)"
+provision ci/mcp.sh
+# Every test that cannot run for want of a kernel feature, binary or server
+# fails instead of skipping; only emulator-specific skips remain (and say so).
+export TERN_REQUIRE_ALL=1
+
+step "cargo fmt --check"
 cargo fmt --check
+step "cargo clippy"
 cargo clippy --all-features --all-targets -- -D warnings
 # The constrained-host tests run the static binary in an empty root.
+step "static release build (x86_64)"
 cargo build --release --quiet --target x86_64-unknown-linux-musl
+step "cargo test --all-features"
 cargo test --all-features
+step "cargo clippy (core only, no default features)"
+cargo clippy --no-default-features --all-targets -- -D warnings
+step "cross/test.sh aarch64"
 bash cross/test.sh aarch64
+step "cross/test.sh armv7"
 bash cross/test.sh armv7
 for target in x86_64 aarch64 armv7; do
+  step "cross/smoke.sh $target"
   bash cross/smoke.sh "$target"
 done
+step "size-report/run.sh"
 size-report/run.sh
+step "done"

@@ -25,8 +25,10 @@ use crate::session::transcript::{self, Transcript};
 use crate::session::{checkpoint, new_uuid, resume, store};
 use crate::tools::{Registry, ToolContext};
 
+mod doctor;
 mod lines;
 mod subcommands;
+pub use doctor::doctor;
 pub use subcommands::{config_permissions, mcp_list, rewind, sessions};
 #[cfg(feature = "mcp")]
 mod mcp_start;
@@ -64,21 +66,28 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         cwd,
         stdin,
     };
-    let rt = match config::resolve(args, inputs).and_then(|rt| rt.check_credentials().map(|()| rt))
-    {
-        Ok(rt) => rt,
-        Err(e @ ConfigError::Usage(_)) => {
-            eprintln!("tern: {e}\nTry 'tern --help'.");
-            return 2;
-        }
-        Err(e @ ConfigError::Unusable(_)) => {
-            eprintln!("tern: {e}");
-            return 1;
-        }
-    };
+    let mut rt =
+        match config::resolve(args, inputs).and_then(|rt| rt.check_credentials().map(|()| rt)) {
+            Ok(rt) => rt,
+            Err(e @ ConfigError::Usage(_)) => {
+                eprintln!("tern: {e}\nTry 'tern --help'.");
+                return 2;
+            }
+            Err(e @ ConfigError::Unusable(_)) => {
+                eprintln!("tern: {e}");
+                return 1;
+            }
+        };
     for warning in &rt.warnings {
         eprintln!("tern: warning: {warning}");
     }
+    let discovered = match discover_server(&mut rt).await {
+        Ok(d) => d,
+        Err(message) => {
+            eprintln!("tern: {message}");
+            return 1;
+        }
+    };
     let client = match Client::new(&rt.client) {
         Ok(c) => c,
         Err(e) => {
@@ -208,6 +217,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         mcp_servers: mcp_hub.as_ref().map_or(Vec::new(), |h| h.summary()),
         #[cfg(not(feature = "mcp"))]
         mcp_servers: Vec::new(),
+        discovered,
     };
     let hooks = Rc::new(Hooks::new(
         rt.hooks,
@@ -392,6 +402,61 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);
     code
+}
+
+/// With nothing configured, finds a model server on this machine and
+/// points the session at it; says which (stderr in text and json modes,
+/// `system/init` in stream-json). `Err` lists what was tried.
+async fn discover_server(rt: &mut config::Runtime) -> Result<Option<Value>, String> {
+    use crate::model::discover;
+    let Some(plan) = rt.discover.clone() else {
+        return Ok(None);
+    };
+    let ca = rt.client.extra_ca_pem.clone();
+    let probes =
+        smol::unblock(move || discover::probe_all(&plan.candidates, plan.timeout, ca.as_deref()))
+            .await;
+    let Some(found) = discover::pick(&probes).cloned() else {
+        return Err(discover::nothing_found(&probes));
+    };
+    let quiet = rt.format == crate::cli::OutputFormat::StreamJson;
+    let skipped: Vec<String> = probes
+        .iter()
+        .filter_map(|p| match &p.outcome {
+            // Only servers that answered wrongly are worth a word; closed
+            // ports are the normal case.
+            Err(e) if !e.contains("connection refused") => Some(format!(
+                "{} at {}: {e}",
+                p.candidate.kind.name(),
+                p.candidate.url
+            )),
+            _ => None,
+        })
+        .collect();
+    let notes = rt.use_discovered(&found);
+    if !quiet {
+        for s in &skipped {
+            eprintln!("tern: note: skipped {s}");
+        }
+        eprintln!(
+            "tern: no API key or base URL configured; using {} at {} with model {}",
+            found.kind.name(),
+            found.url,
+            rt.model
+        );
+        for n in &notes {
+            eprintln!("tern: note: {n}");
+        }
+    }
+    Ok(Some(obj! {
+        "server" => found.kind.name(),
+        "url" => found.url.clone(),
+        "model" => rt.model.clone(),
+        "models" => found.models.iter().map(|m| Value::from(m.as_str())).collect::<Vec<_>>(),
+        "context_window" => found.context_window.map(|w| w as i64),
+        "skipped" => skipped.into_iter().map(Value::from).collect::<Vec<_>>(),
+        "notes" => notes.into_iter().map(Value::from).collect::<Vec<_>>(),
+    }))
 }
 
 const COORDINATOR_NOTE: &str = "You are the coordinator. You have only Agent, SendMessage and \

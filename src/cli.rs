@@ -96,6 +96,8 @@ pub enum Command {
     Sessions,
     /// `tern mcp list`: each configured MCP server and whether it connects.
     McpList(Args),
+    /// `tern doctor`: what a session would use and whether it works.
+    Doctor(Args),
     /// `tern rewind <session> [--to <uuid>] [--dry-run]`.
     Rewind {
         session: String,
@@ -122,6 +124,7 @@ Usage: tern [OPTIONS] [PROMPT]
        tern config permissions
        tern sessions
        tern mcp list
+       tern doctor [--output-format json]
        tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
 With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
@@ -168,6 +171,9 @@ Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN   Credentials (x-api-key / bearer)
   ANTHROPIC_BASE_URL                        API endpoint (a local server works)
   ANTHROPIC_MODEL                           Default model
+  TERN_LOCAL_SERVERS                        With nothing configured, the local servers to look
+                                            for (kind=URL,…; default llama.cpp :8080, Ollama
+                                            :11434, LM Studio :1234, vLLM :8000; none: off)
   TERN_HOME                                 Where transcripts go (default ~/.local/share/tern)
   SSL_CERT_FILE                             Extra CA certificates (PEM)
   HTTPS_PROXY, NO_PROXY                     Proxy settings
@@ -369,6 +375,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     }
     if words == ["mcp", "list"] {
         return Ok(Command::McpList(a));
+    }
+    if words == ["doctor"] {
+        return Ok(Command::Doctor(a));
     }
     if words.first().map(String::as_str) == Some("rewind") {
         let [_, session] = words.as_slice() else {

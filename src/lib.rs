@@ -50,6 +50,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args),
         Ok(cli::Command::Sessions) => app::sessions(),
         Ok(cli::Command::McpList(args)) => app::mcp_list(args),
+        Ok(cli::Command::Doctor(args)) => app::doctor(args),
         Ok(cli::Command::Rewind {
             session,
             to,

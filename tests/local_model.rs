@@ -111,16 +111,28 @@ fn start(ctx: u32) -> Option<Server> {
 }
 
 #[test]
-fn say_hello_to_smollm2_over_both_wire_formats() {
+fn say_hello_to_smollm2_over_both_wire_formats_and_by_discovery() {
     let Some(server) = start(4096) else { return };
     let dir = scratch("llama");
-    for wire in ["anthropic", "openai"] {
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    for wire in ["anthropic", "openai", "discovered"] {
         let mut cmd = tern(&server.url, &dir);
         cmd.env_remove("ANTHROPIC_API_KEY");
         if wire == "openai" {
             cmd.env_remove("ANTHROPIC_BASE_URL")
                 .env("TERN_PROVIDER", "openai")
                 .env("OPENAI_BASE_URL", &server.url);
+        }
+        if wire == "discovered" {
+            // Nothing configured: the real llama-server is found among
+            // the candidates and its window comes with the probe.
+            cmd.env_remove("ANTHROPIC_BASE_URL").env(
+                "TERN_LOCAL_SERVERS",
+                format!("ollama={closed},llamacpp={}", server.url),
+            );
         }
         // A tiny model may ramble; a short answer keeps the test quick on
         // a busy 2-core machine.
@@ -135,10 +147,17 @@ fn say_hello_to_smollm2_over_both_wire_formats() {
         ]));
         assert_ok(&out);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("reports a context window of 4096 tokens"),
-            "{stderr}"
-        );
+        if wire == "discovered" {
+            assert!(
+                stderr.contains(&format!("using llama.cpp at {} with model", server.url)),
+                "{stderr}"
+            );
+        } else {
+            assert!(
+                stderr.contains("reports a context window of 4096 tokens"),
+                "{stderr}"
+            );
+        }
         let result = last_result(&out);
         let text = result.str_field("result").unwrap_or_default();
         assert!(!text.trim().is_empty(), "{wire}: empty answer");

@@ -22,7 +22,10 @@ use tern::sandbox::SandboxPolicy;
 /// (never a failure), `Err(false)` on a host that lacks the kernel features.
 fn unavailable() -> Option<(bool, String)> {
     if runner().is_some() {
-        return Some((true, "qemu-user implements neither landlock nor seccomp".into()));
+        return Some((
+            true,
+            "qemu-user implements neither landlock nor seccomp".into(),
+        ));
     }
     let status = tern::sandbox::probe();
     match status.landlock {

@@ -73,6 +73,33 @@ pub struct Runtime {
     /// Set by `contextWindow` or TERN_CONTEXT_WINDOW; otherwise known
     /// from the model's name or asked of the server.
     pub context_window: Option<u64>,
+    /// The model was named (flag, setting or ANTHROPIC_MODEL), not defaulted.
+    pub model_explicit: bool,
+    /// Set when nothing says which server to use: the local servers to
+    /// look for before the session starts.
+    pub discover: Option<Discovery>,
+    /// Where each of the endpoint's facts came from, for `tern doctor`.
+    pub provenance: Provenance,
+    /// The settings files read, and those skipped with their problem.
+    pub settings_files: Vec<String>,
+    pub settings_broken: Vec<String>,
+}
+
+/// Where to look for a local model server, and how long each may take.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    pub candidates: Vec<crate::model::discover::Candidate>,
+    pub timeout: Duration,
+}
+
+/// The source of the provider, base URL and model: a flag, an environment
+/// variable, a settings file, discovery, or the built-in default.
+#[derive(Debug, Clone, Default)]
+pub struct Provenance {
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub context_window: String,
 }
 
 /// Which session this run belongs to.
@@ -115,7 +142,11 @@ pub struct Inputs<'a> {
 
 impl Runtime {
     /// Talking to the real API needs credentials; a local server may not.
+    /// (With nothing configured at all, discovery decides instead.)
     pub fn check_credentials(&self) -> Result<(), ConfigError> {
+        if self.discover.is_some() {
+            return Ok(());
+        }
         if matches!(self.client.auth, Auth::None) && self.client.base_url == DEFAULT_BASE_URL {
             return Err(ConfigError::Unusable(
                 "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point ANTHROPIC_BASE_URL at a local server".into(),
@@ -127,6 +158,42 @@ impl Runtime {
             ));
         }
         Ok(())
+    }
+}
+
+impl Runtime {
+    /// Points the session at a discovered local server: its wire format
+    /// and URL, a model it lists (unless one was named), its window.
+    /// Returns notes worth telling the user.
+    pub fn use_discovered(&mut self, found: &crate::model::discover::Found) -> Vec<String> {
+        use crate::model::discover;
+        let mut notes = Vec::new();
+        let wanted = self.model_explicit.then_some(self.model.as_str());
+        let (model, note) = discover::choose_model(found, wanted);
+        notes.extend(note);
+        notes.extend(found.note.clone());
+        let origin = format!("discovered: {} at {}", found.kind.name(), found.url);
+        self.client = discover::client_config(
+            found,
+            self.client.extra_ca_pem.take(),
+            self.client.idle_timeout,
+        );
+        if !self.model_explicit {
+            self.model = model;
+            self.provenance.model = origin.clone();
+            self.system.environment = prompt::environment(&self.cwd, &self.model);
+        }
+        if self.context_window.is_none()
+            && let Some(w) = found.context_window
+        {
+            self.context_window = Some(w);
+            self.provenance.context_window = origin.clone();
+        }
+        self.provenance.provider = origin.clone();
+        self.provenance.base_url = origin;
+        self.api_key_source = "none".to_string();
+        self.discover = None;
+        notes
     }
 }
 
@@ -271,12 +338,22 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     let layered = settings::load(&locations).map_err(ConfigError::Unusable)?;
     warnings.extend(layered.warnings.iter().cloned());
 
-    let provider = match args
+    let mut provenance = Provenance::default();
+    let provider_choice = args
         .provider
         .clone()
-        .or_else(|| layered.provider.clone())
-        .or_else(|| env("TERN_PROVIDER"))
-    {
+        .map(|p| (p, "--provider".to_string()))
+        .or_else(|| {
+            layered
+                .provider
+                .clone()
+                .map(|p| (p, "settings: provider".to_string()))
+        })
+        .or_else(|| env("TERN_PROVIDER").map(|p| (p, "TERN_PROVIDER".to_string())));
+    provenance.provider = provider_choice
+        .as_ref()
+        .map_or_else(|| "default".to_string(), |(_, from)| from.clone());
+    let provider = match provider_choice.as_ref().map(|(p, _)| p.clone()) {
         None => Provider::Anthropic,
         Some(name) => Provider::parse(&name).ok_or_else(|| {
             ConfigError::Unusable(format!(
@@ -288,9 +365,20 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         Provider::Anthropic => ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", DEFAULT_BASE_URL),
         Provider::OpenAi => ("OPENAI_BASE_URL", "OPENAI_API_KEY", DEFAULT_OPENAI_URL),
     };
-    let base_url = env(url_var)
-        .or_else(|| layered.base_url.clone())
-        .unwrap_or_else(|| default_url.to_string());
+    let base_url = match (env(url_var), layered.base_url.clone()) {
+        (Some(u), _) => {
+            provenance.base_url = url_var.to_string();
+            u
+        }
+        (None, Some(u)) => {
+            provenance.base_url = "settings: baseUrl".to_string();
+            u
+        }
+        (None, None) => {
+            provenance.base_url = "default".to_string();
+            default_url.to_string()
+        }
+    };
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(ConfigError::Unusable(format!(
             "{url_var} must start with http:// or https:// (got {base_url:?})"
@@ -368,11 +456,47 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         &extra_dirs,
         &env,
     );
-    let model = args
+    let model_choice = args
         .model
-        .or_else(|| layered.model.clone())
-        .or_else(|| env("ANTHROPIC_MODEL"))
-        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        .map(|m| (m, "--model"))
+        .or_else(|| layered.model.clone().map(|m| (m, "settings: model")))
+        .or_else(|| env("ANTHROPIC_MODEL").map(|m| (m, "ANTHROPIC_MODEL")));
+    let model_explicit = model_choice.is_some();
+    provenance.model = model_choice
+        .as_ref()
+        .map_or("default", |(_, from)| *from)
+        .to_string();
+    let model = model_choice.map_or_else(|| DEFAULT_MODEL.to_string(), |(m, _)| m);
+    // Nothing names a server or a credential anywhere: look for one on
+    // this machine (the air-gapped default) instead of failing.
+    let configured = provider_choice.is_some()
+        || layered.base_url.is_some()
+        || layered.api_key_env.is_some()
+        || [
+            "ANTHROPIC_BASE_URL",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+        ]
+        .iter()
+        .any(|k| env(k).is_some());
+    let discover = if configured {
+        None
+    } else {
+        use crate::model::discover;
+        let candidates = match (inputs.env)(discover::LIST_VAR) {
+            Some(list) => discover::parse_candidates(&list).map_err(ConfigError::Unusable)?,
+            None => discover::default_candidates(),
+        };
+        Some(Discovery {
+            candidates,
+            timeout: millis(
+                discover::TIMEOUT_VAR,
+                discover::DEFAULT_TIMEOUT.as_millis() as u64,
+            )?,
+        })
+    };
     let max_tokens = number("CLAUDE_CODE_MAX_OUTPUT_TOKENS")?.unwrap_or(DEFAULT_MAX_TOKENS);
     let defaults = RetryPolicy::default();
     let retry = RetryPolicy {
@@ -384,6 +508,17 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         )),
     };
 
+    let context_window = match (number("TERN_CONTEXT_WINDOW")?, layered.context_window) {
+        (Some(n), _) => {
+            provenance.context_window = "TERN_CONTEXT_WINDOW".to_string();
+            Some(u64::from(n))
+        }
+        (None, Some(n)) => {
+            provenance.context_window = "settings: contextWindow".to_string();
+            Some(n)
+        }
+        (None, None) => None,
+    };
     let home = env("HOME").map(PathBuf::from);
     let memory = memory::load(&memory::locate(&env, &inputs.cwd), home.as_deref());
     let system = prompt::SystemParts {
@@ -437,9 +572,12 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         },
         fallback_models: args.fallback_models,
         max_budget_usd: args.max_budget_usd,
-        context_window: number("TERN_CONTEXT_WINDOW")?
-            .map(u64::from)
-            .or(layered.context_window),
+        context_window,
+        model_explicit,
+        discover,
+        provenance,
+        settings_files: layered.files.clone(),
+        settings_broken: layered.broken.clone(),
     })
 }
 
@@ -488,7 +626,9 @@ mod tests {
             ..Args::default()
         };
         assert!(matches!(
-            resolve_with(args(), &[], None).unwrap().check_credentials(),
+            resolve_with(args(), &[("TERN_PROVIDER", "anthropic")], None)
+                .unwrap()
+                .check_credentials(),
             Err(ConfigError::Unusable(_))
         ));
         let rt = resolve_with(
@@ -516,5 +656,46 @@ mod tests {
         assert!(stale.warnings[0].contains("SSL_CERT_FILE /no/such"));
         let bad = resolve_with(args(), &[("ANTHROPIC_BASE_URL", "ftp://x")], None);
         assert!(matches!(bad, Err(ConfigError::Unusable(_))));
+    }
+
+    #[test]
+    fn discovery_only_when_nothing_is_configured() {
+        let args = || Args {
+            prompt: Some("x".into()),
+            ..Args::default()
+        };
+        let bare = resolve_with(args(), &[], None).unwrap();
+        let plan = bare.discover.as_ref().expect("discovery planned");
+        assert_eq!(plan.candidates.len(), 4);
+        assert!(bare.check_credentials().is_ok());
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "ANTHROPIC_BASE_URL",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "TERN_PROVIDER",
+        ] {
+            let value = if var.ends_with("URL") {
+                "http://127.0.0.1:9"
+            } else if var == "TERN_PROVIDER" {
+                "anthropic"
+            } else {
+                "k"
+            };
+            let rt = resolve_with(args(), &[(var, value)], None).unwrap();
+            assert!(rt.discover.is_none(), "{var} set, yet discovery planned");
+        }
+        // An explicit provider without credentials is still an error.
+        let rt = resolve_with(args(), &[("TERN_PROVIDER", "anthropic")], None).unwrap();
+        assert!(rt.check_credentials().is_err());
+        let listed = resolve_with(
+            args(),
+            &[("TERN_LOCAL_SERVERS", "vllm=http://127.0.0.1:1")],
+            None,
+        )
+        .unwrap();
+        assert_eq!(listed.discover.unwrap().candidates.len(), 1);
+        assert!(resolve_with(args(), &[("TERN_LOCAL_SERVERS", "x=http://h")], None).is_err());
     }
 }

@@ -140,6 +140,10 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// Problems found in files that were skipped or partly used.
     pub warnings: Vec<String>,
+    /// The files that were read and used, lowest precedence first.
+    pub files: Vec<String>,
+    /// The files that exist but were skipped, each with its problem.
+    pub broken: Vec<String>,
 }
 
 /// Where to look; tests point these anywhere.
@@ -219,6 +223,7 @@ const PERMISSION_KEYS: &[&str] = &[
 pub fn load(loc: &Locations) -> Result<Settings, String> {
     let mut layers: Vec<(Origin, Value, String)> = Vec::new();
     let mut warnings = Vec::new();
+    let mut broken = Vec::new();
     let wanted = |s: Source| match (&loc.sources, s.filter_name()) {
         (Some(list), Some(name)) => list.iter().any(|n| n == name),
         _ => true,
@@ -228,9 +233,11 @@ pub fn load(loc: &Locations) -> Result<Settings, String> {
         if !wanted(source) {
             return Ok(());
         }
+        let before = warnings.len();
         if let Some(layer) = read_layer(source, &path, base, warnings)? {
             layers.push(layer);
         }
+        broken.extend(warnings[before..].iter().cloned());
         Ok::<(), String>(())
     };
     for dir in &loc.user_dirs {
@@ -291,6 +298,8 @@ pub fn load(loc: &Locations) -> Result<Settings, String> {
         merge_layer(&mut out, origin, value, text, &mut warnings);
     }
     out.warnings = warnings;
+    out.broken = broken;
+    out.files = layers.iter().map(|(o, _, _)| o.file.clone()).collect();
     Ok(out)
 }
 

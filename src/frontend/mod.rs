@@ -30,6 +30,8 @@ pub struct SessionInfo {
     pub sandbox: Value,
     /// `[{name, status}]` of the MCP servers.
     pub mcp_servers: Vec<Value>,
+    /// The local server found when nothing was configured.
+    pub discovered: Option<Value>,
 }
 
 /// The Claude Code release line whose flags and stream-json tern matches.
@@ -98,6 +100,7 @@ impl Printer {
             // Code release whose headless surface tern follows (COMPAT.md).
             "claude_code_version" => CLAUDE_CODE_SURFACE,
             "sandbox" => self.info.sandbox.clone(),
+            "discovered_server" => self.info.discovered.clone(),
             "uuid" => new_uuid(),
         };
         self.line(&init);

@@ -83,52 +83,68 @@ impl Client {
     /// `meta.n_ctx_train`). Blocking, with a short timeout; `None` when the
     /// server says nothing usable.
     pub fn server_window(&self) -> Option<u64> {
-        let root = self.base.trim_end_matches("/v1");
-        let get = |path: &str| -> Option<json::Value> {
-            let mut req = self
-                .agent
-                .get(&format!("{root}{path}"))
-                .config()
-                .timeout_global(Some(Duration::from_secs(3)))
-                .build();
-            req = match &self.auth {
-                Auth::ApiKey(k) => req.header("x-api-key", k),
-                Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
-                Auth::None => req,
-            };
-            let response = req.call().ok()?;
-            if response.status().as_u16() != 200 {
-                return None;
-            }
-            let mut text = String::new();
-            response
-                .into_body()
-                .into_reader()
-                .take(1024 * 1024)
-                .read_to_string(&mut text)
-                .ok()?;
-            json::parse(&text).ok()
-        };
-        let positive = |v: Option<&json::Value>| {
-            v.and_then(json::Value::as_i64)
-                .filter(|n| *n > 0)
-                .map(|n| n as u64)
-        };
-        if let Some(props) = get("/props") {
-            let n = positive(
-                props
-                    .get("default_generation_settings")
-                    .and_then(|d| d.get("n_ctx")),
-            )
-            .or_else(|| positive(props.get("n_ctx")));
+        let timeout = Duration::from_secs(3);
+        if let Ok(props) = self.get_json("/props", timeout) {
+            let n = props_window(&props);
             if n.is_some() {
                 return n;
             }
         }
-        let models = get("/v1/models")?;
+        let models = self.get_json("/v1/models", timeout).ok()?;
         let first = models.get("data")?.as_array()?.first()?;
         positive(first.get("max_model_len"))
             .or_else(|| positive(first.get("meta").and_then(|m| m.get("n_ctx_train"))))
+    }
+
+    /// GET `path` below the server's root (without a trailing `/v1`) and
+    /// parse the answer as JSON: at most 1 MiB, within `timeout`. Blocking.
+    /// The error says what the server did, for notes like "answered
+    /// garbage".
+    pub fn get_json(&self, path: &str, timeout: Duration) -> Result<json::Value, String> {
+        let (status, text) = self.get(path, timeout)?;
+        if status != 200 {
+            return Err(format!("{path} answered HTTP {status}"));
+        }
+        json::parse(&text).map_err(|_| {
+            let start: String = text.chars().take(40).collect();
+            format!("{path} answered something that is not JSON ({start:?})")
+        })
+    }
+
+    /// GET `path` below the server's root with this client's credentials:
+    /// the status and at most 1 MiB of the body. Blocking.
+    pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, String), String> {
+        let root = self.base.trim_end_matches("/v1");
+        let mut req = self
+            .agent
+            .get(&format!("{root}{path}"))
+            .config()
+            .timeout_global(Some(timeout))
+            .build();
+        if self.provider == Provider::Anthropic {
+            req = req.header("anthropic-version", "2023-06-01");
+        }
+        req = match &self.auth {
+            Auth::ApiKey(k) => req.header("x-api-key", k),
+            Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
+            Auth::None => req,
+        };
+        let response = req.call().map_err(|e| match e {
+            ureq::Error::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
+            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                "connection refused".to_string()
+            }
+            other => send_error(other).to_string(),
+        })?;
+        let status = response.status().as_u16();
+        let mut text = String::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(1024 * 1024)
+            .read_to_string(&mut text)
+            .map_err(|e| format!("reading the answer to {path} failed: {e}"))?;
+        Ok((status, text))
     }
 
     /// Sends one request and returns the open event stream, or the error
@@ -177,6 +193,23 @@ impl Client {
         })
         .await
     }
+}
+
+/// A positive whole number, as a count of tokens.
+fn positive(v: Option<&json::Value>) -> Option<u64> {
+    v.and_then(json::Value::as_i64)
+        .filter(|n| *n > 0)
+        .map(|n| n as u64)
+}
+
+/// llama.cpp's `/props`: the context of the running slots.
+pub(crate) fn props_window(props: &json::Value) -> Option<u64> {
+    positive(
+        props
+            .get("default_generation_settings")
+            .and_then(|d| d.get("n_ctx")),
+    )
+    .or_else(|| positive(props.get("n_ctx")))
 }
 
 /// The response body as it arrives.

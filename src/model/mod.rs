@@ -6,6 +6,7 @@
 //! tried again. An attempt is not a turn: the agent loop counts turns.
 
 pub mod client;
+pub mod discover;
 pub mod openai;
 pub mod price;
 pub mod request;

@@ -91,6 +91,8 @@ struct State {
     body_limit: Option<usize>,
     /// Answer `GET /props` with this context size, like llama-server.
     n_ctx: Option<u64>,
+    /// Scripted answers to GET paths (posing as a kind of local server).
+    gets: Vec<(String, u16, String)>,
     requests: Vec<Request>,
     log: Vec<(Duration, String)>,
 }
@@ -202,6 +204,13 @@ impl StandIn {
         self.state.lock().unwrap().fallback = Some(reply);
     }
 
+    /// Answers `GET path` with `status` and `body` (raw, usually JSON).
+    pub fn set_get(&self, path: &str, status: u16, body: &str) {
+        let mut st = self.state.lock().unwrap();
+        st.gets.retain(|(p, _, _)| p != path);
+        st.gets.push((path.to_string(), status, body.to_string()));
+    }
+
     pub fn set_n_ctx(&self, n_ctx: u64) {
         self.state.lock().unwrap().n_ctx = Some(n_ctx);
     }
@@ -244,10 +253,19 @@ fn serve<S: Read + Write>(
     if method == "GET" {
         // Servers are asked about themselves (llama.cpp's /props) before
         // the conversation; such lookups are logged, not recorded as requests.
-        let n_ctx = state.lock().unwrap().n_ctx;
+        let (n_ctx, scripted) = {
+            let st = state.lock().unwrap();
+            let scripted = st
+                .gets
+                .iter()
+                .find(|(p, _, _)| *p == path)
+                .map(|(_, status, body)| (*status, body.clone()));
+            (st.n_ctx, scripted)
+        };
         note(state, started, format!("GET {path}"));
         let mut conn = reader.into_inner();
         let (status, body) = match (path.as_str(), n_ctx) {
+            _ if scripted.is_some() => scripted.unwrap(),
             ("/props", Some(n)) => (
                 200,
                 format!(r#"{{"default_generation_settings":{{"n_ctx":{n}}},"total_slots":1}}"#),

@@ -1,0 +1,529 @@
+//! `tern doctor`: one screen that says what a session started here would
+//! use, where each choice came from, and whether it works — without ever
+//! showing a secret. Exit 0 when nothing blocks a session, 1 otherwise.
+//!
+//! Each finding is a [`Check`] with a state; only `Fail` blocks. The
+//! checks are gathered first and rendered after, as text or as JSON
+//! (`--output-format json`), so both say exactly the same.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::cli::{Args, OutputFormat};
+use crate::config::{self, Inputs, Runtime};
+use crate::json::Value;
+use crate::model::client::{Auth, Client};
+use crate::model::{Provider, discover};
+use crate::obj;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Ok,
+    Info,
+    Warn,
+    Fail,
+}
+
+impl State {
+    fn word(self) -> &'static str {
+        match self {
+            State::Ok => "ok",
+            State::Info => "info",
+            State::Warn => "warn",
+            State::Fail => "FAIL",
+        }
+    }
+}
+
+struct Check {
+    section: &'static str,
+    name: String,
+    state: State,
+    detail: String,
+}
+
+#[derive(Default)]
+struct Report {
+    checks: Vec<Check>,
+}
+
+impl Report {
+    fn add(&mut self, section: &'static str, name: &str, state: State, detail: impl Into<String>) {
+        self.checks.push(Check {
+            section,
+            name: name.to_string(),
+            state,
+            detail: detail.into(),
+        });
+    }
+
+    fn failures(&self) -> usize {
+        self.checks
+            .iter()
+            .filter(|c| c.state == State::Fail)
+            .count()
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::from("tern doctor: what a session started here would use\n");
+        let mut section = "";
+        for c in &self.checks {
+            if c.section != section {
+                section = c.section;
+                out.push_str(&format!("\n{section}\n"));
+            }
+            out.push_str(&format!(
+                "  {:<5} {:<14} {}\n",
+                c.state.word(),
+                c.name,
+                c.detail
+            ));
+        }
+        let n = self.failures();
+        out.push_str(&match n {
+            0 => "\nready: nothing blocks a session\n".to_string(),
+            1 => "\n1 problem blocks a session (marked FAIL)\n".to_string(),
+            n => format!("\n{n} problems block a session (marked FAIL)\n"),
+        });
+        out
+    }
+
+    fn json(&self) -> String {
+        let checks: Vec<Value> = self
+            .checks
+            .iter()
+            .map(|c| {
+                obj! {
+                    "section" => c.section,
+                    "name" => c.name.as_str(),
+                    "status" => c.state.word().to_ascii_lowercase(),
+                    "detail" => c.detail.as_str(),
+                }
+            })
+            .collect();
+        obj! { "ok" => self.failures() == 0, "checks" => checks }.to_json()
+    }
+}
+
+/// `tern doctor [--output-format json]`.
+pub fn doctor(mut args: Args) -> i32 {
+    let json = args.output_format == Some(OutputFormat::Json);
+    args.prompt = Some(String::new());
+    let report = match std::env::current_dir() {
+        Ok(cwd) => {
+            let ex: &'static smol::LocalExecutor<'static> =
+                Box::leak(Box::new(smol::LocalExecutor::new()));
+            smol::block_on(ex.run(examine(ex, args, cwd)))
+        }
+        Err(e) => {
+            let mut r = Report::default();
+            r.add(
+                "session",
+                "directory",
+                State::Fail,
+                format!("cannot determine the working directory: {e}"),
+            );
+            r
+        }
+    };
+    if json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.text());
+    }
+    i32::from(report.failures() > 0)
+}
+
+async fn examine(
+    #[cfg_attr(not(feature = "mcp"), allow(unused_variables))] ex: &'static smol::LocalExecutor<
+        'static,
+    >,
+    args: Args,
+    cwd: std::path::PathBuf,
+) -> Report {
+    let mut r = Report::default();
+    let env = |k: &str| std::env::var(k).ok();
+    let mut rt = match config::resolve(
+        args,
+        Inputs {
+            env: &env,
+            cwd: cwd.clone(),
+            stdin: None,
+        },
+    ) {
+        Ok(rt) => rt,
+        Err(e) => {
+            r.add("settings", "configuration", State::Fail, e.to_string());
+            return r;
+        }
+    };
+    endpoint(&mut r, &mut rt).await;
+    settings(&mut r, &rt);
+    sandbox(&mut r, &rt);
+    #[cfg(feature = "mcp")]
+    mcp(&mut r, ex, &rt, &env).await;
+    #[cfg(not(feature = "mcp"))]
+    if !rt.mcp_configs.is_empty() || !rt.mcp_settings.is_empty() {
+        r.add(
+            "mcp",
+            "servers",
+            State::Warn,
+            "MCP servers are configured, but this tern was built without the mcp feature",
+        );
+    }
+    hooks(&mut r, &rt);
+    transcripts(&mut r, &env, &cwd);
+    network(&mut r, &rt, &env);
+    r
+}
+
+/// Provider, URL, model, window and credentials, then one request to see
+/// that the server answers and accepts them.
+async fn endpoint(r: &mut Report, rt: &mut Runtime) {
+    const S: &str = "model endpoint";
+    if let Some(plan) = rt.discover.clone() {
+        let ca = rt.client.extra_ca_pem.clone();
+        let probes = smol::unblock(move || {
+            discover::probe_all(&plan.candidates, plan.timeout, ca.as_deref())
+        })
+        .await;
+        for p in &probes {
+            let (state, detail) = match &p.outcome {
+                Ok(f) => (State::Ok, format!("answers; lists {}", f.models.join(", "))),
+                Err(e) if e.contains("connection refused") => (State::Info, e.clone()),
+                Err(e) => (State::Warn, e.clone()),
+            };
+            r.add(
+                S,
+                "probe",
+                state,
+                format!(
+                    "{} at {}: {detail}",
+                    p.candidate.kind.name(),
+                    p.candidate.url
+                ),
+            );
+        }
+        match discover::pick(&probes).cloned() {
+            Some(found) => {
+                for note in rt.use_discovered(&found) {
+                    r.add(S, "note", State::Info, note);
+                }
+            }
+            None => {
+                let detail = format!(
+                    "nothing configured, and none of the servers probed above answered as expected. {}",
+                    discover::FIXES
+                );
+                r.add(
+                    S,
+                    "server",
+                    State::Fail,
+                    detail.replace('\n', "\n                       "),
+                );
+                return;
+            }
+        }
+    }
+    let provider = match rt.client.provider {
+        Provider::Anthropic => "anthropic (Messages API)",
+        Provider::OpenAi => "openai (chat completions)",
+    };
+    let p = &rt.provenance;
+    r.add(
+        S,
+        "provider",
+        State::Ok,
+        format!("{provider}  [{}]", p.provider),
+    );
+    r.add(
+        S,
+        "base URL",
+        State::Ok,
+        format!("{}  [{}]", rt.client.base_url, p.base_url),
+    );
+    r.add(
+        S,
+        "model",
+        State::Ok,
+        format!("{}  [{}]", rt.model, p.model),
+    );
+    let credentials = match (&rt.client.auth, rt.check_credentials()) {
+        (_, Err(e)) => (State::Fail, e.to_string()),
+        (Auth::None, Ok(())) => (State::Ok, "none (a local server needs none)".to_string()),
+        (Auth::ApiKey(k) | Auth::Bearer(k), Ok(())) => (
+            State::Ok,
+            format!(
+                "from {} ({} characters; not shown)",
+                rt.api_key_source,
+                k.chars().count()
+            ),
+        ),
+    };
+    let usable = credentials.0 != State::Fail;
+    r.add(S, "credentials", credentials.0, credentials.1);
+    if !usable {
+        return;
+    }
+    let client = match Client::new(&rt.client) {
+        Ok(c) => c,
+        Err(e) => {
+            r.add(S, "client", State::Fail, e.to_string());
+            return;
+        }
+    };
+    let probe = client.clone();
+    let began = Instant::now();
+    let answer = smol::unblock(move || probe.get("/v1/models", Duration::from_secs(5))).await;
+    let ms = began.elapsed().as_millis();
+    let (state, detail) = match answer {
+        Ok((200, _)) => (
+            State::Ok,
+            format!("answers: GET /v1/models gave 200 in {ms} ms"),
+        ),
+        Ok((status @ (401 | 403), _)) => (
+            State::Fail,
+            format!("the server refuses the credentials (HTTP {status} on /v1/models)"),
+        ),
+        Ok((status, _)) => (
+            State::Warn,
+            format!(
+                "reachable, but GET /v1/models answered HTTP {status} (some gateways do not list models)"
+            ),
+        ),
+        Err(e) => (State::Fail, format!("unreachable: {e}")),
+    };
+    r.add(S, "server", state, detail);
+    let window = match rt.context_window {
+        Some(w) => format!("{w} tokens  [{}]", rt.provenance.context_window),
+        None => {
+            match crate::context::known_window(&rt.model) {
+                Some(w) => format!("{w} tokens  [the model's name]"),
+                None => {
+                    let ask = client.clone();
+                    match smol::unblock(move || ask.server_window()).await {
+                    Some(w) => format!("{w} tokens  [the server reports it]"),
+                    None => "200000 tokens  [default: neither settings, the server nor the name say]".to_string(),
+                }
+                }
+            }
+        }
+    };
+    r.add(S, "context", State::Ok, window);
+}
+
+fn settings(r: &mut Report, rt: &Runtime) {
+    const S: &str = "settings";
+    if rt.settings_files.is_empty() {
+        r.add(S, "files", State::Info, "none (built-in defaults)");
+    }
+    for f in &rt.settings_files {
+        r.add(S, "read", State::Ok, f.clone());
+    }
+    for b in &rt.settings_broken {
+        // Its rules (deny rules among them) are not in force.
+        r.add(S, "broken", State::Fail, b.clone());
+    }
+    for w in rt
+        .warnings
+        .iter()
+        .filter(|w| !rt.settings_broken.contains(w))
+    {
+        r.add(S, "warning", State::Warn, w.clone());
+    }
+    r.add(S, "mode", State::Info, rt.mode.as_str());
+    r.add(
+        S,
+        "rules",
+        State::Info,
+        format!(
+            "{} permission rules (tern config permissions lists them)",
+            rt.rules.len()
+        ),
+    );
+}
+
+fn sandbox(r: &mut Report, rt: &Runtime) {
+    const S: &str = "sandbox";
+    let status = crate::sandbox::probe();
+    for line in status.render().lines().filter(|l| !l.trim().is_empty()) {
+        let (name, detail) = line.split_once(':').unwrap_or(("host", line));
+        r.add(S, name.trim(), State::Info, detail.trim().to_string());
+    }
+    match &rt.sandbox {
+        None => r.add(S, "bash", State::Info, "off (settings: sandbox.enabled)"),
+        Some(policy) => {
+            let available = status.landlock.is_ok() && status.seccomp_kernel;
+            let state = match (available, policy.fail_if_unavailable) {
+                (true, _) => State::Ok,
+                (false, true) => State::Fail,
+                (false, false) => State::Warn,
+            };
+            let detail = if available {
+                "on: Bash commands run under landlock and seccomp"
+            } else if policy.fail_if_unavailable {
+                "on, but this host cannot enforce it and failIfUnavailable is set: Bash commands will be refused"
+            } else {
+                "on, but this host cannot enforce it: commands run unsandboxed"
+            };
+            r.add(S, "bash", state, detail);
+        }
+    }
+}
+
+#[cfg(feature = "mcp")]
+async fn mcp(
+    r: &mut Report,
+    ex: &'static smol::LocalExecutor<'static>,
+    rt: &Runtime,
+    env: &dyn Fn(&str) -> Option<String>,
+) {
+    const S: &str = "mcp";
+    let Some(hub) = super::mcp_start::start(ex, rt, env, true).await else {
+        r.add(S, "servers", State::Info, "none configured");
+        return;
+    };
+    for s in &hub.servers {
+        let (state, detail) = match s.status() {
+            crate::mcp::Status::Connected => {
+                (State::Ok, format!("connected, {} tools", s.tool_count()))
+            }
+            crate::mcp::Status::Pending => {
+                (State::Warn, "still starting after MCP_TIMEOUT".to_string())
+            }
+            crate::mcp::Status::Failed(reason) => (State::Warn, format!("failed: {reason}")),
+        };
+        r.add(S, &s.name, state, detail);
+    }
+    hub.shutdown().await;
+}
+
+fn hooks(r: &mut Report, rt: &Runtime) {
+    const S: &str = "hooks";
+    if rt.hooks.is_empty() {
+        r.add(S, "hooks", State::Info, "none");
+    }
+    for h in &rt.hooks {
+        let matcher = if h.matcher.is_empty() {
+            "*"
+        } else {
+            h.matcher.as_str()
+        };
+        r.add(
+            S,
+            &h.event,
+            State::Info,
+            format!("{matcher} → {}  [{}]", h.command, h.origin.file),
+        );
+    }
+}
+
+fn transcripts(r: &mut Report, env: &dyn Fn(&str) -> Option<String>, cwd: &Path) {
+    const S: &str = "transcripts";
+    let Some(root) = crate::session::transcript::preferred_root(env) else {
+        r.add(
+            S,
+            "folder",
+            State::Warn,
+            "no HOME, XDG_DATA_HOME or TERN_HOME: transcripts go to the temp folder",
+        );
+        return;
+    };
+    let dir = root.join(crate::session::transcript::project_dir_name(cwd));
+    let (state, detail) = match writable(&dir) {
+        Ok(()) => (State::Ok, format!("{} (writable)", dir.display())),
+        Err(e) => (
+            State::Warn,
+            format!(
+                "{} is not writable ({e}): sessions fall back to the temp folder",
+                dir.display()
+            ),
+        ),
+    };
+    r.add(S, "folder", state, detail);
+}
+
+/// Creates the folder if needed and a file in it, then removes the file.
+fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let probe = dir.join(format!(".tern-doctor-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+fn network(r: &mut Report, rt: &Runtime, env: &dyn Fn(&str) -> Option<String>) {
+    const S: &str = "network";
+    let set = |k: &str| env(k).filter(|v| !v.is_empty());
+    let ca = match (set("SSL_CERT_FILE"), &rt.client.extra_ca_pem) {
+        (Some(path), Some(_)) => format!("built-in Mozilla roots + {path} (SSL_CERT_FILE)"),
+        (Some(path), None) => {
+            format!("built-in Mozilla roots only: {path} (SSL_CERT_FILE) could not be read")
+        }
+        (None, _) => "built-in Mozilla roots".to_string(),
+    };
+    r.add(S, "CA bundle", State::Info, ca);
+    let proxies: Vec<String> = [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+    ]
+    .iter()
+    .filter_map(|k| set(k).map(|v| format!("{k}={}", without_password(&v))))
+    .collect();
+    let detail = if proxies.is_empty() {
+        "none".to_string()
+    } else {
+        proxies.join(", ")
+    };
+    r.add(S, "proxy", State::Info, detail);
+}
+
+/// `http://user:secret@host:3128` → `http://user:***@host:3128`.
+fn without_password(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let Some((userinfo, host)) = rest.split_once('@') else {
+        return url.to_string();
+    };
+    let user = userinfo.split(':').next().unwrap_or_default();
+    let prefix = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    format!("{prefix}{user}:***@{host}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_passwords_are_masked() {
+        assert_eq!(without_password("http://u:pw@h:1"), "http://u:***@h:1");
+        assert_eq!(without_password("http://h:1"), "http://h:1");
+    }
+
+    #[test]
+    fn only_failures_block() {
+        let mut r = Report::default();
+        r.add("a", "x", State::Warn, "w");
+        r.add("a", "y", State::Info, "i");
+        assert_eq!(r.failures(), 0);
+        assert!(r.text().contains("ready"));
+        r.add("b", "z", State::Fail, "f");
+        assert_eq!(r.failures(), 1);
+        assert!(r.json().contains(r#""ok":false"#));
+    }
+}
