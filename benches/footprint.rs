@@ -400,6 +400,31 @@ fn sse_throughput() {
     );
 }
 
+/// A wide object (a model's tool input can be anything): parse time must
+/// grow linearly with the number of keys.
+fn json_wide_objects() {
+    for keys in [10_000usize, 100_000] {
+        let mut text = String::from("{");
+        for i in 0..keys {
+            text.push_str(&format!("\"key_{i}\":{i},"));
+        }
+        text.push_str("\"end\":true}");
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let began = Instant::now();
+            let v = tern::json::parse(&text).expect("valid JSON");
+            assert!(v.get("end").is_some());
+            best = best.min(began.elapsed().as_secs_f64());
+        }
+        println!(
+            "{:<28} {:>8.1} ms   ({keys} keys, {} KB)",
+            "JSON wide object",
+            best * 1e3,
+            text.len() / 1000
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes --bench; ignore arguments.
     let bin = std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
@@ -431,6 +456,7 @@ fn main() {
     compacting_session(&bin, &dir);
     sandbox_overhead(&bin);
     sse_throughput();
+    json_wide_objects();
     grep_vs_ripgrep();
 
     match claude_code_binary() {

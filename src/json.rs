@@ -417,11 +417,14 @@ impl Parser<'_> {
 
     fn object(&mut self) -> Result<Value, ParseError> {
         self.enter()?;
-        let mut map = Map::new();
+        // Entries are collected as they come and duplicate keys resolved
+        // once at the end: checking each insert against the whole object
+        // made a 40,000-key object take seconds.
+        let mut entries: Vec<(String, Value)> = Vec::new();
         if self.peek() == Some(b'}') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::Object(map));
+            return Ok(Value::Object(Map { entries }));
         }
         loop {
             if self.peek() != Some(b'"') {
@@ -435,7 +438,7 @@ impl Parser<'_> {
             self.pos += 1;
             self.skip_ws();
             let v = self.value()?;
-            map.insert(key, v);
+            entries.push((key, v));
             self.skip_ws();
             match self.peek() {
                 Some(b',') => {
@@ -445,34 +448,65 @@ impl Parser<'_> {
                 Some(b'}') => {
                     self.pos += 1;
                     self.depth -= 1;
-                    return Ok(Value::Object(map));
+                    return Ok(Value::Object(Map {
+                        entries: dedup_keys(entries),
+                    }));
                 }
                 _ => return Err(self.err("expected ',' or '}' in object")),
             }
         }
     }
 
+    /// RFC 8259's grammar exactly: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+    /// ([eE] [+-]? [0-9]+)?`. Integers that fit stay exact.
     fn number(&mut self) -> Result<Value, ParseError> {
         let start = self.pos;
-        let mut float = false;
+        let bad = |p: &Self| ParseError {
+            offset: p.pos,
+            message: "invalid number",
+        };
+        let digits = |p: &mut Self| {
+            let from = p.pos;
+            while let Some(b'0'..=b'9') = p.peek() {
+                p.pos += 1;
+            }
+            p.pos - from
+        };
         if self.peek() == Some(b'-') {
             self.pos += 1;
         }
-        let digits_start = self.pos;
-        while let Some(b) = self.peek() {
-            match b {
-                b'0'..=b'9' => {}
-                b'.' | b'e' | b'E' | b'+' | b'-' => float = true,
-                _ => break,
+        match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.peek() {
+                    return Err(bad(self));
+                }
             }
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(bad(self)),
+        }
+        let mut float = false;
+        if self.peek() == Some(b'.') {
             self.pos += 1;
+            float = true;
+            if digits(self) == 0 {
+                return Err(bad(self));
+            }
         }
-        if self.pos == digits_start {
-            return Err(self.err("invalid number"));
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            float = true;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(bad(self));
+            }
         }
-        // Input is valid UTF-8 and this range is ASCII.
-        let text = std::str::from_utf8(&self.bytes[start..self.pos])
-            .map_err(|_| self.err("invalid number"))?;
+        // The range is ASCII by construction.
+        let text = std::str::from_utf8(&self.bytes[start..self.pos]).map_err(|_| bad(self))?;
         if !float && let Ok(i) = text.parse::<i64>() {
             return Ok(Value::Number(Number::Int(i)));
         }
@@ -565,6 +599,39 @@ impl Parser<'_> {
     }
 }
 
+/// Duplicate keys: the last value wins, in the first key's place (what
+/// [`Map::insert`] does one by one). Small objects compare pairwise;
+/// large ones go through a hash set, so the whole parse stays linear.
+fn dedup_keys(mut entries: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    const SMALL: usize = 16;
+    if entries.len() <= SMALL {
+        let mut i = 1;
+        while i < entries.len() {
+            match entries[..i].iter().position(|(k, _)| *k == entries[i].0) {
+                Some(first) => {
+                    let (_, v) = entries.remove(i);
+                    entries[first].1 = v;
+                }
+                None => i += 1,
+            }
+        }
+        return entries;
+    }
+    let mut first: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    let mut out: Vec<(String, Value)> = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        match first.get(&k) {
+            Some(&at) => out[at].1 = v,
+            None => {
+                first.insert(k.clone(), out.len());
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,6 +683,51 @@ mod tests {
         assert_eq!(a[0].as_i64(), Some(9007199254740993));
         assert_eq!(a[1].as_f64(), Some(1000.0));
         assert_eq!(a[3].as_f64(), Some(3.25));
+    }
+
+    #[test]
+    fn numbers_follow_rfc_8259_exactly() {
+        for good in [
+            "0",
+            "-0",
+            "1",
+            "-1",
+            "10",
+            "0.5",
+            "-0.5",
+            "1e5",
+            "1E5",
+            "1e+5",
+            "1e-5",
+            "1.25e-3",
+            "123456789012345678901234567890",
+        ] {
+            assert!(parse(good).is_ok(), "refused {good:?}");
+        }
+        for bad in [
+            "01", "-01", "00", "1.", "-1.", ".5", "1e", "1e+", "+1", "--1", "1.e5", "0x10",
+            "1.5.5", "-", "1ee5", "NaN", "Infinity",
+        ] {
+            assert!(parse(bad).is_err(), "accepted {bad:?}");
+        }
+        assert_eq!(parse("[1,-0]").unwrap().to_json(), "[1,0]");
+    }
+
+    #[test]
+    fn a_hundred_thousand_keys_parse_and_duplicates_resolve_in_place() {
+        let mut text = String::from("{");
+        for i in 0..100_000 {
+            text.push_str(&format!("\"k{i}\":{i},"));
+        }
+        text.push_str("\"k7\":\"last\"}");
+        let v = parse(&text).unwrap();
+        let map = v.as_object().unwrap();
+        assert_eq!(map.iter().count(), 100_000);
+        assert_eq!(map.iter().nth(7).map(|(k, _)| k), Some("k7"));
+        assert_eq!(v.str_field("k7"), Some("last"));
+        // The same rule for small objects.
+        let small = parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+        assert_eq!(small.to_json(), r#"{"a":3,"b":2}"#);
     }
 
     #[test]

@@ -65,7 +65,10 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             // in the background hold on to it.
             let ex: &'static smol::LocalExecutor<'static> =
                 Box::leak(Box::new(smol::LocalExecutor::new()));
-            smol::block_on(ex.run(app::run(ex, args)))
+            let code = smol::block_on(ex.run(app::run(ex, args)));
+            // Whatever a dropped future left running goes with tern.
+            sys::kill_registered_groups();
+            code
         }
         Err(e) => {
             eprintln!("tern: {e}\nTry 'tern --help'.");

@@ -55,6 +55,26 @@ pub fn catch_termination_signals() -> std::io::Result<File> {
 /// gone is not an error.
 pub fn kill_process_group(pgid: u32) {
     signal_group(pgid, libc::SIGKILL);
+    // Killed once, the group is done with: forget it so a reused id is
+    // never signalled later.
+    unregister_child_group(pgid);
+}
+
+/// Kills a process group when dropped: a command or hook whose future is
+/// dropped half-way (an interrupt racing it) still takes everything it
+/// started down with it.
+pub struct GroupGuard(u32);
+
+impl GroupGuard {
+    pub fn new(pgid: u32) -> GroupGuard {
+        GroupGuard(pgid)
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_process_group(self.0);
+    }
 }
 
 /// Sends `signal` to a process group.
@@ -72,18 +92,17 @@ pub fn signal_group(pgid: u32, signal: i32) {
     }
 }
 
-/// Process groups of long-lived children (MCP servers), killed if tern
-/// leaves in a hurry (a second Ctrl-C), so none is orphaned.
+/// Process groups of every child tern starts (Bash commands, hooks, MCP
+/// servers), killed if tern leaves in a hurry (a second Ctrl-C), so none is
+/// orphaned. A group leaves the list when it is killed.
 static CHILD_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub fn register_child_group(pgid: u32) {
     if let Ok(mut g) = CHILD_GROUPS.lock() {
         g.push(pgid);
     }
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub fn unregister_child_group(pgid: u32) {
     if let Ok(mut g) = CHILD_GROUPS.lock() {
         g.retain(|p| *p != pgid);
@@ -91,10 +110,14 @@ pub fn unregister_child_group(pgid: u32) {
 }
 
 pub fn kill_registered_groups() {
-    if let Ok(g) = CHILD_GROUPS.lock() {
-        for pgid in g.iter() {
-            kill_process_group(*pgid);
-        }
+    // Taken out first: signalling must not hold the lock that
+    // kill_process_group takes.
+    let groups = CHILD_GROUPS
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    for pgid in groups {
+        signal_group(pgid, libc::SIGKILL);
     }
 }
 
@@ -182,7 +205,11 @@ pub fn spawn_group(mut cmd: std::process::Command) -> std::io::Result<smol::proc
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    // Its caller kills the group when done (kill_process_group), which
+    // also takes it off the list.
+    register_child_group(child.id());
+    Ok(child)
 }
 
 /// prctl(PR_SET_NO_NEW_PRIVS): exec can never gain privileges again.

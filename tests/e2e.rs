@@ -491,3 +491,76 @@ fn interrupt_mid_tool(signal: i32, expected_status: i32) {
     }
     assert!(!alive(), "the tool's child process survived the interrupt");
 }
+
+/// Regression (issue 16): an interrupt (one signal, or a second one that
+/// exits at once) left the process groups of running hooks behind: the
+/// hook's future was dropped before its group was killed. A PreToolUse
+/// hook that never finishes is interrupted twice; its whole group must go
+/// down with tern.
+#[test]
+fn interrupting_a_hook_kills_its_process_group() {
+    let dir = scratch("signal-twice");
+    let pidfile = dir.join("hook.pid");
+    std::fs::create_dir_all(dir.join(".tern")).unwrap();
+    let hook = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
+    std::fs::write(
+        dir.join(".tern/settings.json"),
+        tern::obj! { "hooks" => tern::obj! { "PreToolUse" => vec![tern::obj! {
+            "matcher" => "Bash",
+            "hooks" => vec![tern::obj! { "type" => "command", "command" => hook.as_str() }],
+        }] } }
+        .to_json(),
+    )
+    .unwrap();
+    let api = StandIn::start(vec![standin::tools_reply(&[(
+        "toolu_x",
+        "Bash",
+        r#"{"command": "true"}"#,
+    )])]);
+    let child = tern(&api.url, &dir)
+        .args(["-p", "go", "--permission-mode", "bypassPermissions"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = std::time::Instant::now();
+    while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().trim().is_empty() {
+        assert!(began.elapsed() < Duration::from_secs(20), "hook never ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sleeper: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pid = child.id() as i32;
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    std::thread::sleep(Duration::from_millis(200));
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    // A tern that does not leave fails the test instead of hanging it.
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(30));
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    });
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+            .map(|s| !s.contains(") Z"))
+            .unwrap_or(false)
+    };
+    let began = std::time::Instant::now();
+    while alive() && began.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let survived = alive();
+    if survived {
+        unsafe { libc::kill(sleeper, libc::SIGKILL) };
+    }
+    assert!(!survived, "the hook's process outlived tern");
+}

@@ -234,6 +234,7 @@ async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str) -> Ran {
         }
     };
     let pgid = child.id();
+    let _group = crate::sys::GroupGuard::new(pgid);
     let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
     let mut input = child.stdin.take();
     let work = async {

@@ -158,6 +158,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     };
     drop(child.stdin.take());
     let pgid = child.id();
+    let _group = crate::sys::GroupGuard::new(pgid);
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
         crate::sys::kill_process_group(pgid);
         return ToolOutput::error("Cannot capture the command's output");
