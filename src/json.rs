@@ -518,90 +518,115 @@ impl Parser<'_> {
             })
     }
 
-    fn hex4(&mut self) -> Result<u32, ParseError> {
-        let end = self.pos + 4;
-        let chunk = self
-            .bytes
-            .get(self.pos..end)
-            .ok_or_else(|| self.err("truncated \\u escape"))?;
-        let mut n = 0u32;
-        for &b in chunk {
-            let d = (b as char)
-                .to_digit(16)
-                .ok_or_else(|| self.err("invalid \\u escape"))?;
-            n = n * 16 + d;
-        }
-        self.pos = end;
-        Ok(n)
-    }
-
     fn string(&mut self) -> Result<String, ParseError> {
         self.pos += 1; // opening quote
-        let mut out = String::new();
+        let start = self.pos;
+        // Find the closing quote first, then decode the span in one go.
         loop {
-            let run_start = self.pos;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            // The source is a &str and we stop only on ASCII bytes, so the
-            // run is on char boundaries.
-            out.push_str(
-                std::str::from_utf8(&self.bytes[run_start..self.pos])
-                    .map_err(|_| self.err("invalid UTF-8 in string"))?,
-            );
-            match self.peek() {
-                None => return Err(self.err("unterminated string")),
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(out);
-                }
-                Some(b'\\') => {
-                    self.pos += 1;
-                    let esc = self.peek().ok_or_else(|| self.err("unterminated string"))?;
-                    self.pos += 1;
-                    match esc {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            let code = if (0xD800..0xDC00).contains(&hi) {
-                                // A high surrogate must be followed by a low one.
-                                if self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u") {
-                                    self.pos += 2;
-                                    let lo = self.hex4()?;
-                                    if !(0xDC00..0xE000).contains(&lo) {
-                                        return Err(self.err("invalid surrogate pair"));
-                                    }
-                                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                                } else {
-                                    0xFFFD
-                                }
-                            } else {
-                                hi
-                            };
-                            out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
-                        }
-                        _ => return Err(self.err("invalid escape in string")),
+            let rest = &self.bytes[self.pos..];
+            let Some(at) = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            else {
+                self.pos = self.bytes.len();
+                return Err(self.err("unterminated string"));
+            };
+            self.pos += at;
+            match rest[at] {
+                b'"' => break,
+                b'\\' => {
+                    if self.pos + 1 >= self.bytes.len() {
+                        self.pos = self.bytes.len();
+                        return Err(self.err("unterminated string"));
                     }
+                    self.pos += 2;
                 }
-                Some(_) => return Err(self.err("control character in string")),
+                _ => return Err(self.err("control character in string")),
             }
         }
+        // Both ends are ASCII, so the span is on char boundaries of the text.
+        let raw = std::str::from_utf8(&self.bytes[start..self.pos])
+            .map_err(|_| self.err("invalid UTF-8 in string"))?;
+        self.pos += 1; // closing quote
+        let mut out = String::with_capacity(raw.len());
+        unescape_into(raw, &mut out).map_err(|(offset, message)| ParseError {
+            offset: start + offset,
+            message,
+        })?;
+        Ok(out)
     }
+}
+
+/// Decodes the inside of a JSON string (`raw_text`, between the quotes,
+/// already checked for raw quotes and control characters) onto `out`.
+/// Errors give the offset within it. A lone surrogate becomes U+FFFD.
+/// Shared by the parser and the stream's fast path.
+pub(crate) fn unescape_into(raw_text: &str, out: &mut String) -> Result<(), (usize, &'static str)> {
+    let raw = raw_text.as_bytes();
+    // Runs between escapes end at ASCII bytes, so slicing stays on char
+    // boundaries and needs no second UTF-8 check.
+    let text = |from: usize, to: usize| -> Result<&str, (usize, &'static str)> {
+        raw_text
+            .get(from..to)
+            .ok_or((from, "invalid UTF-8 in string"))
+    };
+    let hex4 = |at: usize| -> Result<u32, (usize, &'static str)> {
+        let chunk = raw.get(at..at + 4).ok_or((at, "truncated \\u escape"))?;
+        let mut n = 0u32;
+        for &b in chunk {
+            let d = (b as char).to_digit(16).ok_or((at, "invalid \\u escape"))?;
+            n = n * 16 + d;
+        }
+        Ok(n)
+    };
+    let mut i = 0;
+    while i < raw.len() {
+        let Some(at) = memchr::memchr(b'\\', &raw[i..]) else {
+            out.push_str(text(i, raw.len())?);
+            return Ok(());
+        };
+        out.push_str(text(i, i + at)?);
+        i += at + 1;
+        let esc = *raw.get(i).ok_or((i, "unterminated string"))?;
+        i += 1;
+        match esc {
+            b'"' => out.push('"'),
+            b'\\' => out.push('\\'),
+            b'/' => out.push('/'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let hi = hex4(i)?;
+                i += 4;
+                let code = if (0xD800..0xDC00).contains(&hi) {
+                    // A high surrogate must be followed by a low one.
+                    if raw.get(i..i + 2) == Some(b"\\u") {
+                        let lo = hex4(i + 2)?;
+                        if !(0xDC00..0xE000).contains(&lo) {
+                            return Err((i, "invalid surrogate pair"));
+                        }
+                        i += 6;
+                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                    } else {
+                        0xFFFD
+                    }
+                } else {
+                    hi
+                };
+                out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+            }
+            _ => return Err((i - 1, "invalid escape in string")),
+        }
+    }
+    Ok(())
 }
 
 /// Duplicate keys: the last value wins, in the first key's place (what
 /// [`Map::insert`] does one by one). Small objects compare pairwise;
-/// large ones go through a hash set, so the whole parse stays linear.
+/// large ones go through a hash map, so the whole parse stays linear.
 fn dedup_keys(mut entries: Vec<(String, Value)>) -> Vec<(String, Value)> {
     const SMALL: usize = 16;
     if entries.len() <= SMALL {

@@ -520,7 +520,7 @@ impl<'ex> Agent<'ex> {
             let mut handle = |event: &str, data: &str| -> Flow {
                 sink(Event::Stream(data));
                 match asm.feed(event, data) {
-                    Ok(Update::TextDelta(t)) => sink(Event::TextDelta(&t)),
+                    Ok(Update::TextDelta(t)) => sink(Event::TextDelta(t)),
                     Ok(Update::BlockDone(Block::ToolUse(call))) => {
                         if let Some(e) = exec.as_deref_mut() {
                             e.add(call);

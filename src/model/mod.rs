@@ -6,6 +6,7 @@
 //! tried again. An attempt is not a turn: the agent loop counts turns.
 
 pub mod client;
+pub(crate) mod delta;
 pub mod discover;
 pub mod openai;
 pub mod price;

@@ -80,48 +80,82 @@ impl SseParser {
 
     /// Feeds a chunk; calls `sink` for every event completed by it.
     /// Returns `Flow::Stop` if the sink asked to stop.
+    ///
+    /// An event whose one `data:` line and closing blank line both lie in
+    /// this chunk (nearly all of them) is handed to the sink straight from
+    /// the chunk; only what spans chunks is copied.
     pub fn feed(
         &mut self,
-        mut chunk: &[u8],
+        input: &[u8],
         sink: &mut dyn FnMut(SseEvent<'_>) -> Flow,
     ) -> Result<Flow, SseError> {
+        let mut pos = 0;
         if self.after_cr {
             self.after_cr = false;
-            if let [b'\n', rest @ ..] = chunk {
-                chunk = rest;
+            if input.first() == Some(&b'\n') {
+                pos = 1;
             }
         }
-        while !chunk.is_empty() {
-            match chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
-                None => {
-                    self.push_partial(chunk)?;
-                    break;
-                }
-                Some(end) => {
-                    let flow = if self.line.is_empty() {
-                        self.take_line(&chunk[..end], sink)?
-                    } else {
-                        self.push_partial(&chunk[..end])?;
-                        let line = std::mem::take(&mut self.line);
-                        let flow = self.take_line(&line, sink);
-                        self.line = line;
-                        self.line.clear();
-                        flow?
-                    };
-                    let was_cr = chunk[end] == b'\r';
-                    chunk = &chunk[end + 1..];
-                    if was_cr {
-                        match chunk.first() {
-                            Some(b'\n') => chunk = &chunk[1..],
-                            None => self.after_cr = true,
-                            Some(_) => {}
+        // The current event's data while it still lies in `input`.
+        let mut lent: Option<(usize, usize)> = None;
+        while pos < input.len() {
+            let Some(off) = memchr::memchr2(b'\n', b'\r', &input[pos..]) else {
+                self.push_partial(&input[pos..])?;
+                break;
+            };
+            let end = pos + off;
+            let flow = if !self.line.is_empty() {
+                self.push_partial(&input[pos..end])?;
+                let line = std::mem::take(&mut self.line);
+                let flow = self.take_line(&line, sink);
+                self.line = line;
+                self.line.clear();
+                flow?
+            } else {
+                let line = &input[pos..end];
+                match (line, lent) {
+                    ([], Some((from, to))) => {
+                        lent = None;
+                        self.dispatch_data(&input[from..to], sink)?
+                    }
+                    ([b'd', b'a', b't', b'a', b':', rest @ ..], None) if !self.has_data => {
+                        let value = rest.strip_prefix(b" ").unwrap_or(rest);
+                        if value.len() > self.max_event {
+                            return Err(SseError::TooLarge {
+                                limit: self.max_event,
+                            });
                         }
+                        let from = end - value.len();
+                        lent = Some((from, end));
+                        Flow::Continue
                     }
-                    if flow == Flow::Stop {
-                        return Ok(Flow::Stop);
+                    _ => {
+                        // A second data line: the first joins the buffer.
+                        if let Some((from, to)) = lent.take() {
+                            self.data.extend_from_slice(&input[from..to]);
+                            self.has_data = true;
+                        }
+                        self.take_line(line, sink)?
                     }
+                }
+            };
+            let was_cr = input[end] == b'\r';
+            pos = end + 1;
+            if was_cr {
+                match input.get(pos) {
+                    Some(b'\n') => pos += 1,
+                    None => self.after_cr = true,
+                    Some(_) => {}
                 }
             }
+            if flow == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        // The chunk goes away: keep what the next one completes.
+        if let Some((from, to)) = lent {
+            self.data.extend_from_slice(&input[from..to]);
+            self.has_data = true;
         }
         Ok(Flow::Continue)
     }
@@ -180,6 +214,23 @@ impl SseParser {
             _ => {}
         }
         Ok(Flow::Continue)
+    }
+
+    /// Dispatches an event whose data lies outside the buffer.
+    fn dispatch_data(
+        &mut self,
+        data: &[u8],
+        sink: &mut dyn FnMut(SseEvent<'_>) -> Flow,
+    ) -> Result<Flow, SseError> {
+        let result = match (std::str::from_utf8(&self.event), std::str::from_utf8(data)) {
+            (Ok(event), Ok(data)) => Ok(sink(SseEvent {
+                event: if event.is_empty() { "message" } else { event },
+                data,
+            })),
+            _ => Err(SseError::InvalidUtf8),
+        };
+        self.event.clear();
+        result
     }
 
     fn dispatch(&mut self, sink: &mut dyn FnMut(SseEvent<'_>) -> Flow) -> Result<Flow, SseError> {
@@ -267,6 +318,25 @@ mod tests {
         let err = collect(&[b"data: 0123456789", b"0123456789\n\n"], 16).unwrap_err();
         assert_eq!(err, SseError::TooLarge { limit: 16 });
         assert!(collect(&[b"data: 0123\n\n"], 16).is_ok());
+    }
+
+    #[test]
+    fn every_two_way_split_gives_the_same_events() {
+        let text: &[u8] = b"event: a\ndata: {\"x\":1}\n\n: c\ndata: one\ndata: two\n\nevent: b\r\ndata:3\r\n\r\ndata\n\ndata: last\n\n";
+        let whole = collect(&[text], 1024).unwrap();
+        assert_eq!(whole.len(), 5);
+        assert_eq!(whole[1], ("message".into(), "one\ntwo".into()));
+        for cut in 0..=text.len() {
+            let got = collect(&[&text[..cut], &text[cut..]], 1024).unwrap();
+            assert_eq!(got, whole, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(collect(&bytes, 1024).unwrap(), whole);
+        // The cap holds for data handed out without copying, too.
+        assert_eq!(
+            collect(&[b"data: 0123456789abcdefXYZ\n\n"], 16).unwrap_err(),
+            SseError::TooLarge { limit: 16 }
+        );
     }
 
     #[test]

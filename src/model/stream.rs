@@ -87,12 +87,13 @@ impl Usage {
     }
 }
 
-/// What one event changed.
+/// What one event changed. Text is lent from the block being built, so
+/// the hot path allocates nothing per delta.
 #[derive(Debug, PartialEq)]
-pub enum Update {
+pub enum Update<'a> {
     Nothing,
     /// A piece of visible text.
-    TextDelta(String),
+    TextDelta(&'a str),
     /// A content block is complete.
     BlockDone(Block),
     /// `message_stop` arrived: the message is complete.
@@ -174,9 +175,13 @@ impl Assembler {
         }
     }
 
-    pub fn feed(&mut self, event: &str, data: &str) -> Result<Update, StreamError> {
+    pub fn feed(&mut self, event: &str, data: &str) -> Result<Update<'_>, StreamError> {
         if event == "ping" {
             return Ok(Update::Nothing);
+        }
+        // Most events are small deltas: read those without a JSON tree.
+        if let Some(d) = super::delta::scan(data) {
+            return self.delta(event, d);
         }
         let v =
             json::parse(data).map_err(|e| StreamError::Protocol(format!("{event} event: {e}")))?;
@@ -235,13 +240,13 @@ impl Assembler {
                     partial_json: String::new(),
                     citations: Vec::new(),
                 };
-                let first_text = pending.text.clone();
                 self.pending.retain(|(i, _)| *i != index);
                 self.pending.push((index, pending));
-                Ok(if first_text.is_empty() {
+                let text = self.pending.last().map_or("", |(_, p)| p.text.as_str());
+                Ok(if text.is_empty() {
                     Update::Nothing
                 } else {
-                    Update::TextDelta(first_text)
+                    Update::TextDelta(text)
                 })
             }
             "content_block_delta" => {
@@ -250,9 +255,9 @@ impl Assembler {
                 let delta = v.get("delta").unwrap_or(&Value::Null);
                 match delta.str_field("type").unwrap_or("") {
                     "text_delta" => {
-                        let t = delta.str_field("text").unwrap_or("");
-                        p.text.push_str(t);
-                        return Ok(Update::TextDelta(t.to_string()));
+                        let start = p.text.len();
+                        p.text.push_str(delta.str_field("text").unwrap_or(""));
+                        return Ok(Update::TextDelta(&p.text[start..]));
                     }
                     "input_json_delta" => p
                         .partial_json
@@ -302,6 +307,34 @@ impl Assembler {
             // Unknown event types are skipped, as the API asks clients to do.
             _ => Ok(Update::Nothing),
         }
+    }
+
+    /// A delta read by the fast path: its string is unescaped straight
+    /// onto the block's buffer.
+    fn delta(
+        &mut self,
+        event: &str,
+        d: super::delta::Delta<'_>,
+    ) -> Result<Update<'_>, StreamError> {
+        use super::delta::DeltaKind;
+        let p = self.pending_mut(d.index)?;
+        let buf = match d.kind {
+            DeltaKind::Text => &mut p.text,
+            DeltaKind::InputJson => &mut p.partial_json,
+            DeltaKind::Thinking => &mut p.thinking,
+            DeltaKind::Signature => &mut p.signature,
+        };
+        let start = buf.len();
+        if let Err((offset, message)) = json::unescape_into(d.raw, buf) {
+            buf.truncate(start);
+            return Err(StreamError::Protocol(format!(
+                "{event} event: {message} at byte {offset} of its string"
+            )));
+        }
+        Ok(match d.kind {
+            DeltaKind::Text => Update::TextDelta(&p.text[start..]),
+            _ => Update::Nothing,
+        })
     }
 
     fn pending_mut(&mut self, index: usize) -> Result<&mut Pending, StreamError> {
@@ -379,8 +412,29 @@ fn finish(p: Pending) -> Block {
 mod tests {
     use super::*;
 
-    fn feed_all(a: &mut Assembler, events: &[(&str, &str)]) -> Vec<Update> {
-        events.iter().map(|(e, d)| a.feed(e, d).unwrap()).collect()
+    /// An update with its text copied out, so a test can keep many.
+    #[derive(Debug, PartialEq)]
+    enum Owned {
+        Nothing,
+        TextDelta(String),
+        BlockDone(Block),
+        MessageDone,
+    }
+
+    fn owned(u: Update<'_>) -> Owned {
+        match u {
+            Update::Nothing => Owned::Nothing,
+            Update::TextDelta(t) => Owned::TextDelta(t.to_string()),
+            Update::BlockDone(b) => Owned::BlockDone(b),
+            Update::MessageDone => Owned::MessageDone,
+        }
+    }
+
+    fn feed_all(a: &mut Assembler, events: &[(&str, &str)]) -> Vec<Owned> {
+        events
+            .iter()
+            .map(|(e, d)| owned(a.feed(e, d).unwrap()))
+            .collect()
     }
 
     #[test]
@@ -421,8 +475,8 @@ mod tests {
             name: "Read".into(),
             input: Ok(obj! { "file_path" => "a" }),
         });
-        assert_eq!(ups[4], Update::BlockDone(expected));
-        assert_eq!(ups[6], Update::MessageDone);
+        assert_eq!(ups[4], Owned::BlockDone(expected));
+        assert_eq!(ups[6], Owned::MessageDone);
         assert_eq!(a.usage.input_tokens, 7);
         assert_eq!(a.usage.output_tokens, 9);
         assert_eq!(a.stop_reason.as_deref(), Some("tool_use"));
@@ -481,9 +535,97 @@ mod tests {
             ],
         );
         match &ups[2] {
-            Update::BlockDone(Block::ToolUse(t)) => assert!(t.input.is_err()),
+            Owned::BlockDone(Block::ToolUse(t)) => assert!(t.input.is_err()),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// The fast delta path and the general parser agree: text with every
+    /// kind of escape, in the API's layout and with keys reordered, adds
+    /// up to exactly the text that was sent.
+    #[test]
+    fn fast_and_general_delta_paths_agree() {
+        let pieces = [
+            "plain ",
+            "quote \" and \\ back",
+            "line\nbreak\ttab",
+            "é ü 中文 ",
+            "😀 emoji",
+            "\u{1}\u{1f} low",
+            "/slash/",
+            "",
+            "{\"json\": [1, 2]}",
+        ];
+        let mut rng = 7u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for round in 0..200 {
+            let mut a = Assembler::new();
+            a.feed(
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            )
+            .unwrap();
+            let mut sent = String::new();
+            for _ in 0..(next() % 12) {
+                let t = pieces[(next() % pieces.len() as u64) as usize];
+                sent.push_str(t);
+                let text = Value::from(t).to_json();
+                let data = if round % 2 == 0 {
+                    format!(
+                        r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{text}}}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"delta":{{"text":{text},"type":"text_delta"}},"index":0,"type":"content_block_delta"}}"#
+                    )
+                };
+                assert!(super::super::delta::scan(&data).is_some(), "{data}");
+                match a.feed("content_block_delta", &data).unwrap() {
+                    Update::TextDelta(got) => assert_eq!(got, t),
+                    Update::Nothing => assert!(t.is_empty()),
+                    other => panic!("{other:?}"),
+                }
+            }
+            let done = a
+                .feed(
+                    "content_block_stop",
+                    r#"{"type":"content_block_stop","index":0}"#,
+                )
+                .unwrap();
+            assert_eq!(owned(done), Owned::BlockDone(Block::Text(sent)));
+        }
+        // \u escapes (a pair, a lone surrogate) decode as the parser does.
+        let mut a = Assembler::new();
+        a.feed(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        )
+        .unwrap();
+        let data = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ud83d\ude00 \ud800x \u00e9"}}"#;
+        let general = json::parse(data).unwrap();
+        let want = general
+            .get("delta")
+            .unwrap()
+            .str_field("text")
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            a.feed("content_block_delta", data).unwrap(),
+            Update::TextDelta(&want)
+        );
+        // A bad escape is a protocol error on either path.
+        let bad =
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\q"}}"#;
+        assert!(matches!(
+            a.feed("content_block_delta", bad),
+            Err(StreamError::Protocol(_))
+        ));
+        assert!(json::parse(bad).is_err());
     }
 
     #[test]
