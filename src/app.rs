@@ -400,6 +400,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             system_parts.memory.as_deref(),
         )));
         let session = sdk::Session {
+            ex,
             control,
             abort: agent.abort.clone(),
             pipeline: Rc::clone(&agent.pipeline),

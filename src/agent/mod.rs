@@ -361,10 +361,11 @@ impl<'ex> Agent<'ex> {
                         continue;
                     }
                 }
-                // Background agents still running: their results are
-                // part of this answer, so wait for the next one.
+                // Background agents still running, or finished while this
+                // turn ran: their results are part of this answer, so wait
+                // for the next one (at once if it is in).
                 if let Some(bg) = self.background()
-                    && bg.running() > 0
+                    && (bg.running() > 0 || bg.has_news())
                     && self
                         .settings
                         .max_turns

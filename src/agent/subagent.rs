@@ -194,6 +194,11 @@ impl Background {
         self.running.get()
     }
 
+    /// A child has finished and its notification is not yet delivered.
+    pub fn has_news(&self) -> bool {
+        !self.ready.borrow().is_empty() || !self.rx.is_empty()
+    }
+
     /// Notifications ready for the parent.
     pub fn take(&self) -> Vec<String> {
         let mut out = std::mem::take(&mut *self.ready.borrow_mut());

@@ -247,6 +247,9 @@ pub enum Input {
 
 /// Session state the controller may read and change.
 pub struct Session {
+    /// Runs answers that must wait (a reconnecting server's handshake
+    /// travels over this very channel, so it cannot be awaited inline).
+    pub ex: &'static smol::LocalExecutor<'static>,
     pub control: Rc<Control>,
     pub abort: Abort,
     pub pipeline: Rc<Pipeline>,

@@ -30,6 +30,16 @@ use crate::tools::{Tool, ToolSource};
 use config::ServerConfig;
 use rpc::Connection;
 
+/// MCP_TIMEOUT (ms): how long a server may take to start.
+pub fn start_limit() -> Duration {
+    Duration::from_millis(
+        std::env::var("MCP_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30_000),
+    )
+}
+
 /// Protocol versions tern speaks, newest first.
 const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 

@@ -153,9 +153,9 @@ pub(super) fn answer(session: &Session, msg: &Value) -> Vec<Input> {
             _ => Err("set_model needs a model name".into()),
         },
         "mcp_status" => mcp_status(session),
-        "mcp_reconnect" => mcp_change(session, &request, None),
+        "mcp_reconnect" => return mcp_change(session, &id, &request, None, inputs),
         "mcp_toggle" => match request.get("enabled").and_then(Value::as_bool) {
-            Some(on) => mcp_change(session, &request, Some(on)),
+            Some(on) => return mcp_change(session, &id, &request, Some(on), inputs),
             None => Err("mcp_toggle needs enabled: true or false".into()),
         },
         "get_context_usage" => Ok(session.context.borrow().report()),
@@ -418,26 +418,54 @@ fn mcp_status(_: &Session) -> Result<Value, String> {
     Ok(obj! { "mcpServers" => Vec::new() })
 }
 
-/// `mcp_reconnect` (`enabled` None) and `mcp_toggle`.
+/// `mcp_reconnect` (`enabled` None) and `mcp_toggle`: answered once the
+/// server has connected again (or failed), MCP_TIMEOUT at most.
 #[cfg(feature = "mcp")]
-fn mcp_change(session: &Session, request: &Value, enabled: Option<bool>) -> Result<Value, String> {
-    let name = request
-        .str_field("serverName")
-        .ok_or("the request needs serverName")?;
-    let hub = session
-        .hub
-        .as_ref()
-        .ok_or("this session has no MCP servers")?;
-    match enabled {
-        None => hub.reconnect(name)?,
-        Some(on) => hub.toggle(name, on)?,
+fn mcp_change(
+    session: &Session,
+    id: &str,
+    request: &Value,
+    enabled: Option<bool>,
+    inputs: Vec<Input>,
+) -> Vec<Input> {
+    let changed = (|| -> Result<std::rc::Rc<crate::mcp::Hub>, String> {
+        let name = request
+            .str_field("serverName")
+            .ok_or("the request needs serverName")?;
+        let hub = session
+            .hub
+            .clone()
+            .ok_or("this session has no MCP servers")?;
+        match enabled {
+            None => hub.reconnect(name)?,
+            Some(on) => hub.toggle(name, on)?,
+        }
+        Ok(hub)
+    })();
+    match changed {
+        Err(e) => respond(id, Err(e)),
+        Ok(hub) => {
+            let id = id.to_string();
+            let limit = crate::mcp::start_limit();
+            session
+                .ex
+                .spawn(async move {
+                    hub.settle(limit).await;
+                    respond(&id, Ok(obj! {}));
+                })
+                .detach();
+        }
     }
-    Ok(obj! {})
+    inputs
 }
 
 #[cfg(not(feature = "mcp"))]
-fn mcp_change(_: &Session, _: &Value, _: Option<bool>) -> Result<Value, String> {
-    Err("this tern was built without the mcp feature".into())
+fn mcp_change(_: &Session, id: &str, _: &Value, _: Option<bool>, inputs: Vec<Input>) -> Vec<Input> {
+    respond(
+        id,
+        Err("this tern was built without the mcp feature".into()),
+    );
+    inputs
 }
 
 /// `rewind_files`: Edit and Write changes made after the user message
