@@ -250,37 +250,3 @@ fn subagent_stop_hooks_run() {
     assert_eq!(payload.str_field("hook_event_name"), Some("SubagentStop"));
     assert_eq!(payload.str_field("agent_type"), Some("general-purpose"));
 }
-
-/// Regression: a background child that finished while its parent's last
-/// turn was still streaming was never reported to the parent (it only
-/// waited for children still running), so the parent ended without the
-/// child's result.
-#[test]
-fn a_background_agent_that_finishes_during_the_last_turn_is_still_reported() {
-    let dir = scratch("bg-news");
-    let mut slow = vec![standin::message_start("msg_slow")];
-    slow.push(Step::Sleep(Duration::from_millis(800)));
-    slow.extend(standin::text_block(0, "Meanwhile, nothing."));
-    slow.extend(standin::message_end("end_turn", 5));
-    let api = StandIn::start(vec![
-        agent_call(
-            "toolu_bg",
-            r#"{"description": "quick job", "prompt": "BG-TASK: answer at once", "run_in_background": true}"#,
-        ),
-        // Whichever asks first gets the slow answer; either way the parent
-        // must hear about the child before it ends.
-        Reply::Stream(slow),
-        standin::text_reply("quick job done"),
-        standin::text_reply("The job is done."),
-    ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "start the job", "--output-format", "json"]));
-    assert_ok(&out);
-    let reqs = api.requests();
-    assert_eq!(reqs.len(), 4, "the parent went on after the notification");
-    let last = user_texts(&reqs[3]);
-    assert!(last.contains("<task-notification>"), "{last}");
-    assert_eq!(
-        last_result(&out).str_field("result"),
-        Some("The job is done.")
-    );
-}
