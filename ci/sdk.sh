@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Provisions the official Python Agent SDK (package claude-agent-sdk, through
-# pip) in a private virtual environment for tests/sdk.rs, and prints the
-# interpreter the tests use, and nothing else on stdout:
+# Provisions the official Agent SDKs for tests/sdk.rs, by package name:
+# the Python SDK (claude-agent-sdk, through pip) in a private virtual
+# environment, and the TypeScript SDK (@anthropic-ai/claude-agent-sdk,
+# through npm, run with the machine's node) in a cache folder. Prints the
+# interpreter and the folder the tests use, and nothing else on stdout:
 #   TERN_SDK_PYTHON=<venv>/bin/python
+#   TERN_SDK_NODE_DIR=<dir>   (holds node_modules/@anthropic-ai/claude-agent-sdk)
 set -euo pipefail
 
 fail() { echo "ci/sdk.sh: $*" >&2; exit 1; }
@@ -21,4 +24,25 @@ if ! "$venv/bin/python" -c 'import claude_agent_sdk' >/dev/null 2>&1; then
   "$venv/bin/python" -m pip install -q claude-agent-sdk >&2 || fail "step 'pip install claude-agent-sdk' failed"
   "$venv/bin/python" -c 'import claude_agent_sdk' || fail "claude_agent_sdk does not import after installing it"
 fi
+
+node_dir=${TERN_SDK_NODE_DIR:-$HOME/.cache/tern-sdk-node}
+node_ready() {
+  (cd "$node_dir" && node -e 'import("@anthropic-ai/claude-agent-sdk").then(() => import("zod"))') >/dev/null 2>&1
+}
+if ! node_ready; then
+  command -v node >/dev/null || fail "step 'node': node is not installed"
+  command -v npm >/dev/null || fail "step 'npm': npm is not installed"
+  echo "ci/sdk.sh: installing @anthropic-ai/claude-agent-sdk into $node_dir" >&2
+  mkdir -p "$node_dir" || fail "step 'mkdir $node_dir' failed"
+  [ -f "$node_dir/package.json" ] || echo '{"name":"tern-sdk-tests","private":true}' >"$node_dir/package.json" \
+    || fail "step 'write $node_dir/package.json' failed"
+  # The optional packages are Claude Code's own binaries, which the tests
+  # never run (they point the SDK at tern); zod is the SDK's peer for tool
+  # schemas.
+  (cd "$node_dir" && npm install --silent --no-audit --no-fund --omit=optional \
+      @anthropic-ai/claude-agent-sdk zod >&2) \
+    || fail "step 'npm install @anthropic-ai/claude-agent-sdk zod' failed"
+  node_ready || fail "@anthropic-ai/claude-agent-sdk does not import after installing it"
+fi
 echo "TERN_SDK_PYTHON=$venv/bin/python"
+echo "TERN_SDK_NODE_DIR=$node_dir"

@@ -28,7 +28,7 @@ step "cross/setup.sh (toolchains, qemu-user, zig)"
 bash cross/setup.sh x86_64 aarch64 armv7
 step "ci/llama.sh (a real llama-server and SmolLM2; built once, cached)"
 provision ci/llama.sh
-step "ci/sdk.sh (the official Python Agent SDK)"
+step "ci/sdk.sh (the official Python and TypeScript Agent SDKs)"
 provision ci/sdk.sh
 step "ci/mcp.sh (real MCP servers from npm and PyPI)"
 provision ci/mcp.sh

@@ -153,8 +153,16 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     if rt.coordinator {
         registry = Registry::coordinator();
     }
+    let control = Rc::new(sdk::Control::default());
+    // An SDK session's own servers answer over its control channel, which
+    // is read only once the session runs: no waiting for them here.
     #[cfg(feature = "mcp")]
-    let mcp_hub = mcp_start::start(ex, &rt, &env, false).await;
+    let mcp_hub = if rt.stream_input {
+        let carrier: Rc<dyn crate::mcp::sdk::Carrier> = Rc::clone(&control) as _;
+        mcp_start::start(ex, &rt, &env, mcp_start::Wait::None, Some(carrier)).await
+    } else {
+        mcp_start::start(ex, &rt, &env, mcp_start::Wait::First, None).await
+    };
     // MCP tools: for the session's agent, and for sub-agents (a
     // coordinator itself only delegates, so there for its workers only).
     #[cfg(feature = "mcp")]
@@ -163,10 +171,20 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         .map(|hub| Rc::clone(hub) as Rc<dyn crate::tools::ToolSource>);
     #[cfg(not(feature = "mcp"))]
     let mcp_tools: Option<Rc<dyn crate::tools::ToolSource>> = None;
-    if let Some(source) = &mcp_tools
-        && !rt.coordinator
-    {
-        registry.set_dynamic(Rc::clone(source), hidden.clone());
+    // `--json-schema` (or an SDK's jsonSchema) adds StructuredOutput.
+    let structured = Rc::new(crate::tools::structured::Structured::default());
+    if let Some(schema) = &rt.json_schema {
+        structured.set_schema(schema.clone());
+    }
+    let own_mcp = mcp_tools.clone().filter(|_| !rt.coordinator);
+    if own_mcp.is_some() || rt.json_schema.is_some() || rt.stream_input {
+        registry.set_dynamic(
+            Rc::new(crate::tools::structured::SessionTools {
+                structured: Rc::clone(&structured),
+                mcp: own_mcp,
+            }),
+            hidden.clone(),
+        );
     }
     #[cfg(not(feature = "mcp"))]
     if !rt.mcp_configs.is_empty() || !rt.mcp_settings.is_empty() {
@@ -179,7 +197,9 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     registry.set_compact(compact);
     // A small window gets a budget for memory files and tool results, so
     // one big file cannot take the whole context.
-    let (mut system, memory_notice) = rt.system.compose(compact, context_window as usize * 4 / 8);
+    let memory_budget = context_window as usize * 4 / 8;
+    let mut system_parts = rt.system.clone();
+    let (mut system, memory_notice) = system_parts.compose(compact, memory_budget);
     let worker_system = system.clone();
     if rt.coordinator {
         system.push(COORDINATOR_NOTE.to_string());
@@ -192,13 +212,13 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     } else {
         rt.max_tokens
     };
-    let control = Rc::new(sdk::Control::default());
     // Line mode: one reader for all of standard input.
     let line_input = interactive.then(line::Input::start);
     let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
         Some(Rc::new(sdk::SdkApprover {
             control: Rc::clone(&control),
             abort: abort.clone(),
+            cwd: rt.cwd.clone(),
         }))
     } else if let Some(input) = &line_input {
         Some(Rc::new(line::LineApprover::new(Rc::clone(input))))
@@ -218,6 +238,20 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         #[cfg(not(feature = "mcp"))]
         mcp_servers: Vec::new(),
         discovered,
+        agents: Vec::new(),
+        additional_directories: rt
+            .extra_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
+        ignored: rt
+            .ignored
+            .iter()
+            .map(|(flag, why)| obj! { "option" => flag.as_str(), "reason" => *why })
+            .collect(),
+        served_by_anthropic: rt.client.base_url == config::DEFAULT_BASE_URL,
+        context_window,
+        max_output_tokens: max_tokens,
     };
     let hooks = Rc::new(Hooks::new(
         rt.hooks,
@@ -292,6 +326,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         inbox: Rc::default(),
         workers: Default::default(),
         mcp_tools: mcp_tools.map(|source| (source, hidden.clone())),
+        relay: Rc::default(),
         child_note: scratchpad.as_ref().map(|dir| {
             format!(
                 "You are a worker for a coordinating agent. Shared scratchpad directory: {} \
@@ -329,6 +364,8 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             fallback_models: rt.fallback_models,
             max_budget_usd: rt.max_budget_usd,
             context_window,
+            fallback_after: rt.fallback_after,
+            structured: Some(Rc::clone(&structured)),
         },
         pipeline: Rc::new(pipeline),
         abort,
@@ -337,7 +374,12 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     };
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.include_partial = rt.include_partial;
-    printer.start();
+    printer.info.agents = agent_names(&agent);
+    // An SDK session says who it is at the start of each prompt, when the
+    // servers and agents its initialize added are known.
+    if !rt.stream_input {
+        printer.start();
+    }
     // Each event goes to the transcript, then to the printer.
     macro_rules! sink {
         () => {
@@ -352,10 +394,24 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let code = if rt.stream_input {
         // The SDK's session: prompts arrive on stdin until it closes.
         let (tx, rx) = smol::channel::unbounded();
+        let ignored = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let context = Rc::new(std::cell::RefCell::new(sdk::context_view(
+            &agent,
+            system_parts.memory.as_deref(),
+        )));
         let session = sdk::Session {
+            ex,
             control,
             abort: agent.abort.clone(),
             pipeline: Rc::clone(&agent.pipeline),
+            #[cfg(feature = "mcp")]
+            hub: mcp_hub.clone(),
+            cwd: rt.cwd.clone(),
+            structured: Rc::clone(&structured),
+            context: Rc::clone(&context),
+            ignored: Rc::clone(&ignored),
+            transcript: transcript.as_ref().map(|t| t.path().to_path_buf()),
+            allowed_requests: Default::default(),
         };
         ex.spawn(sdk::read_input(session, tx)).detach();
         let mut code = 0;
@@ -363,10 +419,40 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             match rx.recv().await {
                 Ok(sdk::Input::Prompt(content)) => {
                     agent.abort.reset();
+                    // Servers an SDK named get the first turn's usual wait.
+                    #[cfg(feature = "mcp")]
+                    if let Some(hub) = &mcp_hub {
+                        hub.settle(mcp_start::first_turn_wait(&env)).await;
+                        printer.info.mcp_servers = hub.summary();
+                    }
+                    printer.info.tools = agent.pipeline.registry.names();
+                    printer.info.model = agent.settings.model.clone();
+                    printer.info.permission_mode = agent.pipeline.policy.mode().as_str();
+                    printer.info.agents = agent_names(&agent);
+                    printer.info.ignored.extend(ignored.borrow_mut().drain(..));
+                    printer.start();
+                    *context.borrow_mut() =
+                        sdk::context_view(&agent, system_parts.memory.as_deref());
                     let outcome = agent.run(content, sink!()).await;
                     code = printer.finish(&outcome);
+                    let mut view = sdk::context_view(&agent, system_parts.memory.as_deref());
+                    view.api_usage = outcome.model_usage.last().map(|m| m.usage);
+                    *context.borrow_mut() = view;
                 }
                 Ok(sdk::Input::Model(m)) => agent.settings.model = m,
+                Ok(sdk::Input::System { custom, append }) => {
+                    if custom.is_some() {
+                        system_parts.custom = custom;
+                    }
+                    if append.is_some() {
+                        system_parts.append = append;
+                    }
+                    let (mut system, _) = system_parts.compose(compact, memory_budget);
+                    if rt.coordinator {
+                        system.push(COORDINATOR_NOTE.to_string());
+                    }
+                    agent.settings.system = system;
+                }
                 Ok(sdk::Input::End) | Err(_) => break,
             }
         }
@@ -402,6 +488,17 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     // stay for the user to inspect unless nothing was spilled.
     let _ = std::fs::remove_dir(&scratch);
     code
+}
+
+/// The agent definitions the Agent tool can start.
+fn agent_names(agent: &Agent<'_>) -> Vec<String> {
+    agent
+        .pipeline
+        .ctx
+        .subagents
+        .as_ref()
+        .map(|h| h.defs.borrow().iter().map(|d| d.name.clone()).collect())
+        .unwrap_or_default()
 }
 
 /// With nothing configured, finds a model server on this machine and
@@ -658,6 +755,7 @@ pub(crate) fn record(t: &mut Transcript, ev: &Event<'_>) {
             t.append("user", summary);
         }
         Event::TextDelta(_)
+        | Event::Relayed(_)
         | Event::Retrying { .. }
         | Event::FallbackModel { .. }
         | Event::MicroCompacted { .. }

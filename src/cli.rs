@@ -55,8 +55,11 @@ pub struct Args {
     pub include_partial: bool,
     /// `--permission-prompt-tool stdio`: permission questions go to the controller.
     pub permission_prompt_tool: Option<String>,
-    /// Flags accepted for compatibility but not acted on (named in a notice).
-    pub ignored: Vec<String>,
+    /// Flags accepted for compatibility but not acted on: the flag (with
+    /// its value) and why (named in a notice and in `system/init`).
+    pub ignored: Vec<(String, &'static str)>,
+    /// `--json-schema`: the answer must match this schema (StructuredOutput).
+    pub json_schema: Option<crate::json::Value>,
     /// `--coordinator`: the top level only delegates to workers.
     pub coordinator: bool,
     /// `--mcp-config` files or inline JSON (repeatable).
@@ -65,22 +68,78 @@ pub struct Args {
     pub strict_mcp: bool,
 }
 
-/// Claude Code flags that tern accepts and ignores (with a notice), so
-/// programs that pass them still run. The bool says whether one takes a value.
-const IGNORED_FLAGS: &[(&str, bool)] = &[
-    ("include-hook-events", false),
-    ("plugin-dir", true),
-    ("thinking", true),
-    ("max-thinking-tokens", true),
-    ("thinking-display", true),
-    ("effort", true),
-    ("betas", true),
-    ("task-budget", true),
-    ("json-schema", true),
-    ("resume-session-at", true),
-    ("resume-drops-turn", true),
-    ("session-mirror", false),
-    ("debug-to-stderr", false),
+/// Claude Code flags that tern accepts without acting on them (each named
+/// in a notice and in `system/init`), so programs that pass them still
+/// run: the name, whether it takes a value (`None`: an optional one, as
+/// `--debug[=filter]`), and why tern does not act on it.
+const IGNORED_FLAGS: &[(&str, Option<bool>, &str)] = &[
+    (
+        "include-hook-events",
+        Some(false),
+        "hook events are not streamed",
+    ),
+    ("plugin-dir", Some(true), "tern has no plugins"),
+    ("plugin-dir-no-mcp", Some(true), "tern has no plugins"),
+    (
+        "thinking",
+        Some(true),
+        "tern does not ask for extended thinking",
+    ),
+    (
+        "max-thinking-tokens",
+        Some(true),
+        "tern does not ask for extended thinking",
+    ),
+    (
+        "thinking-display",
+        Some(true),
+        "tern does not ask for extended thinking",
+    ),
+    ("effort", Some(true), "tern sends no effort level"),
+    ("betas", Some(true), "tern sends no beta headers"),
+    ("task-budget", Some(true), "tern sends no task budget"),
+    (
+        "resume-session-at",
+        Some(true),
+        "tern resumes at the end of a session only",
+    ),
+    (
+        "resume-drops-turn",
+        Some(true),
+        "tern resumes at the end of a session only",
+    ),
+    (
+        "session-mirror",
+        Some(false),
+        "tern writes its own transcript; no mirror frames",
+    ),
+    (
+        "debug-to-stderr",
+        Some(false),
+        "tern has no debug log; --verbose reports on stderr",
+    ),
+    (
+        "debug",
+        None,
+        "tern has no debug log; --verbose reports on stderr",
+    ),
+    (
+        "debug-file",
+        Some(true),
+        "tern has no debug log; --verbose reports on stderr",
+    ),
+    (
+        "permission-prompts",
+        Some(true),
+        "questions go to can_use_tool or are refused",
+    ),
+    ("channels", Some(true), "tern has no channels"),
+    (
+        "project-config-root",
+        Some(true),
+        "settings are read from the working directory",
+    ),
+    ("agent", Some(true), "the main thread runs tern's own agent"),
 ];
 
 #[derive(Debug)]
@@ -312,13 +371,53 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 a.append_system_prompt =
                     Some(read_flag_file("--append-system-prompt-file", &path)?);
             }
-            Long(name) if IGNORED_FLAGS.iter().any(|(f, _)| *f == name) => {
-                let name = name.to_string();
-                let takes_value = IGNORED_FLAGS.iter().any(|(f, v)| *f == name && *v);
-                if takes_value {
-                    text(&mut parser, &format!("--{name}"))?;
+            // Passed by the TypeScript SDK with bypassPermissions: a
+            // second confirmation that tern does not need.
+            Long("allow-dangerously-skip-permissions") => {}
+            // The SDK's initialize arrives before its first prompt, and
+            // tern reads standard input in order, so it is always awaited.
+            Long("await-initialize") | Long("managed-settings-in-initialize") => {}
+            // Which fields come in initialize; tern reads every field there.
+            Long("initialize-fields") => {
+                text(&mut parser, "--initialize-fields")?;
+            }
+            Long("json-schema") => {
+                let v = text(&mut parser, "--json-schema")?;
+                match crate::json::parse(&v) {
+                    Ok(schema) if schema.as_object().is_some() => a.json_schema = Some(schema),
+                    _ => {
+                        return Err(UsageError(format!(
+                            "--json-schema needs a JSON schema object, got {v:?}"
+                        )));
+                    }
                 }
-                a.ignored.push(format!("--{name}"));
+            }
+            Long("managed-settings") => {
+                return Err(UsageError(
+                    "--managed-settings is refused: tern reads managed policy only from its managed-settings file (TERN_MANAGED_SETTINGS), so a policy passed here would not be enforced".into(),
+                ));
+            }
+            Long("sdk-url") => {
+                return Err(UsageError(
+                    "--sdk-url is not supported: tern talks to its controller on standard input and output only".into(),
+                ));
+            }
+            Long(name) if IGNORED_FLAGS.iter().any(|(f, _, _)| *f == name) => {
+                let name = name.to_string();
+                let (takes_value, why) = IGNORED_FLAGS
+                    .iter()
+                    .find(|(f, _, _)| *f == name)
+                    .map_or((Some(false), ""), |(_, v, why)| (*v, *why));
+                let value = match takes_value {
+                    Some(true) => Some(text(&mut parser, &format!("--{name}"))?),
+                    Some(false) => None,
+                    None => parser.optional_value().and_then(|v| v.into_string().ok()),
+                };
+                let shown = match value {
+                    Some(v) => format!("--{name} {v}"),
+                    None => format!("--{name}"),
+                };
+                a.ignored.push((shown, why));
             }
             Long("model") => a.model = Some(text(&mut parser, "--model")?),
             Long("max-turns") => {

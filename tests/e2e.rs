@@ -262,7 +262,7 @@ fn stream_cut_mid_tool_answers_every_tool_use() {
         .filter_map(|b| b.str_field("id"))
         .collect();
     assert_eq!(uses, ["toolu_ok"]);
-    let results = first_content(&l, "user");
+    let results = all_tool_results(&l);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].str_field("tool_use_id"), Some("toolu_ok"));
     assert!(results[0].str_field("content").unwrap().contains("alpha"));
@@ -464,7 +464,7 @@ fn interrupt_mid_tool(signal: i32, expected_status: i32) {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(expected_status));
     let l = lines(&out);
-    let results = first_content(&l, "user");
+    let results = all_tool_results(&l);
     assert_eq!(results.len(), 2);
     for r in &results {
         assert_eq!(r.get("is_error").and_then(Value::as_bool), Some(true));

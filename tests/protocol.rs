@@ -132,7 +132,7 @@ fn flags_the_sdk_passes_are_accepted() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--max-thinking-tokens, --include-hook-events accepted"),
+        stderr.contains("--max-thinking-tokens 8000, --include-hook-events accepted"),
         "{stderr}"
     );
     // An empty --system-prompt leaves no empty block behind.

@@ -191,9 +191,11 @@ impl Agent<'_> {
             tools: &[],
             messages: &request,
         });
-        let (asm, end) = self.attempts(&body, None, outcome, sink).await;
+        let (asm, end) = self.attempts(&body, None, false, outcome, sink).await;
         outcome.usage.add(&asm.usage);
-        outcome.cost_usd += crate::model::price::cost(&self.settings.model, &asm.usage);
+        let cost = crate::model::price::cost(&self.settings.model, &asm.usage);
+        outcome.cost_usd += cost;
+        super::note_model_use(outcome, &self.settings.model, &asm.usage, cost);
         match end {
             AttemptEnd::Done => {}
             AttemptEnd::Failed(e) => return Err(e.to_string()),

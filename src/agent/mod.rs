@@ -65,6 +65,9 @@ pub enum Event<'a> {
         delay: Duration,
         error: &'a ApiError,
     },
+    /// What a sub-agent started by this agent did (its messages, its
+    /// start and end), passed up as it happens.
+    Relayed(&'a subagent::Relayed),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +84,9 @@ pub enum Ending {
     Blocked(String),
     /// `--max-budget-usd` was reached (the cost so far, in dollars).
     BudgetExceeded(f64),
+    /// `--json-schema`: the model did not give a valid StructuredOutput
+    /// call in this many tries.
+    StructuredOutputRetries(u32),
 }
 
 #[derive(Debug, Clone)]
@@ -96,7 +102,34 @@ pub struct Outcome {
     pub cost_usd: f64,
     pub stop_reason: Option<String>,
     pub denials: Vec<Value>,
+    /// `--json-schema`: the value the model gave through StructuredOutput.
+    pub structured_output: Option<Value>,
+    /// Tokens and cost per model (a fallback makes more than one).
+    pub model_usage: Vec<ModelUse>,
+    /// The HTTP status of the API error that ended the run, if one did.
+    pub api_error_status: Option<u16>,
+    /// From sending the first request to its first stream event.
+    pub ttft: Option<Duration>,
+    /// The interruption came while tools were running (not while the
+    /// model was answering).
+    pub aborted_in_tools: bool,
 }
+
+/// What one model used during a run.
+#[derive(Debug, Clone)]
+pub struct ModelUse {
+    pub model: String,
+    pub usage: Usage,
+    pub cost_usd: f64,
+}
+
+/// Overloaded answers in a row after which a turn moves to the fallback
+/// model, unless TERN_FALLBACK_AFTER says otherwise.
+pub const DEFAULT_FALLBACK_AFTER: u32 = 3;
+
+/// How often a model that should answer through StructuredOutput is sent
+/// back to do so.
+const MAX_STRUCTURED_RETRIES: u32 = 5;
 
 pub struct Settings {
     pub model: String,
@@ -109,6 +142,10 @@ pub struct Settings {
     pub max_budget_usd: Option<f64>,
     /// The model's context window in tokens.
     pub context_window: u64,
+    /// With fallback models: overloaded answers in a row before switching.
+    pub fallback_after: u32,
+    /// `--json-schema`: the answer must come through StructuredOutput.
+    pub structured: Option<Rc<crate::tools::structured::Structured>>,
 }
 
 pub struct Agent<'ex> {
@@ -143,7 +180,15 @@ impl<'ex> Agent<'ex> {
             cost_usd: 0.0,
             stop_reason: None,
             denials: Vec::new(),
+            structured_output: None,
+            model_usage: Vec::new(),
+            api_error_status: None,
+            ttft: None,
+            aborted_in_tools: false,
         };
+        if let Some(s) = &self.settings.structured {
+            s.reset();
+        }
         if let Some(custom) = compaction::compact_command(&prompt) {
             outcome.ending = self.compact_on_request(&custom, &mut outcome, sink).await;
             outcome.duration = started.elapsed();
@@ -176,6 +221,7 @@ impl<'ex> Agent<'ex> {
         outcome.ending = self.turns(&mut outcome, sink).await;
         outcome.duration = started.elapsed();
         outcome.denials = self.pipeline.denials();
+        outcome.structured_output = self.settings.structured.as_ref().and_then(|s| s.value());
         outcome
     }
 
@@ -193,6 +239,7 @@ impl<'ex> Agent<'ex> {
             {
                 return Ending::BudgetExceeded(outcome.cost_usd);
             }
+            self.drain_relay(sink);
             self.deliver_notifications(sink);
             outcome.num_turns += 1;
             // Only a changing catalog (MCP servers) is asked again each
@@ -206,9 +253,14 @@ impl<'ex> Agent<'ex> {
                 Err(ending) => return ending,
             };
             let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
-            let (asm, end) = self.attempts(&body, Some(&mut exec), outcome, sink).await;
+            let can_fall_back = fallbacks.len() > 0;
+            let (asm, end) = self
+                .attempts(&body, Some(&mut exec), can_fall_back, outcome, sink)
+                .await;
             outcome.usage.add(&asm.usage);
-            outcome.cost_usd += crate::model::price::cost(&self.settings.model, &asm.usage);
+            let cost = crate::model::price::cost(&self.settings.model, &asm.usage);
+            outcome.cost_usd += cost;
+            note_model_use(outcome, &self.settings.model, &asm.usage, cost);
             outcome.stop_reason = asm.stop_reason.clone();
             if asm.has_blocks() {
                 sink(Event::RequestUsage(&asm.usage));
@@ -231,7 +283,10 @@ impl<'ex> Agent<'ex> {
 
             let failure = match end {
                 AttemptEnd::Done => None,
-                AttemptEnd::Failed(e) => Some(Ending::ModelError(e.to_string())),
+                AttemptEnd::Failed(e) => {
+                    outcome.api_error_status = e.status();
+                    Some(Ending::ModelError(e.to_string()))
+                }
                 AttemptEnd::Aborted => Some(Ending::Aborted(
                     self.abort.reason().unwrap_or(Reason::Requested),
                 )),
@@ -306,28 +361,62 @@ impl<'ex> Agent<'ex> {
                         continue;
                     }
                 }
-                // Background agents still running: their results are
-                // part of this answer, so wait for the next one.
+                // Background agents still running, or finished while this
+                // turn ran: their results are part of this answer, so wait
+                // for the next one (at once if it is in).
                 if let Some(bg) = self.background()
-                    && bg.running() > 0
+                    && (bg.running() > 0 || bg.has_news())
                     && self
                         .settings
                         .max_turns
                         .is_none_or(|max| outcome.num_turns < max)
                 {
                     let abort = self.abort.clone();
-                    let woke = async {
-                        bg.wait().await;
-                        true
-                    }
-                    .or(async {
-                        abort.wait().await;
-                        false
-                    })
-                    .await;
+                    let relay = self.relay();
+                    let woke = loop {
+                        enum Wake {
+                            Finished,
+                            Relay,
+                            Abort,
+                        }
+                        let wake = async {
+                            bg.wait().await;
+                            Wake::Finished
+                        }
+                        .or(async {
+                            match &relay {
+                                Some(r) => r.wait().await,
+                                None => smol::future::pending::<()>().await,
+                            }
+                            Wake::Relay
+                        })
+                        .or(async {
+                            abort.wait().await;
+                            Wake::Abort
+                        })
+                        .await;
+                        match wake {
+                            Wake::Finished => break true,
+                            Wake::Relay => self.drain_relay(sink),
+                            Wake::Abort => break false,
+                        }
+                    };
                     if !woke {
                         return Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested));
                     }
+                    continue;
+                }
+                if let Some(s) = self.settings.structured.clone().filter(|s| s.wanted())
+                    && s.value().is_none()
+                {
+                    // The answer must come through StructuredOutput.
+                    let misses = s.miss();
+                    if misses > MAX_STRUCTURED_RETRIES {
+                        return Ending::StructuredOutputRetries(MAX_STRUCTURED_RETRIES);
+                    }
+                    let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => STRUCTURED_REMINDER }] };
+                    sink(Event::Prompt(&message));
+                    self.messages.push(message);
                     continue;
                 }
                 outcome.result = final_text(&asm);
@@ -342,7 +431,21 @@ impl<'ex> Agent<'ex> {
 
             let aborted = self.finish_tools(exec, sink).await;
             if aborted {
+                outcome.aborted_in_tools = true;
                 return Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested));
+            }
+            if let Some(s) = self.settings.structured.clone().filter(|s| s.wanted()) {
+                let called = asm.blocks().any(
+                    |b| matches!(b, Block::ToolUse(c) if c.name == crate::tools::structured::NAME),
+                );
+                if s.value().is_some() {
+                    // The answer is in: nothing more is needed from the model.
+                    outcome.result = final_text(&asm);
+                    return Ending::Completed;
+                }
+                if called && s.miss() > MAX_STRUCTURED_RETRIES {
+                    return Ending::StructuredOutputRetries(MAX_STRUCTURED_RETRIES);
+                }
             }
             if self
                 .settings
@@ -374,18 +477,43 @@ impl<'ex> Agent<'ex> {
         if interrupted {
             exec.stop_waiting("Interrupted by the user before it ran");
         } else {
-            let ran_out = async {
-                while !exec.all_done() {
-                    exec.next_done().await;
+            let relay = self.relay();
+            let mut watcher = Box::pin(watcher);
+            loop {
+                enum Wake {
+                    Done,
+                    Relay,
+                    Abort,
                 }
-                false
-            };
-            interrupted = ran_out
+                if exec.all_done() {
+                    break;
+                }
+                let wake = async {
+                    exec.next_done().await;
+                    Wake::Done
+                }
                 .or(async {
-                    watcher.await;
-                    true
+                    match &relay {
+                        Some(r) => r.wait().await,
+                        None => smol::future::pending::<()>().await,
+                    }
+                    Wake::Relay
+                })
+                .or(async {
+                    (&mut watcher).await;
+                    Wake::Abort
                 })
                 .await;
+                match wake {
+                    Wake::Done => {}
+                    Wake::Relay => self.drain_relay(sink),
+                    Wake::Abort => {
+                        interrupted = true;
+                        break;
+                    }
+                }
+            }
+            self.drain_relay(sink);
             if interrupted {
                 exec.stop_waiting("Interrupted by the user before it ran");
             }
@@ -402,18 +530,24 @@ impl<'ex> Agent<'ex> {
         &mut self,
         body: &str,
         mut exec: Option<&mut StreamingExecutor<'ex>>,
+        can_fall_back: bool,
         outcome: &mut Outcome,
         sink: &mut dyn FnMut(Event<'_>),
     ) -> (Assembler, AttemptEnd) {
         let mut retry = 0u32;
+        let mut overloaded = 0u32;
         let first_attempt = Instant::now();
         loop {
             let mut asm = Assembler::new();
             let began = Instant::now();
+            let mut first_event = None;
             let end = self
-                .attempt(body, &mut asm, exec.as_deref_mut(), sink)
+                .attempt(body, &mut asm, exec.as_deref_mut(), &mut first_event, sink)
                 .await;
             outcome.api_duration += began.elapsed();
+            if outcome.ttft.is_none() {
+                outcome.ttft = first_event.map(|at: Instant| at - began);
+            }
             let error = match end {
                 AttemptEnd::Failed(e) => e,
                 other => return (asm, other),
@@ -421,6 +555,14 @@ impl<'ex> Agent<'ex> {
             let max = self.settings.retry.max_retries;
             if asm.has_blocks() || !error.is_retryable() || retry >= max {
                 return (asm, AttemptEnd::Failed(error));
+            }
+            // An overloaded model gets a few tries, then its fallback
+            // serves the turn rather than the whole retry budget going by.
+            if error.wants_fallback() {
+                overloaded += 1;
+                if can_fall_back && overloaded >= self.settings.fallback_after.max(1) {
+                    return (asm, AttemptEnd::Failed(error));
+                }
             }
             let delay = self.settings.retry.delay(retry + 1, &error);
             if first_attempt.elapsed() + delay > self.settings.retry.max_elapsed {
@@ -462,6 +604,7 @@ impl<'ex> Agent<'ex> {
         body: &str,
         asm: &mut Assembler,
         mut exec: Option<&mut StreamingExecutor<'ex>>,
+        first_event: &mut Option<Instant>,
         sink: &mut dyn FnMut(Event<'_>),
     ) -> AttemptEnd {
         let abort = self.abort.clone();
@@ -481,10 +624,12 @@ impl<'ex> Agent<'ex> {
         let mut translator = (self.client.provider() == crate::model::Provider::OpenAi)
             .then(crate::model::openai::Translator::default);
         let mut buf = vec![0u8; 16 * 1024];
+        let relay = self.relay();
         loop {
             enum Step {
                 Chunk(Result<usize, ApiError>),
                 ToolDone,
+                Relay,
                 Abort,
             }
             let step = async { Step::Chunk(stream.next_chunk(&mut buf).await) }
@@ -498,12 +643,23 @@ impl<'ex> Agent<'ex> {
                     Step::ToolDone
                 })
                 .or(async {
+                    match &relay {
+                        Some(r) => r.wait().await,
+                        None => smol::future::pending::<()>().await,
+                    }
+                    Step::Relay
+                })
+                .or(async {
                     abort.wait().await;
                     Step::Abort
                 })
                 .await;
             let n = match step {
                 Step::ToolDone => continue,
+                Step::Relay => {
+                    self.drain_relay(sink);
+                    continue;
+                }
                 Step::Abort => return AttemptEnd::Aborted,
                 Step::Chunk(Err(e)) => return AttemptEnd::Failed(e),
                 Step::Chunk(Ok(0)) => {
@@ -514,7 +670,10 @@ impl<'ex> Agent<'ex> {
                     };
                     return AttemptEnd::Failed(ApiError::Stream(detail.into()));
                 }
-                Step::Chunk(Ok(n)) => n,
+                Step::Chunk(Ok(n)) => {
+                    first_event.get_or_insert_with(Instant::now);
+                    n
+                }
             };
             let mut failure: Option<ApiError> = None;
             let mut handle = |event: &str, data: &str| -> Flow {
@@ -564,6 +723,23 @@ impl<'ex> Agent<'ex> {
 }
 
 impl Agent<'_> {
+    fn relay(&self) -> Option<Rc<subagent::Relay>> {
+        self.pipeline
+            .ctx
+            .subagents
+            .as_ref()
+            .map(|h| Rc::clone(&h.relay))
+    }
+
+    /// Passes on what sub-agents reported since the last look.
+    fn drain_relay(&self, sink: &mut dyn FnMut(Event<'_>)) {
+        if let Some(relay) = self.relay() {
+            for r in relay.take() {
+                sink(Event::Relayed(&r));
+            }
+        }
+    }
+
     fn background(&self) -> Option<Rc<subagent::Background>> {
         self.pipeline
             .ctx
@@ -628,6 +804,23 @@ const MAX_LENGTH_RECOVERIES: u32 = 3;
 
 const CONTINUE_AFTER_LIMIT: &str = "Your answer was cut off by the output token limit. \
 Continue exactly where it stopped: no apology, no recap.";
+
+const STRUCTURED_REMINDER: &str = "You have not given your answer through the StructuredOutput \
+tool. Call StructuredOutput now, once, with an input that matches its schema.";
+
+fn note_model_use(outcome: &mut Outcome, model: &str, usage: &Usage, cost: f64) {
+    match outcome.model_usage.iter_mut().find(|m| m.model == model) {
+        Some(m) => {
+            m.usage.add(usage);
+            m.cost_usd += cost;
+        }
+        None => outcome.model_usage.push(ModelUse {
+            model: model.to_string(),
+            usage: *usage,
+            cost_usd: cost,
+        }),
+    }
+}
 
 /// How many times Stop hooks may send the model back before tern stops anyway.
 const MAX_STOP_ROUNDS: u32 = 5;

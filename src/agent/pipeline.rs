@@ -52,6 +52,9 @@ pub enum Approval {
     Always,
     /// No, optionally with a reason for the model.
     Deny(Option<String>),
+    /// No, and this text is what the model sees, as given (an SDK
+    /// callback's own message).
+    Refuse(String),
 }
 
 /// Answers permission questions when someone can (a terminal, an SDK).
@@ -220,6 +223,10 @@ impl Pipeline {
                     (Approval::ForSession, Some(rule)) => self.grant(&rule, false),
                     (Approval::Always, Some(rule)) => self.grant(&rule, true),
                     (Approval::ForSession | Approval::Always, None) => {}
+                    (Approval::Refuse(message), _) => {
+                        self.record_denial(&call.name, &call.id, &input);
+                        return ToolOutput::error(message);
+                    }
                     (Approval::Deny(reason), _) => {
                         self.record_denial(&call.name, &call.id, &input);
                         let why = reason.map_or(String::new(), |r| format!(" The user said: {r}"));

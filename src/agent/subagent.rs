@@ -6,6 +6,10 @@
 //! A background child returns an id at once; its result reaches the
 //! parent as a notification at the start of the parent's next iteration
 //! (and a parent about to finish waits for its running children).
+//!
+//! What a child does is also relayed as it happens ([`Relayed`]): its
+//! messages, tagged with the Agent call that started it, and its start
+//! and end as a task. The parent's loop passes these on as events.
 
 pub mod defs;
 
@@ -77,6 +81,86 @@ pub struct Host {
     /// MCP tools and the names kept out of view; a child gets them unless
     /// its definition lists its tools.
     pub mcp_tools: Option<(Rc<dyn crate::tools::ToolSource>, Vec<String>)>,
+    /// What this agent's children report, for this agent's loop to pass on.
+    pub relay: Rc<Relay>,
+}
+
+/// Which message of a child's conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    Assistant,
+    ToolResults,
+}
+
+/// One thing a sub-agent reported.
+#[derive(Debug, Clone)]
+pub enum Relayed {
+    /// A message of a child's conversation (API shape), started by the
+    /// Agent call `parent_tool_use_id`.
+    Message {
+        parent_tool_use_id: String,
+        kind: MessageKind,
+        message: Value,
+    },
+    TaskStarted {
+        task_id: String,
+        tool_use_id: String,
+        description: String,
+        subagent_type: String,
+        prompt: String,
+        background: bool,
+        depth: u32,
+    },
+    TaskFinished {
+        task_id: String,
+        tool_use_id: String,
+        /// completed, failed or stopped.
+        status: &'static str,
+        summary: String,
+        /// Where the child's transcript is (empty when none is kept).
+        output_file: String,
+        total_tokens: u64,
+        tool_uses: u64,
+        duration: std::time::Duration,
+    },
+}
+
+/// A queue of [`Relayed`] reports with a wake-up for whoever drains it.
+pub struct Relay {
+    queue: RefCell<Vec<Relayed>>,
+    tx: smol::channel::Sender<()>,
+    rx: smol::channel::Receiver<()>,
+}
+
+impl Default for Relay {
+    fn default() -> Self {
+        let (tx, rx) = smol::channel::unbounded();
+        Relay {
+            queue: RefCell::new(Vec::new()),
+            tx,
+            rx,
+        }
+    }
+}
+
+impl Relay {
+    pub fn push(&self, r: Relayed) {
+        self.queue.borrow_mut().push(r);
+        let _ = self.tx.try_send(());
+    }
+
+    pub fn take(&self) -> Vec<Relayed> {
+        while self.rx.try_recv().is_ok() {}
+        std::mem::take(&mut *self.queue.borrow_mut())
+    }
+
+    /// Returns once something is queued.
+    pub async fn wait(&self) {
+        if !self.queue.borrow().is_empty() {
+            return;
+        }
+        let _ = self.rx.recv().await;
+    }
 }
 
 /// A running background child: how to stop it and how to reach it.
@@ -108,6 +192,11 @@ impl Default for Background {
 impl Background {
     pub fn running(&self) -> usize {
         self.running.get()
+    }
+
+    /// A child has finished and its notification is not yet delivered.
+    pub fn has_news(&self) -> bool {
+        !self.ready.borrow().is_empty() || !self.rx.is_empty()
     }
 
     /// Notifications ready for the parent.
@@ -206,18 +295,36 @@ impl Host {
             .detach();
         let inbox = Rc::new(RefCell::new(Vec::new()));
         let mut child = self.child_agent(def, model, parent, &agent_id, &child_abort, &inbox);
-        let mut record = self.transcript_dir.as_ref().and_then(|dir| {
-            transcript::create_at(
-                &dir.join(format!("{agent_id}.jsonl")),
-                &self.cwd,
-                &self.session_id,
-            )
-            .ok()
-        });
+        let transcript_path = self
+            .transcript_dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{agent_id}.jsonl")));
+        let mut record = transcript_path
+            .as_ref()
+            .and_then(|path| transcript::create_at(path, &self.cwd, &self.session_id).ok());
+        let output_file = transcript_path
+            .filter(|_| record.is_some())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         let hooks = Rc::clone(&self.hooks);
         let kind = def.name.clone();
+        let background = input.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        let relay = Rc::clone(&self.relay);
+        relay.push(Relayed::TaskStarted {
+            task_id: agent_id.clone(),
+            tool_use_id: call_id.to_string(),
+            description: description.clone(),
+            subagent_type: kind.clone(),
+            prompt: prompt.clone(),
+            background,
+            depth: self.depth + 1,
+        });
+        let parent_call = call_id.to_string();
+        let started = std::time::Instant::now();
+        let label = description.clone();
         let run = async move {
             let prompt_blocks = Value::Array(vec![obj! { "type" => "text", "text" => prompt }]);
+            let mut tool_uses = 0u64;
             let outcome = child
                 .run(prompt_blocks, &mut |ev| {
                     if let Some(t) = record.as_mut() {
@@ -231,8 +338,53 @@ impl Host {
                             _ => {}
                         }
                     }
+                    let (kind, message) = match ev {
+                        Event::Assistant(m) => (MessageKind::Assistant, m),
+                        Event::ToolResults(m) => (MessageKind::ToolResults, m),
+                        // A grandchild's report goes up unchanged.
+                        Event::Relayed(r) => {
+                            relay.push(r.clone());
+                            return;
+                        }
+                        _ => return,
+                    };
+                    if kind == MessageKind::Assistant {
+                        tool_uses +=
+                            message
+                                .get("content")
+                                .and_then(Value::as_array)
+                                .map_or(0, |b| {
+                                    b.iter()
+                                        .filter(|b| b.str_field("type") == Some("tool_use"))
+                                        .count() as u64
+                                });
+                    }
+                    relay.push(Relayed::Message {
+                        parent_tool_use_id: parent_call.clone(),
+                        kind,
+                        message: message.clone(),
+                    });
                 })
                 .await;
+            let (status, text) = summary(&outcome.ending, &outcome.result);
+            let u = &outcome.usage;
+            relay.push(Relayed::TaskFinished {
+                task_id: agent_id.clone(),
+                tool_use_id: parent_call.clone(),
+                status: match outcome.ending {
+                    Ending::Completed => "completed",
+                    Ending::Aborted(_) => "stopped",
+                    _ => "failed",
+                },
+                summary: format!("{label}: {status}. {}", first_chars(&text, 500)),
+                output_file,
+                total_tokens: u.input_tokens
+                    + u.output_tokens
+                    + u.cache_creation_input_tokens
+                    + u.cache_read_input_tokens,
+                tool_uses,
+                duration: started.elapsed(),
+            });
             if hooks.wants("SubagentStop", &kind) {
                 let mut fields = Map::new();
                 fields.insert("agent_id", agent_id.as_str());
@@ -242,7 +394,7 @@ impl Host {
             }
             (agent_id, outcome)
         };
-        if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+        if background {
             let bg = Rc::clone(&self.background);
             bg.started();
             self.workers.borrow_mut().insert(
@@ -391,6 +543,7 @@ impl Host {
             workers: RefCell::new(HashMap::new()),
             child_note: self.child_note.clone(),
             mcp_tools: self.mcp_tools.clone(),
+            relay: Rc::default(),
         }));
         let pipeline = Pipeline::new(
             registry,
@@ -418,6 +571,8 @@ impl Host {
                 fallback_models: Vec::new(),
                 max_budget_usd: None,
                 context_window: self.context_window,
+                fallback_after: super::DEFAULT_FALLBACK_AFTER,
+                structured: None,
             },
             pipeline: Rc::new(pipeline),
             abort: abort.clone(),
@@ -425,6 +580,14 @@ impl Host {
             context: Default::default(),
         }
     }
+}
+
+fn first_chars(text: &str, n: usize) -> String {
+    let mut out: String = text.chars().take(n).collect();
+    if text.chars().count() > n {
+        out.push('…');
+    }
+    out
 }
 
 /// The status word and the text to hand back.
@@ -435,5 +598,9 @@ fn summary(ending: &Ending, result: &str) -> (&'static str, String) {
         Ending::Aborted(_) => ("interrupted", "The agent was interrupted.".to_string()),
         Ending::ModelError(e) | Ending::Blocked(e) => ("failed", e.clone()),
         Ending::BudgetExceeded(spent) => ("failed", format!("budget reached (${spent:.4})")),
+        Ending::StructuredOutputRetries(n) => (
+            "failed",
+            format!("no valid structured output after {n} tries"),
+        ),
     }
 }

@@ -379,11 +379,12 @@ async fn mcp(
     env: &dyn Fn(&str) -> Option<String>,
 ) {
     const S: &str = "mcp";
-    let Some(hub) = super::mcp_start::start(ex, rt, env, true).await else {
+    let Some(hub) = super::mcp_start::start(ex, rt, env, super::mcp_start::Wait::All, None).await
+    else {
         r.add(S, "servers", State::Info, "none configured");
         return;
     };
-    for s in &hub.servers {
+    for s in hub.servers() {
         let (state, detail) = match s.status() {
             crate::mcp::Status::Connected => {
                 (State::Ok, format!("connected, {} tools", s.tool_count()))
@@ -392,6 +393,7 @@ async fn mcp(
                 (State::Warn, "still starting after MCP_TIMEOUT".to_string())
             }
             crate::mcp::Status::Failed(reason) => (State::Warn, format!("failed: {reason}")),
+            crate::mcp::Status::Disabled => (State::Info, "disabled".to_string()),
         };
         r.add(S, &s.name, state, detail);
     }

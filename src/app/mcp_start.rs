@@ -30,11 +30,29 @@ fn first_wait(env: &dyn Fn(&str) -> Option<String>, limit: Duration) -> Duration
     .min(limit + Duration::from_millis(500))
 }
 
+/// How long `start` waits for the servers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Until every one has settled (MCP_TIMEOUT at most): listings.
+    All,
+    /// TERN_MCP_FIRST_WAIT_MS at most: a session's first turn.
+    First,
+    /// Not at all: an SDK session, whose own servers answer only once
+    /// its control channel is read; the first prompt waits instead.
+    None,
+}
+
+/// The first turn's wait (see [`Wait::First`]).
+pub fn first_turn_wait(env: &dyn Fn(&str) -> Option<String>) -> Duration {
+    first_wait(env, timeout(env))
+}
+
 pub async fn start(
     ex: &'static LocalExecutor<'static>,
     rt: &Runtime,
     env: &dyn Fn(&str) -> Option<String>,
-    wait_for_all: bool,
+    wait: Wait,
+    carrier: Option<Rc<dyn mcp::sdk::Carrier>>,
 ) -> Option<Rc<Hub>> {
     let (configs, warnings) = mcp::config::load(
         &rt.cwd,
@@ -46,17 +64,19 @@ pub async fn start(
     for w in warnings {
         eprintln!("tern: warning: MCP: {w}");
     }
-    if configs.is_empty() {
+    // An SDK may add servers later (initialize), so its session always
+    // has a hub.
+    if configs.is_empty() && !rt.stream_input {
         return None;
     }
     let limit = timeout(env);
-    let wait = if wait_for_all {
-        limit
-    } else {
-        first_wait(env, limit)
+    let wait = match wait {
+        Wait::All => limit,
+        Wait::First => first_wait(env, limit),
+        Wait::None => Duration::ZERO,
     };
-    let hub = Hub::start(ex, configs, &rt.cwd, limit, wait).await;
-    for s in &hub.servers {
+    let hub = Hub::start(ex, configs, &rt.cwd, limit, wait, carrier).await;
+    for s in hub.servers() {
         if let Status::Failed(reason) = s.status() {
             eprintln!("tern: MCP server {} failed: {reason}", s.name);
         }
@@ -67,15 +87,16 @@ pub async fn start(
 /// `tern mcp list`.
 pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> i32 {
     let env = |k: &str| std::env::var(k).ok();
-    let Some(hub) = start(ex, rt, &env, true).await else {
+    let Some(hub) = start(ex, rt, &env, Wait::All, None).await else {
         println!("no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)");
         return 0;
     };
     let mut failed = false;
-    for s in &hub.servers {
+    for s in hub.servers() {
         match s.status() {
             Status::Connected => println!("{:<20} connected   {} tools", s.name, s.tool_count()),
             Status::Pending => println!("{:<20} pending", s.name),
+            Status::Disabled => println!("{:<20} disabled", s.name),
             Status::Failed(reason) => {
                 failed = true;
                 println!("{:<20} failed      {reason}", s.name);

@@ -83,6 +83,13 @@ pub struct Runtime {
     /// The settings files read, and those skipped with their problem.
     pub settings_files: Vec<String>,
     pub settings_broken: Vec<String>,
+    /// `--json-schema`.
+    pub json_schema: Option<crate::json::Value>,
+    /// Overloaded answers in a row before the fallback model takes over
+    /// (TERN_FALLBACK_AFTER, default 3).
+    pub fallback_after: u32,
+    /// Flags accepted but not acted on: (flag, why).
+    pub ignored: Vec<(String, &'static str)>,
 }
 
 /// Where to look for a local model server, and how long each may take.
@@ -297,9 +304,10 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
 
     let mut warnings = Vec::new();
     if !args.ignored.is_empty() {
+        let names: Vec<&str> = args.ignored.iter().map(|(f, _)| f.as_str()).collect();
         warnings.push(format!(
             "{} accepted for compatibility but not supported by tern; ignored",
-            args.ignored.join(", ")
+            names.join(", ")
         ));
     }
     // A stale SSL_CERT_FILE (common in containers that inherit the host's
@@ -578,6 +586,10 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         provenance,
         settings_files: layered.files.clone(),
         settings_broken: layered.broken.clone(),
+        json_schema: args.json_schema,
+        fallback_after: number("TERN_FALLBACK_AFTER")?
+            .unwrap_or(crate::agent::DEFAULT_FALLBACK_AFTER),
+        ignored: args.ignored,
     })
 }
 

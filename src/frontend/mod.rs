@@ -13,6 +13,7 @@ pub mod sdk;
 use std::io::Write;
 
 use crate::abort::Reason;
+use crate::agent::subagent::{MessageKind, Relayed};
 use crate::agent::{Ending, Event, Outcome};
 use crate::cli::OutputFormat;
 use crate::json::Value;
@@ -32,6 +33,16 @@ pub struct SessionInfo {
     pub mcp_servers: Vec<Value>,
     /// The local server found when nothing was configured.
     pub discovered: Option<Value>,
+    /// The agent definitions the Agent tool can start.
+    pub agents: Vec<String>,
+    pub additional_directories: Vec<String>,
+    /// Options and `initialize` fields accepted but not acted on:
+    /// `{option, reason}`, so a program can see what it did not get.
+    pub ignored: Vec<Value>,
+    /// The requests go to Anthropic's own API.
+    pub served_by_anthropic: bool,
+    pub context_window: u64,
+    pub max_output_tokens: u32,
 }
 
 /// The Claude Code release line whose flags and stream-json tern matches.
@@ -42,7 +53,8 @@ pub struct Printer {
     /// Stream text to the terminal as it arrives (interactive text mode).
     live_text: bool,
     verbose: bool,
-    info: SessionInfo,
+    /// Kept up to date by the session (an SDK may add tools and servers).
+    pub info: SessionInfo,
     out: std::io::Stdout,
     wrote_live: bool,
     /// `--include-partial-messages`: raw stream events as `stream_event` lines.
@@ -69,13 +81,122 @@ impl Printer {
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     }
 
-    fn envelope(&self, kind: &str, message: &Value) -> Value {
+    fn envelope(&self, kind: &str, message: &Value, parent: Option<&str>) -> Value {
         obj! {
             "type" => kind,
             "message" => message.clone(),
-            "parent_tool_use_id" => Value::Null,
+            "parent_tool_use_id" => parent,
             "session_id" => self.info.session_id.as_str(),
             "uuid" => new_uuid(),
+            "timestamp" => crate::session::time::timestamp(),
+        }
+    }
+
+    /// Tool results as Claude Code sends them: one `user` line per
+    /// result, with the result itself in `tool_use_result`.
+    fn tool_results(&mut self, message: &Value, parent: Option<&str>) {
+        let blocks = message
+            .get("content")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for block in blocks {
+            let single = obj! { "role" => "user", "content" => vec![block.clone()] };
+            let mut v = self.envelope("user", &single, parent);
+            if let Some(m) = v.as_object_mut() {
+                m.insert(
+                    "tool_use_result",
+                    block.get("content").cloned().unwrap_or(Value::Null),
+                );
+            }
+            self.line(&v);
+        }
+    }
+
+    fn system(&mut self, subtype: &str, mut fields: crate::json::Map) {
+        fields.insert("type", "system");
+        fields.insert("subtype", subtype);
+        fields.insert("session_id", self.info.session_id.as_str());
+        fields.insert("uuid", new_uuid());
+        self.line(&Value::Object(fields));
+    }
+
+    fn relayed(&mut self, r: &Relayed) {
+        use crate::json::Map;
+        match r {
+            Relayed::Message {
+                parent_tool_use_id,
+                kind: MessageKind::Assistant,
+                message,
+            } => {
+                let v = self.envelope("assistant", message, Some(parent_tool_use_id));
+                self.line(&v);
+            }
+            Relayed::Message {
+                parent_tool_use_id,
+                kind: MessageKind::ToolResults,
+                message,
+            } => self.tool_results(message, Some(parent_tool_use_id)),
+            Relayed::TaskStarted {
+                task_id,
+                tool_use_id,
+                description,
+                subagent_type,
+                prompt,
+                background,
+                depth,
+            } => {
+                let mut m = Map::new();
+                m.insert("task_id", task_id.as_str());
+                m.insert("tool_use_id", tool_use_id.as_str());
+                m.insert("description", description.as_str());
+                m.insert("subagent_type", subagent_type.as_str());
+                m.insert("task_type", "local_agent");
+                m.insert("is_backgrounded", *background);
+                m.insert("spawn_depth", *depth);
+                m.insert("prompt", prompt.as_str());
+                self.system("task_started", m);
+            }
+            Relayed::TaskFinished {
+                task_id,
+                tool_use_id,
+                status,
+                summary,
+                output_file,
+                total_tokens,
+                tool_uses,
+                duration,
+            } => {
+                let patch_status = match *status {
+                    "stopped" => "killed",
+                    other => other,
+                };
+                let end_time = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                let mut m = Map::new();
+                m.insert("task_id", task_id.as_str());
+                m.insert(
+                    "patch",
+                    obj! { "status" => patch_status, "end_time" => end_time },
+                );
+                self.system("task_updated", m);
+                let mut m = Map::new();
+                m.insert("task_id", task_id.as_str());
+                m.insert("tool_use_id", tool_use_id.as_str());
+                m.insert("status", *status);
+                m.insert("output_file", output_file.as_str());
+                m.insert("summary", summary.as_str());
+                m.insert(
+                    "usage",
+                    obj! {
+                        "total_tokens" => *total_tokens,
+                        "tool_uses" => *tool_uses,
+                        "duration_ms" => duration.as_millis() as u64,
+                    },
+                );
+                self.system("task_notification", m);
+            }
         }
     }
 
@@ -103,6 +224,40 @@ impl Printer {
             "discovered_server" => self.info.discovered.clone(),
             "uuid" => new_uuid(),
         };
+        let strings = |list: &[String]| -> Vec<Value> {
+            list.iter().map(|s| Value::from(s.as_str())).collect()
+        };
+        let mut init = init;
+        if let Some(m) = init.as_object_mut() {
+            // Claude Code's other keys, with what is true of tern.
+            m.insert("agents", strings(&self.info.agents));
+            m.insert("skills", Vec::<Value>::new());
+            m.insert("plugins", Vec::<Value>::new());
+            m.insert("terminal_slash_commands", Vec::<Value>::new());
+            // No protocol extension of Claude Code's list is claimed.
+            m.insert("capabilities", Vec::<Value>::new());
+            m.insert("analytics_disabled", true);
+            m.insert("product_feedback_disabled", true);
+            m.insert("served_by_anthropic", self.info.served_by_anthropic);
+            m.insert(
+                "sandbox_enabled",
+                self.info.sandbox.get("enabled").and_then(Value::as_bool) == Some(true),
+            );
+            m.insert("memory_paths", obj! {});
+            m.insert("original_cwd", self.info.cwd.as_str());
+            m.insert(
+                "additional_directories",
+                strings(&self.info.additional_directories),
+            );
+            m.insert("messaging_socket_path", Value::Null);
+            m.insert("fast_mode_state", "off");
+            m.insert("fast_mode_disabled_reason", "unavailable");
+            m.insert("per_turn_effort_active", false);
+            m.insert("ultrathink_available", false);
+            m.insert("ultrathink_typed_raises", false);
+            m.insert("view_mode", "default");
+            m.insert("ignored_options", self.info.ignored.clone());
+        }
         self.line(&init);
     }
 
@@ -119,7 +274,7 @@ impl Printer {
             }
             Event::Assistant(m) => {
                 if self.format == OutputFormat::StreamJson {
-                    let v = self.envelope("assistant", m);
+                    let v = self.envelope("assistant", m, None);
                     self.line(&v);
                 }
                 if self.live_text && self.wrote_live {
@@ -134,8 +289,12 @@ impl Printer {
             }
             Event::ToolResults(m) => {
                 if self.format == OutputFormat::StreamJson {
-                    let v = self.envelope("user", m);
-                    self.line(&v);
+                    self.tool_results(m, None);
+                }
+            }
+            Event::Relayed(r) => {
+                if self.format == OutputFormat::StreamJson {
+                    self.relayed(r);
                 }
             }
             Event::Stream(data) => {
@@ -265,6 +424,24 @@ impl Printer {
                     "Reached the budget: ${spent:.4} spent (--max-budget-usd)"
                 )),
             ),
+            Ending::StructuredOutputRetries(n) => (
+                "error_max_structured_output_retries",
+                true,
+                Some(format!(
+                    "The model gave no valid StructuredOutput call in {n} tries (--json-schema)"
+                )),
+            ),
+        };
+        let terminal_reason = match &o.ending {
+            Ending::Completed => "completed",
+            Ending::MaxTurns => "max_turns",
+            Ending::Aborted(_) if o.aborted_in_tools => "aborted_tools",
+            Ending::Aborted(_) => "aborted_streaming",
+            Ending::ModelError(_) if o.api_error_status.is_some() => "api_error",
+            Ending::ModelError(_) => "model_error",
+            Ending::Blocked(_) => "hook_stopped",
+            Ending::BudgetExceeded(_) => "budget_exhausted",
+            Ending::StructuredOutputRetries(_) => "structured_output_retry_exhausted",
         };
         match self.format {
             OutputFormat::Text => {
@@ -297,6 +474,15 @@ impl Printer {
                     m.insert("total_cost_usd", o.cost_usd);
                     m.insert("usage", o.usage.to_json());
                     m.insert("permission_denials", o.denials.clone());
+                    m.insert("modelUsage", self.model_usage(o));
+                    m.insert("terminal_reason", terminal_reason);
+                    m.insert("api_error_status", o.api_error_status.map(u32::from));
+                    if let Some(t) = o.ttft {
+                        m.insert("ttft_ms", t.as_millis() as u64);
+                    }
+                    if let Some(v) = &o.structured_output {
+                        m.insert("structured_output", v.clone());
+                    }
                     m.insert("uuid", new_uuid());
                 }
                 self.line(&r);
@@ -307,6 +493,29 @@ impl Printer {
             Ending::Aborted(Reason::Signal(s)) => 128 + s,
             _ => 1,
         }
+    }
+}
+
+impl Printer {
+    /// Claude Code's `modelUsage`: per model, camel-cased.
+    fn model_usage(&self, o: &Outcome) -> Value {
+        let mut out = crate::json::Map::new();
+        for m in &o.model_usage {
+            out.insert(
+                &m.model,
+                obj! {
+                    "inputTokens" => m.usage.input_tokens,
+                    "outputTokens" => m.usage.output_tokens,
+                    "cacheReadInputTokens" => m.usage.cache_read_input_tokens,
+                    "cacheCreationInputTokens" => m.usage.cache_creation_input_tokens,
+                    "webSearchRequests" => 0u64,
+                    "costUSD" => m.cost_usd,
+                    "contextWindow" => self.info.context_window,
+                    "maxOutputTokens" => self.info.max_output_tokens,
+                },
+            );
+        }
+        Value::Object(out)
     }
 }
 

@@ -6,6 +6,11 @@
 //! requests (`can_use_tool`, `hook_callback`), and `keep_alive` (ignored).
 //! Output lines are the stream-json messages plus tern's control requests
 //! and responses; each is written whole, so lines never interleave.
+//! In-process SDK MCP servers are reached through `mcp_message` requests
+//! on the same channel. The control requests themselves are answered in
+//! `requests`.
+
+mod requests;
 
 use std::cell::{Cell, RefCell};
 
@@ -16,13 +21,12 @@ use std::rc::Rc;
 use smol::io::AsyncBufReadExt;
 
 use crate::abort::{Abort, Reason};
-use crate::agent::hooks::{Callback, Callbacks};
+use crate::agent::hooks::Callbacks;
 use crate::agent::pipeline::{Approval, Approver, Pipeline};
-use crate::agent::subagent::AgentDef;
 use crate::json::{self, Map, Value};
 use crate::obj;
-use crate::policy::Mode;
 use crate::tools::LocalFuture;
+pub use requests::{ContextView, context_view};
 
 /// Writes one NDJSON line to stdout.
 pub fn write_line(v: &Value) {
@@ -85,11 +89,49 @@ impl Control {
     }
 }
 
+/// The SDK's in-process MCP servers: each JSON-RPC message is an
+/// `mcp_message` request, the server's answer its `mcp_response`.
+#[cfg(feature = "mcp")]
+impl crate::mcp::sdk::Carrier for Control {
+    fn carry<'a>(
+        &'a self,
+        server: &'a str,
+        message: Value,
+    ) -> LocalFuture<'a, Result<Value, String>> {
+        Box::pin(async move {
+            let mut fields = Map::new();
+            fields.insert("server_name", server);
+            fields.insert("message", message);
+            let answer = self.request("mcp_message", fields).await?;
+            answer.get("mcp_response").cloned().ok_or_else(|| {
+                format!("the SDK answered mcp_message for {server} without an mcp_response")
+            })
+        })
+    }
+}
+
 /// `--permission-prompt-tool stdio`: questions go to the SDK's
 /// `can_use_tool` callback.
 pub struct SdkApprover {
     pub control: Rc<Control>,
     pub abort: Abort,
+    /// The session's working directory, for `blocked_path`.
+    pub cwd: std::path::PathBuf,
+}
+
+/// A rule text (`Bash(npm test:*)`) as Claude Code's permission update.
+fn suggestion_update(rule: &str) -> Value {
+    let parsed = crate::policy::Rule::parse(rule, crate::config::settings::Behavior::Allow, None);
+    let mut r = obj! { "toolName" => parsed.tool.as_str() };
+    if let (Some(spec), Some(m)) = (&parsed.spec, r.as_object_mut()) {
+        m.insert("ruleContent", spec.as_str());
+    }
+    obj! {
+        "type" => "addRules",
+        "rules" => vec![r],
+        "behavior" => "allow",
+        "destination" => "session",
+    }
 }
 
 impl Approver for SdkApprover {
@@ -98,7 +140,7 @@ impl Approver for SdkApprover {
         tool: &'a str,
         input: &'a Value,
         question: &'a str,
-        _suggestion: Option<&'a str>,
+        suggestion: Option<&'a str>,
         call_id: &'a str,
     ) -> LocalFuture<'a, Approval> {
         Box::pin(async move {
@@ -106,8 +148,32 @@ impl Approver for SdkApprover {
             fields.insert("tool_name", tool);
             fields.insert("input", input.clone());
             fields.insert("tool_use_id", call_id);
-            fields.insert("permission_suggestions", Vec::new());
+            fields.insert(
+                "permission_suggestions",
+                suggestion
+                    .map(suggestion_update)
+                    .into_iter()
+                    .collect::<Vec<_>>(),
+            );
             fields.insert("decision_reason", question);
+            fields.insert("display_name", display_name(tool));
+            fields.insert("title", format!("tern wants to use {}", display_name(tool)));
+            if let Some(d) = input.str_field("description") {
+                fields.insert("description", d);
+            }
+            // The path outside the working directories that made it ask.
+            let path = input.str_field("file_path").or(input.str_field("path"));
+            if let Some(p) = path
+                && question.contains("outside the working directories")
+            {
+                let p = std::path::Path::new(p);
+                let full = if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    self.cwd.join(p)
+                };
+                fields.insert("blocked_path", full.display().to_string());
+            }
             match self.control.request("can_use_tool", fields).await {
                 Ok(answer) if answer.str_field("behavior") == Some("allow") => {
                     match answer.get("updatedInput") {
@@ -121,11 +187,23 @@ impl Approver for SdkApprover {
                     if answer.get("interrupt").and_then(Value::as_bool) == Some(true) {
                         self.abort.trigger(Reason::Requested);
                     }
-                    Approval::Deny(answer.str_field("message").map(str::to_string))
+                    // The callback's message reaches the model as written.
+                    match answer.str_field("message").filter(|m| !m.trim().is_empty()) {
+                        Some(m) => Approval::Refuse(m.to_string()),
+                        None => Approval::Deny(None),
+                    }
                 }
                 Err(e) => Approval::Deny(Some(format!("the permission callback failed: {e}"))),
             }
         })
+    }
+}
+
+/// How a tool is named to a person: `mcp__calc__add` is "add (calc)".
+fn display_name(tool: &str) -> String {
+    match tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+        Some((server, name)) => format!("{name} ({server})"),
+        None => tool.to_string(),
     }
 }
 
@@ -157,15 +235,38 @@ pub enum Input {
     Prompt(Value),
     /// `set_model`: from the next prompt on (kept in order with prompts).
     Model(String),
+    /// `initialize`'s systemPrompt / appendSystemPrompt: the system prompt
+    /// from the next prompt on.
+    System {
+        custom: Option<String>,
+        append: Option<String>,
+    },
     /// Standard input ended.
     End,
 }
 
-/// Session state the controller may change.
+/// Session state the controller may read and change.
 pub struct Session {
+    /// Runs answers that must wait (a reconnecting server's handshake
+    /// travels over this very channel, so it cannot be awaited inline).
+    pub ex: &'static smol::LocalExecutor<'static>,
     pub control: Rc<Control>,
     pub abort: Abort,
     pub pipeline: Rc<Pipeline>,
+    #[cfg(feature = "mcp")]
+    pub hub: Option<Rc<crate::mcp::Hub>>,
+    pub cwd: std::path::PathBuf,
+    /// `--json-schema` / `initialize.jsonSchema`.
+    pub structured: Rc<crate::tools::structured::Structured>,
+    /// What `get_context_usage` reports, refreshed by the session.
+    pub context: Rc<RefCell<ContextView>>,
+    /// Options and fields accepted but not acted on, for `system/init`.
+    pub ignored: Rc<RefCell<Vec<Value>>>,
+    /// The transcript, for `rewind_files`.
+    pub transcript: Option<std::path::PathBuf>,
+    /// `initialize.allowedControlRequests`: when set, the only requests
+    /// answered.
+    pub allowed_requests: RefCell<Option<Vec<String>>>,
 }
 
 /// Reads standard input until it ends, answering control messages and
@@ -205,8 +306,8 @@ pub async fn read_input(session: Session, prompts: smol::channel::Sender<Input>)
                 let _ = prompts.send(Input::Prompt(content)).await;
             }
             Some("control_request") => {
-                if let Some(model) = answer(&session, &msg) {
-                    let _ = prompts.send(Input::Model(model)).await;
+                for input in requests::answer(&session, &msg) {
+                    let _ = prompts.send(input).await;
                 }
             }
             Some("control_response") => {
@@ -231,113 +332,4 @@ fn respond(id: &str, result: Result<Value, String>) {
         Err(e) => obj! { "subtype" => "error", "request_id" => id, "error" => e },
     };
     write_line(&obj! { "type" => "control_response", "response" => response });
-}
-
-/// Answers a control request; returns a model to switch to (`set_model`).
-fn answer(session: &Session, msg: &Value) -> Option<String> {
-    let id = msg.str_field("request_id").unwrap_or_default().to_string();
-    let request = msg.get("request").cloned().unwrap_or_default();
-    let subtype = request.str_field("subtype").unwrap_or_default();
-    let mut new_model = None;
-    let result = match subtype {
-        "initialize" => initialize(session, &request),
-        "interrupt" => {
-            session.abort.trigger(Reason::Requested);
-            Ok(obj! {})
-        }
-        "set_permission_mode" => match request.str_field("mode").and_then(Mode::parse) {
-            Some(mode) => {
-                session.pipeline.policy.set_mode(mode);
-                Ok(obj! {})
-            }
-            None => Err(format!(
-                "unknown permission mode {:?}",
-                request.str_field("mode").unwrap_or_default()
-            )),
-        },
-        "set_model" => match request.str_field("model") {
-            Some(m) if !m.is_empty() => {
-                new_model = Some(m.to_string());
-                Ok(obj! {})
-            }
-            _ => Err("set_model needs a model name".into()),
-        },
-        "mcp_status" => Ok(obj! { "mcpServers" => Vec::new() }),
-        other => Err(format!(
-            "tern does not support the control request '{other}'"
-        )),
-    };
-    respond(&id, result);
-    new_model
-}
-
-fn initialize(session: &Session, request: &Value) -> Result<Value, String> {
-    let mut callbacks = Vec::new();
-    if let Some(hooks) = request.get("hooks").and_then(Value::as_object) {
-        for (event, matchers) in hooks.iter() {
-            for m in matchers.as_array().into_iter().flatten() {
-                let matcher = m.str_field("matcher").unwrap_or("").to_string();
-                let timeout_secs = m
-                    .get("timeout")
-                    .and_then(Value::as_f64)
-                    .map_or(60, |t| t.max(1.0) as u64);
-                for id in m
-                    .get("hookCallbackIds")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    callbacks.push(Callback {
-                        event: event.to_string(),
-                        matcher: matcher.clone(),
-                        id: id.to_string(),
-                        timeout_secs,
-                    });
-                }
-            }
-        }
-    }
-    if !callbacks.is_empty() {
-        session.pipeline.hooks.register(
-            callbacks,
-            Rc::new(HookBridge {
-                control: Rc::clone(&session.control),
-            }),
-        );
-    }
-    if let (Some(agents), Some(host)) = (
-        request.get("agents").and_then(Value::as_object),
-        &session.pipeline.ctx.subagents,
-    ) {
-        let mut defs = host.defs.borrow_mut();
-        for (name, a) in agents.iter() {
-            let list = |key: &str| -> Option<Vec<String>> {
-                a.get(key).and_then(Value::as_array).map(|l| {
-                    l.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-            };
-            defs.retain(|d| d.name != name);
-            defs.push(AgentDef {
-                name: name.to_string(),
-                description: a.str_field("description").unwrap_or_default().to_string(),
-                tools: list("tools"),
-                disallowed: list("disallowedTools").unwrap_or_default(),
-                model: a.str_field("model").map(str::to_string),
-                max_turns: a.get("maxTurns").and_then(Value::as_i64).map(|n| n as u32),
-                permission_mode: a.str_field("permissionMode").and_then(Mode::parse),
-                prompt: a.str_field("prompt").unwrap_or_default().to_string(),
-                source: "SDK initialize".into(),
-            });
-        }
-    }
-    Ok(obj! {
-        "commands" => Vec::new(),
-        "output_style" => "default",
-        "available_output_styles" => vec![Value::from("default")],
-        "hooks_applied" => true,
-    })
 }

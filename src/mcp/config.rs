@@ -18,6 +18,9 @@ pub enum Transport {
         url: String,
         headers: Vec<(String, String)>,
     },
+    /// A server inside the SDK application, reached over the control
+    /// channel (`mcp_message`, addressed by the entry's key); see `mcp::sdk`.
+    Sdk,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +147,7 @@ fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Tran
                 headers: pairs("headers")?,
             })
         }
+        "sdk" => Ok(Transport::Sdk),
         "sse" => Err(
             "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint"
                 .into(),

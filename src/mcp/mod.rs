@@ -8,9 +8,13 @@
 //! Tools are named `mcp__<server>__<tool>` and go through the one
 //! permission pipeline like every other tool. `tools/list_changed` makes a
 //! new catalog generation. On exit servers get SIGTERM, then SIGKILL.
+//!
+//! Servers can join while the session runs (an SDK's `initialize` names
+//! its own), be reconnected, and be switched off and on again.
 
 pub mod config;
 mod rpc;
+pub mod sdk;
 mod tool;
 
 use std::cell::{Cell, RefCell};
@@ -26,6 +30,16 @@ use crate::tools::{Tool, ToolSource};
 use config::ServerConfig;
 use rpc::Connection;
 
+/// MCP_TIMEOUT (ms): how long a server may take to start.
+pub fn start_limit() -> Duration {
+    Duration::from_millis(
+        std::env::var("MCP_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30_000),
+    )
+}
+
 /// Protocol versions tern speaks, newest first.
 const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -34,10 +48,30 @@ pub enum Status {
     Pending,
     Connected,
     Failed(String),
+    /// Switched off by the controller (`mcp_toggle`).
+    Disabled,
+}
+
+impl Status {
+    /// Claude Code's word for it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Connected => "connected",
+            Status::Failed(_) => "failed",
+            Status::Disabled => "disabled",
+        }
+    }
 }
 
 pub struct Server {
     pub name: String,
+    /// How it was configured (kept for reconnecting).
+    config: ServerConfig,
+    /// What the server said about itself in `initialize`.
+    server_info: RefCell<Option<Value>>,
+    /// The raw `tools/list` entries, for status reports.
+    listing: RefCell<Vec<Value>>,
     status: RefCell<Status>,
     conn: RefCell<Option<Rc<Connection>>>,
     tools: RefCell<Vec<Rc<dyn Tool>>>,
@@ -78,12 +112,23 @@ impl Server {
 }
 
 pub struct Hub {
-    pub servers: Vec<Rc<Server>>,
+    servers: RefCell<Vec<Rc<Server>>>,
+    ex: &'static LocalExecutor<'static>,
+    cwd: std::path::PathBuf,
+    /// MCP_TIMEOUT: how long a server may take to start.
+    timeout: Duration,
+    tool_timeout: Duration,
+    /// The SDK's control channel, for servers of type "sdk".
+    carrier: RefCell<Option<Rc<dyn sdk::Carrier>>>,
+    /// Woken whenever a server settles (connected or failed).
+    settled_tx: smol::channel::Sender<()>,
+    settled_rx: smol::channel::Receiver<()>,
 }
 
 impl ToolSource for Hub {
     fn tools(&self) -> Vec<Rc<dyn Tool>> {
         self.servers
+            .borrow()
             .iter()
             .filter(|s| s.status() == Status::Connected)
             .flat_map(|s| s.tools.borrow().clone())
@@ -93,12 +138,19 @@ impl ToolSource for Hub {
     /// A new catalog generation for every server that announced one.
     fn refresh(&self) -> crate::tools::LocalFuture<'_, ()> {
         Box::pin(async move {
-            for server in self.servers.iter().filter(|s| s.stale.get()) {
+            let stale: Vec<Rc<Server>> = self
+                .servers
+                .borrow()
+                .iter()
+                .filter(|s| s.stale.get())
+                .cloned()
+                .collect();
+            for server in stale {
                 server.stale.set(false);
                 let Ok(conn) = server.connection() else {
                     continue;
                 };
-                let fetched = fetch_tools(server, &conn, server.with_resources.get())
+                let fetched = fetch_tools(&server, &conn, server.with_resources.get())
                     .or(async {
                         smol::Timer::after(server.tool_timeout).await;
                         Err("no answer to tools/list".to_string())
@@ -128,6 +180,7 @@ impl Hub {
         cwd: &std::path::Path,
         timeout: Duration,
         first_wait: Duration,
+        carrier: Option<Rc<dyn sdk::Carrier>>,
     ) -> Rc<Hub> {
         let tool_timeout = Duration::from_secs(
             std::env::var("MCP_TOOL_TIMEOUT")
@@ -135,31 +188,81 @@ impl Hub {
                 .and_then(|v| v.parse::<u64>().ok())
                 .map_or(600, |ms| ms / 1000),
         );
-        let servers: Vec<Rc<Server>> = configs
+        let (settled_tx, settled_rx) = smol::channel::unbounded();
+        let hub = Rc::new(Hub {
+            servers: RefCell::new(Vec::new()),
+            ex,
+            cwd: cwd.to_path_buf(),
+            timeout,
+            tool_timeout,
+            carrier: RefCell::new(carrier),
+            settled_tx,
+            settled_rx,
+        });
+        hub.add(configs);
+        hub.settle(first_wait).await;
+        hub
+    }
+
+    /// Every server, in the order they were added.
+    pub fn servers(&self) -> Vec<Rc<Server>> {
+        self.servers.borrow().clone()
+    }
+
+    pub fn server(&self, name: &str) -> Option<Rc<Server>> {
+        self.servers
+            .borrow()
             .iter()
-            .map(|c| {
-                Rc::new(Server {
-                    name: c.name.clone(),
-                    status: RefCell::new(Status::Pending),
-                    conn: RefCell::new(None),
-                    tools: RefCell::new(Vec::new()),
-                    generation: Cell::new(0),
-                    stale: Cell::new(false),
-                    with_resources: Cell::new(false),
-                    tool_timeout,
-                })
-            })
-            .collect();
-        let (done_tx, done_rx) = smol::channel::unbounded::<()>();
-        for (server, cfg) in servers.iter().zip(configs) {
-            let server = Rc::clone(server);
-            let done = done_tx.clone();
-            let cwd = cwd.to_path_buf();
-            ex.spawn(async move {
-                let result = match cfg.transport {
+            .find(|s| s.name == name)
+            .cloned()
+    }
+
+    /// Sets the channel that SDK servers are reached through.
+    pub fn set_carrier(&self, carrier: Rc<dyn sdk::Carrier>) {
+        *self.carrier.borrow_mut() = Some(carrier);
+    }
+
+    /// Starts these servers in the background; one with the name of a
+    /// server already there replaces it.
+    pub fn add(&self, configs: Vec<ServerConfig>) {
+        for cfg in configs {
+            let old = {
+                let mut servers = self.servers.borrow_mut();
+                let at = servers.iter().position(|s| s.name == cfg.name);
+                at.map(|i| servers.remove(i))
+            };
+            if let Some(old) = old {
+                self.stop(&old);
+            }
+            let server = Rc::new(Server {
+                name: cfg.name.clone(),
+                config: cfg,
+                server_info: RefCell::new(None),
+                listing: RefCell::new(Vec::new()),
+                status: RefCell::new(Status::Pending),
+                conn: RefCell::new(None),
+                tools: RefCell::new(Vec::new()),
+                generation: Cell::new(0),
+                stale: Cell::new(false),
+                with_resources: Cell::new(false),
+                tool_timeout: self.tool_timeout,
+            });
+            self.servers.borrow_mut().push(Rc::clone(&server));
+            self.launch(server);
+        }
+    }
+
+    fn launch(&self, server: Rc<Server>) {
+        let (ex, cwd, timeout) = (self.ex, self.cwd.clone(), self.timeout);
+        let carrier = self.carrier.borrow().clone();
+        let done = self.settled_tx.clone();
+        *server.status.borrow_mut() = Status::Pending;
+        self.ex
+            .spawn(async move {
+                let result = match server.config.transport.clone() {
                     Err(e) => Err(e),
                     Ok(transport) => {
-                        let attempt = connect(ex, &server, &transport, &cwd);
+                        let attempt = connect(ex, &server, &transport, &cwd, carrier);
                         let limit = async {
                             smol::Timer::after(timeout).await;
                             Err(format!(
@@ -170,7 +273,13 @@ impl Hub {
                         attempt.or(limit).await
                     }
                 };
-                if let Err(reason) = result {
+                // Switched off while it was starting: stays off.
+                if *server.status.borrow() == Status::Disabled {
+                    let conn = server.conn.borrow_mut().take();
+                    if let Some(c) = conn {
+                        c.shutdown(Duration::from_millis(500)).await;
+                    }
+                } else if let Err(reason) = result {
                     *server.status.borrow_mut() = Status::Failed(reason);
                     let conn = server.conn.borrow_mut().take();
                     if let Some(c) = conn {
@@ -182,37 +291,161 @@ impl Hub {
                 let _ = done.send(()).await;
             })
             .detach();
-        }
-        drop(done_tx);
-        let count = servers.len();
-        let all = async {
-            for _ in 0..count {
-                if done_rx.recv().await.is_err() {
-                    break;
-                }
-            }
-        };
-        all.or(async {
-            smol::Timer::after(first_wait).await;
-        })
-        .await;
-        Rc::new(Hub { servers })
     }
 
-    /// For `system/init`: `[{name, status}]` (and the reason of a failure).
+    fn stop(&self, server: &Rc<Server>) {
+        server.tools.borrow_mut().clear();
+        let conn = server.conn.borrow_mut().take();
+        if let Some(c) = conn {
+            self.ex
+                .spawn(async move { c.shutdown(Duration::from_secs(2)).await })
+                .detach();
+        }
+    }
+
+    /// Waits until no server is still starting, or `wait` has passed.
+    pub async fn settle(&self, wait: Duration) {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let pending = self
+                .servers
+                .borrow()
+                .iter()
+                .any(|s| s.status() == Status::Pending);
+            let now = std::time::Instant::now();
+            if !pending || now >= deadline {
+                return;
+            }
+            let woke = async {
+                let _ = self.settled_rx.recv().await;
+                true
+            }
+            .or(async {
+                smol::Timer::at(deadline).await;
+                false
+            })
+            .await;
+            if !woke {
+                return;
+            }
+        }
+    }
+
+    /// `mcp_reconnect`: closes the server's connection and starts it again.
+    pub fn reconnect(&self, name: &str) -> Result<(), String> {
+        let server = self.server(name).ok_or_else(|| self.unknown(name))?;
+        self.stop(&server);
+        self.launch(server);
+        Ok(())
+    }
+
+    /// `mcp_toggle`: off closes the server and hides its tools; on starts
+    /// it again.
+    pub fn toggle(&self, name: &str, enabled: bool) -> Result<(), String> {
+        let server = self.server(name).ok_or_else(|| self.unknown(name))?;
+        if enabled {
+            if server.status() == Status::Disabled {
+                self.launch(server);
+            }
+        } else {
+            *server.status.borrow_mut() = Status::Disabled;
+            self.stop(&server);
+        }
+        Ok(())
+    }
+
+    fn unknown(&self, name: &str) -> String {
+        let names: Vec<String> = self
+            .servers
+            .borrow()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        format!(
+            "no MCP server named '{name}' (configured: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )
+    }
+
+    /// For `system/init`: `[{name, status, source}]` (and the reason of a failure).
     pub fn summary(&self) -> Vec<Value> {
         self.servers
+            .borrow()
             .iter()
-            .map(|s| match s.status() {
-                Status::Pending => obj! { "name" => s.name.as_str(), "status" => "pending" },
-                Status::Connected => obj! { "name" => s.name.as_str(), "status" => "connected", "tools" => s.tool_count() },
-                Status::Failed(r) => obj! { "name" => s.name.as_str(), "status" => "failed", "error" => r },
+            .map(|s| {
+                let status = s.status();
+                let mut v = obj! {
+                    "name" => s.name.as_str(),
+                    "status" => status.word(),
+                    "source" => source_word(&s.config),
+                };
+                if let Some(m) = v.as_object_mut() {
+                    match status {
+                        Status::Connected => m.insert("tools", s.tool_count()),
+                        Status::Failed(r) => m.insert("error", r),
+                        _ => {}
+                    }
+                }
+                v
+            })
+            .collect()
+    }
+
+    /// For the `mcp_status` control request: Claude Code's McpServerStatus.
+    pub fn status_report(&self) -> Vec<Value> {
+        self.servers
+            .borrow()
+            .iter()
+            .map(|s| {
+                let status = s.status();
+                let tools: Vec<Value> = s
+                    .listing
+                    .borrow()
+                    .iter()
+                    .map(|t| {
+                        let read_only = t
+                            .get("annotations")
+                            .and_then(|a| a.get("readOnlyHint"))
+                            .and_then(Value::as_bool);
+                        let mut entry = obj! { "name" => t.str_field("name").unwrap_or_default() };
+                        if let Some(m) = entry.as_object_mut() {
+                            if let Some(d) = t.str_field("description") {
+                                m.insert("description", d);
+                            }
+                            if let Some(r) = read_only {
+                                m.insert("annotations", obj! { "readOnly" => r });
+                            }
+                        }
+                        entry
+                    })
+                    .collect();
+                let mut v = obj! {
+                    "name" => s.name.as_str(),
+                    "status" => status.word(),
+                    "config" => config_summary(&s.config),
+                    "scope" => s.config.source.as_str(),
+                    "source" => source_word(&s.config),
+                    "tools" => tools,
+                };
+                if let Some(m) = v.as_object_mut() {
+                    if let Some(info) = s.server_info.borrow().clone() {
+                        m.insert("serverInfo", info);
+                    }
+                    if let Status::Failed(r) = status {
+                        m.insert("error", r);
+                    }
+                }
+                v
             })
             .collect()
     }
 
     pub async fn shutdown(&self) {
-        for s in &self.servers {
+        for s in self.servers() {
             let conn = s.conn.borrow_mut().take();
             if let Some(c) = conn {
                 c.shutdown(Duration::from_secs(2)).await;
@@ -221,13 +454,38 @@ impl Hub {
     }
 }
 
+/// "sdk" for servers inside the SDK application, else where the
+/// definition came from.
+fn source_word(cfg: &ServerConfig) -> &str {
+    match cfg.transport {
+        Ok(config::Transport::Sdk) => "sdk",
+        _ => cfg.source.as_str(),
+    }
+}
+
+/// The transport part of a configuration, without secrets (no env values
+/// or headers).
+fn config_summary(cfg: &ServerConfig) -> Value {
+    match &cfg.transport {
+        Ok(config::Transport::Stdio { command, args, .. }) => obj! {
+            "type" => "stdio",
+            "command" => command.as_str(),
+            "args" => args.iter().map(|a| Value::from(a.as_str())).collect::<Vec<_>>(),
+        },
+        Ok(config::Transport::Http { url, .. }) => obj! { "type" => "http", "url" => url.as_str() },
+        Ok(config::Transport::Sdk) => obj! { "type" => "sdk", "name" => cfg.name.as_str() },
+        Err(_) => obj! {},
+    }
+}
+
 async fn connect(
     ex: &'static LocalExecutor<'static>,
     server: &Rc<Server>,
     transport: &config::Transport,
     cwd: &std::path::Path,
+    carrier: Option<Rc<dyn sdk::Carrier>>,
 ) -> Result<(), String> {
-    let conn = Connection::open(ex, transport, cwd)?;
+    let conn = Connection::open(ex, transport, cwd, &server.name, carrier)?;
     *server.conn.borrow_mut() = Some(Rc::clone(&conn));
     let init = conn
         .request(
@@ -251,6 +509,7 @@ async fn connect(
         ));
     }
     conn.set_protocol(&version);
+    *server.server_info.borrow_mut() = init.get("serverInfo").cloned();
     conn.notify("notifications/initialized", obj! {}).await?;
     let caps = init.get("capabilities").cloned().unwrap_or_default();
     let with_resources = caps.get("resources").is_some();
@@ -276,6 +535,7 @@ async fn fetch_tools(
     with_resources: bool,
 ) -> Result<Vec<Rc<dyn Tool>>, String> {
     let mut out: Vec<Rc<dyn Tool>> = Vec::new();
+    let mut listing = Vec::new();
     let mut cursor: Option<String> = None;
     // Pagination, bounded so a looping cursor cannot hang the session.
     for _ in 0..100 {
@@ -295,6 +555,7 @@ async fn fetch_tools(
         {
             if let Some(tool) = tool::McpTool::from_listing(server, t) {
                 out.push(Rc::new(tool));
+                listing.push(t.clone());
             }
         }
         cursor = page.str_field("nextCursor").map(str::to_string);
@@ -305,5 +566,6 @@ async fn fetch_tools(
     if with_resources {
         out.extend(tool::resource_tools(server));
     }
+    *server.listing.borrow_mut() = listing;
     Ok(out)
 }

@@ -5,6 +5,8 @@
 //! Responses are matched to requests by id; notifications go to a
 //! handler; requests from the server are answered (`ping`, `roots/list`)
 //! or refused. A dead server fails every pending request with the reason.
+//! An SDK server (`mcp::sdk`) gets each message through the SDK's control
+//! channel, and its answer comes back as the reply to that message.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -34,6 +36,11 @@ enum Link {
         session: RefCell<Option<String>>,
         protocol: RefCell<Option<String>>,
     },
+    Sdk {
+        carrier: Rc<dyn super::sdk::Carrier>,
+        /// The name the SDK knows the server by (its `mcpServers` key).
+        server: String,
+    },
 }
 
 pub struct Connection {
@@ -52,8 +59,27 @@ impl Connection {
         ex: &'static LocalExecutor<'static>,
         transport: &Transport,
         cwd: &std::path::Path,
+        name: &str,
+        carrier: Option<Rc<dyn super::sdk::Carrier>>,
     ) -> Result<Rc<Connection>, String> {
         match transport {
+            Transport::Sdk => {
+                let carrier = carrier.ok_or(
+                    "an SDK server lives inside the SDK application and needs its control channel \
+                     (--input-format stream-json); this session has none",
+                )?;
+                Ok(Rc::new(Connection {
+                    link: Link::Sdk {
+                        carrier,
+                        server: name.to_string(),
+                    },
+                    pending: RefCell::default(),
+                    next_id: Cell::new(1),
+                    on_notify: RefCell::default(),
+                    closed: RefCell::default(),
+                    stderr_tail: Rc::default(),
+                }))
+            }
             Transport::Stdio { command, args, env } => {
                 let mut cmd = std::process::Command::new(command);
                 cmd.args(args)
@@ -241,6 +267,15 @@ impl Connection {
             Link::Http { .. } => {
                 for m in self.post(msg).await? {
                     Box::pin(self.dispatch(m)).await;
+                }
+                Ok(())
+            }
+            Link::Sdk { carrier, server } => {
+                let request = super::sdk::is_request(msg);
+                let answer = carrier.carry(server, msg.clone()).await?;
+                // A notification's acknowledgement carries nothing.
+                if request {
+                    Box::pin(self.dispatch(answer)).await;
                 }
                 Ok(())
             }

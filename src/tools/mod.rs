@@ -14,6 +14,7 @@ mod glob;
 mod grep;
 mod read;
 mod schema;
+pub mod structured;
 mod todo;
 mod write;
 

@@ -208,6 +208,18 @@ pub fn first_content(lines: &[Value], kind: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// Every tool_result block of the stream-json `user` lines, in order
+/// (tern, like Claude Code, sends one `user` line per tool result).
+pub fn all_tool_results(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter(|v| v.str_field("type") == Some("user"))
+        .filter_map(|v| v.get("message")?.get("content")?.as_array().cloned())
+        .flatten()
+        .filter(|b| b.str_field("type") == Some("tool_result"))
+        .collect()
+}
+
 /// Fails with tern's stderr unless it exited 0.
 #[track_caller]
 pub fn assert_ok(out: &Output) {
