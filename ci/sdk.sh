@@ -30,8 +30,10 @@ node_ready() {
   (cd "$node_dir" && node -e 'import("@anthropic-ai/claude-agent-sdk").then(() => import("zod"))') >/dev/null 2>&1
 }
 if ! node_ready; then
-  command -v node >/dev/null || fail "step 'node': node is not installed"
-  command -v npm >/dev/null || fail "step 'npm': npm is not installed"
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq nodejs npm >/dev/null; } \
+      || fail "step 'apt-get install nodejs npm' failed"
+  fi
   echo "ci/sdk.sh: installing @anthropic-ai/claude-agent-sdk into $node_dir" >&2
   mkdir -p "$node_dir" || fail "step 'mkdir $node_dir' failed"
   [ -f "$node_dir/package.json" ] || echo '{"name":"tern-sdk-tests","private":true}' >"$node_dir/package.json" \
