@@ -310,12 +310,13 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             env: rt.env,
             sandbox: rt.sandbox.clone(),
             result_limit,
-            subagents: Some(host),
+            subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,
         Rc::clone(&hooks),
     );
+    pipeline.subagents = Some(host);
     pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
     let mut agent = Agent {
         ex,

@@ -9,36 +9,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::hooks::Hooks;
-use crate::config::settings::{Behavior, Origin, Source};
 use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
-use crate::policy::{Decision, Policy, Rule};
-use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema};
-
-/// Proof that a call came through [`Pipeline::run`]. [`Tool::call`] takes
-/// one and only this module can make one, so no code path can run a tool
-/// without the schema checks, hooks and permission decision above.
-///
-/// [`Tool::call`]: crate::tools::Tool::call
-pub struct Permit {
-    call_id: String,
-}
-
-impl Permit {
-    /// The tool_use id of the call this permit was issued for.
-    pub fn call_id(&self) -> &str {
-        &self.call_id
-    }
-}
-
-/// A permit for unit tests of individual tools.
-#[cfg(test)]
-pub(crate) fn test_permit() -> Permit {
-    Permit {
-        call_id: "toolu_test".into(),
-    }
-}
+use crate::policy::{Behavior, Decision, Origin, Permit, Policy, Rule, Source};
+use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema, facts};
 
 /// A person's answer to a permission question.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +51,9 @@ pub struct Pipeline {
     pub hooks: Rc<Hooks>,
     /// Prior file contents are kept here before Edit/Write (for rewind).
     pub checkpoints: Option<RefCell<crate::session::checkpoint::Checkpoints>>,
+    /// The sub-agents this session's Agent tool starts (also reachable,
+    /// as a trait object, from the tool context).
+    pub subagents: Option<Rc<super::subagent::Host>>,
     denials: RefCell<Vec<Value>>,
 }
 
@@ -94,6 +72,7 @@ impl Pipeline {
             approver,
             hooks,
             checkpoints: None,
+            subagents: None,
             denials: RefCell::new(Vec::new()),
         }
     }
@@ -173,53 +152,79 @@ impl Pipeline {
             }
         }
 
-        let decision = match (self.policy.decide(&*tool, &input), hook_says.as_deref()) {
+        let decision = match (
+            self.policy.decide(&facts(&*tool, &call.id, &input)),
+            hook_says.as_deref(),
+        ) {
             // A hook may approve what would ask, never what a rule denies.
-            (Decision::Ask(_), Some("allow")) => Decision::Allow,
-            (Decision::Allow, Some("ask")) => Decision::Ask(format!(
+            (Decision::Ask(question), Some("allow")) => Decision::Allow(question.approve()),
+            (Decision::Allow(permit), Some("ask")) => Decision::Ask(permit.into_question(format!(
                 "A PreToolUse hook asks for approval of {}",
                 call.name
-            )),
+            ))),
             (d, _) => d,
         };
-        match decision {
-            Decision::Allow => {}
+        let permit: Permit = match decision {
+            Decision::Allow(permit) => permit,
             Decision::Deny(reason) => {
                 self.record_denial(&call.name, &call.id, &input);
-                return ToolOutput::error(reason);
+                return ToolOutput::error(reason.to_string());
             }
             Decision::Ask(question) => {
                 let Some(approver) = &self.approver else {
                     self.record_denial(&call.name, &call.id, &input);
                     return ToolOutput::error(format!(
-                        "Permission denied. {question}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode."
+                        "Permission denied. {}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.",
+                        question.text()
                     ));
                 };
                 self.notify(&format!("tern needs your permission to use {}", call.name))
                     .await;
-                let suggestion = self.policy.suggest_rule(&call.name, &input);
+                let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
                 let answer = approver
                     .approve(
                         &call.name,
                         &input,
-                        &question,
+                        question.text(),
                         suggestion.as_deref(),
                         &call.id,
                     )
                     .await;
                 match (answer, suggestion) {
-                    (Approval::Once, _) => {}
+                    (Approval::Once, _) => question.approve(),
                     (Approval::OnceWith(changed), _) => {
                         if let Err(e) = check(&changed) {
                             return ToolOutput::error(format!(
                                 "The approver changed the input into something invalid ({e}); the call was not run"
                             ));
                         }
-                        input = changed;
+                        // The yes covers the changed input, but what it now
+                        // opens is resolved and checked afresh: a rule that
+                        // denies it still wins.
+                        match self.policy.decide(&facts(&*tool, &call.id, &changed)) {
+                            Decision::Allow(p) => {
+                                input = changed;
+                                p
+                            }
+                            Decision::Ask(q) => {
+                                input = changed;
+                                q.approve()
+                            }
+                            Decision::Deny(reason) => {
+                                self.record_denial(&call.name, &call.id, &changed);
+                                return ToolOutput::error(reason.to_string());
+                            }
+                        }
                     }
-                    (Approval::ForSession, Some(rule)) => self.grant(&rule, false),
-                    (Approval::Always, Some(rule)) => self.grant(&rule, true),
-                    (Approval::ForSession | Approval::Always, None) => {}
+                    (Approval::ForSession, Some(rule)) => {
+                        self.grant(&rule, false);
+                        question.approve()
+                    }
+                    (Approval::Always, Some(rule)) => {
+                        self.grant(&rule, true);
+                        question.approve()
+                    }
+                    (Approval::ForSession | Approval::Always, None) => question.approve(),
                     (Approval::Deny(reason), _) => {
                         self.record_denial(&call.name, &call.id, &input);
                         let why = reason.map_or(String::new(), |r| format!(" The user said: {r}"));
@@ -230,23 +235,19 @@ impl Pipeline {
                     }
                 }
             }
-        }
+        };
 
         if tool.kind() == Kind::Edit
-            && let (Some(cp), Some(path)) = (&self.checkpoints, input.str_field("file_path"))
-            && let Err(e) = cp
-                .borrow_mut()
-                .before_write(&self.ctx.resolve(path), &call.id)
+            && let (Some(cp), Some(path)) = (&self.checkpoints, permit.path(0))
+            && let Err(e) = cp.borrow_mut().before_write(path, &call.id)
         {
             // Without the old bytes a rewind could not restore this file:
             // say so now rather than at rewind time.
             self.report(&[format!(
-                "could not keep a checkpoint of {path} ({e}); rewind will not restore it"
+                "could not keep a checkpoint of {} ({e}); rewind will not restore it",
+                path.display()
             )]);
         }
-        let permit = Permit {
-            call_id: call.id.clone(),
-        };
         let mut output = tool.call(input.clone(), &self.ctx, &permit).await;
         if let Some(limit) = self.ctx.result_limit {
             fit_result(&mut output.content, limit);

@@ -361,7 +361,7 @@ impl Host {
         // The child knows what the parent has read (and may edit it).
         *ctx.files.borrow_mut() = parent.files.borrow().clone();
         let background = Rc::new(Background::default());
-        ctx.subagents = Some(Rc::new(Host {
+        let host = Rc::new(Host {
             ex: self.ex,
             client: self.client.clone(),
             model: model.clone(),
@@ -391,14 +391,16 @@ impl Host {
             workers: RefCell::new(HashMap::new()),
             child_note: self.child_note.clone(),
             mcp_tools: self.mcp_tools.clone(),
-        }));
-        let pipeline = Pipeline::new(
+        });
+        ctx.subagents = Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>);
+        let mut pipeline = Pipeline::new(
             registry,
             policy,
             ctx,
             self.approver.clone(),
             Rc::clone(&self.hooks),
         );
+        pipeline.subagents = Some(host);
         let mut system = self.system.clone();
         if !def.prompt.trim().is_empty() {
             system.push(def.prompt.clone());
@@ -424,6 +426,23 @@ impl Host {
             messages: Vec::new(),
             context: Default::default(),
         }
+    }
+}
+
+impl crate::tools::Subagents for Host {
+    fn run<'a>(
+        self: Rc<Self>,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+        call_id: &'a str,
+    ) -> crate::tools::LocalFuture<'a, ToolOutput> {
+        Box::pin(async move { self.call(input, ctx, call_id).await })
+    }
+    fn send(&self, to: &str, message: &str) -> Result<(), String> {
+        Host::send(self, to, message)
+    }
+    fn stop(&self, task_id: &str) -> Result<(), String> {
+        Host::stop(self, task_id)
     }
 }
 

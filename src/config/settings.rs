@@ -15,63 +15,11 @@
 //! unreadable managed policy stops tern, since running without it could
 //! allow what an administrator forbade.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json::{self, Value};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Source {
-    User,
-    Project,
-    Local,
-    Cli,
-    Managed,
-}
-
-impl Source {
-    pub fn label(self) -> &'static str {
-        match self {
-            Source::User => "user",
-            Source::Project => "project",
-            Source::Local => "local",
-            Source::Cli => "command line",
-            Source::Managed => "managed policy",
-        }
-    }
-
-    /// The `--setting-sources` name, for the layers it can filter.
-    fn filter_name(self) -> Option<&'static str> {
-        match self {
-            Source::User => Some("user"),
-            Source::Project => Some("project"),
-            Source::Local => Some("local"),
-            Source::Cli | Source::Managed => None,
-        }
-    }
-}
-
-/// Where a setting was read: the layer and the file (or `--settings`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub source: Source,
-    pub file: String,
-    /// Directory that relative paths in this layer's rules are taken from.
-    pub base: PathBuf,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.source.label(), self.file)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Behavior {
-    Allow,
-    Ask,
-    Deny,
-}
+pub use crate::policy::{Behavior, Origin, Source};
 
 /// A rule's text with its origin.
 #[derive(Clone, Debug, PartialEq, Eq)]

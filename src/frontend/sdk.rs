@@ -308,7 +308,7 @@ fn initialize(session: &Session, request: &Value) -> Result<Value, String> {
     }
     if let (Some(agents), Some(host)) = (
         request.get("agents").and_then(Value::as_object),
-        &session.pipeline.ctx.subagents,
+        &session.pipeline.subagents,
     ) {
         let mut defs = host.defs.borrow_mut();
         for (name, a) in agents.iter() {

@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use smol::future::FutureExt;
 
 use super::Server;
-use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 use crate::obj;
+use crate::policy::Permit;
 use crate::tools::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
 
 /// Longest text result handed to the model from one call.

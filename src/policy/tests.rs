@@ -21,17 +21,33 @@ fn policy(mode: Mode, cwd: &Path, rules: &[(&str, Behavior)]) -> Policy {
     Policy::new(mode, rules, cwd, &[])
 }
 
-fn decide(p: &Policy, tool: &str, input: Value) -> Decision {
+fn facts<'a>(tool: &dyn crate::tools::Tool, input: &'a Value) -> Call<'a> {
+    crate::tools::facts(tool, "toolu_1", input)
+}
+
+/// The decision, as a comparable verdict.
+fn decide(p: &Policy, tool: &str, input: Value) -> Verdict {
     let reg = Registry::builtin();
-    p.decide(&*reg.get(tool).unwrap(), &input)
+    let tool = reg.get(tool).unwrap();
+    match p.decide(&facts(&*tool, &input)) {
+        Decision::Allow(_) => Verdict::Allow,
+        Decision::Ask(q) => Verdict::Ask(q.text().to_string()),
+        Decision::Deny(r) => Verdict::Deny(r.0),
+    }
 }
 
-fn is_ask(d: &Decision) -> bool {
-    matches!(d, Decision::Ask(_))
+fn suggest(p: &Policy, tool: &str, input: Value) -> Option<String> {
+    let reg = Registry::builtin();
+    let tool = reg.get(tool).unwrap();
+    p.suggest_rule(&facts(&*tool, &input))
 }
 
-fn is_deny(d: &Decision) -> bool {
-    matches!(d, Decision::Deny(_))
+fn is_ask(d: &Verdict) -> bool {
+    matches!(d, Verdict::Ask(_))
+}
+
+fn is_deny(d: &Verdict) -> bool {
+    matches!(d, Verdict::Deny(_))
 }
 
 #[test]
@@ -43,16 +59,16 @@ fn modes() {
     assert!(is_ask(&decide(&p, "Bash", rm())));
     assert_eq!(
         decide(&p, "Bash", obj! { "command" => "ls" }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(is_ask(&decide(&p, "Edit", edit())));
     assert_eq!(
         decide(&p, "Read", obj! { "file_path" => "a" }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert_eq!(
         decide(&policy(Mode::AcceptEdits, &cwd, &[]), "Edit", edit()),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(is_ask(&decide(
         &policy(Mode::AcceptEdits, &cwd, &[]),
@@ -61,7 +77,7 @@ fn modes() {
     )));
     assert_eq!(
         decide(&policy(Mode::BypassPermissions, &cwd, &[]), "Bash", rm()),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(is_deny(&decide(
         &policy(Mode::Plan, &cwd, &[("Edit", Behavior::Allow)]),
@@ -79,7 +95,7 @@ fn modes() {
             "Bash",
             rm()
         ),
-        Decision::Allow
+        Verdict::Allow
     );
 }
 
@@ -104,7 +120,7 @@ fn deny_beats_ask_beats_allow_and_ask_survives_bypass() {
     )));
     assert_eq!(
         decide(&p, "Bash", obj! { "command" => "git status" }),
-        Decision::Allow
+        Verdict::Allow
     );
 }
 
@@ -121,12 +137,12 @@ fn bash_rules_see_each_command_without_wrappers() {
         ],
     );
     let bash = |c: &str| decide(&p, "Bash", obj! { "command" => c });
-    assert_eq!(bash("npm run test -- --watch=false"), Decision::Allow);
+    assert_eq!(bash("npm run test -- --watch=false"), Verdict::Allow);
     assert_eq!(
         bash("timeout 60 npm run test && git diff HEAD~1"),
-        Decision::Allow
+        Verdict::Allow
     );
-    assert_eq!(bash("FOO=1 nice -n 5 npm run test"), Decision::Allow);
+    assert_eq!(bash("FOO=1 nice -n 5 npm run test"), Verdict::Allow);
     assert!(
         is_ask(&bash("npm run test; rm -rf /")),
         "every part must be approved"
@@ -174,20 +190,20 @@ fn file_rules_are_gitignore_style_paths() {
         "Read rules cover Grep"
     );
     let edit = |f: &str| obj! { "file_path" => f, "old_string" => "a", "new_string" => "b" };
-    assert_eq!(decide(&p, "Edit", edit("src/deep/x.rs")), Decision::Allow);
+    assert_eq!(decide(&p, "Edit", edit("src/deep/x.rs")), Verdict::Allow);
     assert_eq!(
         decide(
             &p,
             "Write",
             obj! { "file_path" => "src/new.rs", "content" => "" }
         ),
-        Decision::Allow,
+        Verdict::Allow,
         "Edit rules cover Write"
     );
     assert!(is_ask(&decide(&p, "Edit", edit("other.rs"))));
     assert_eq!(
         decide(&p, "Read", obj! { "file_path" => "/etc/hostname" }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(
         is_ask(&decide(
@@ -255,11 +271,11 @@ fn additional_directories_count_as_inside() {
     let path = extra.join("notes.md").display().to_string();
     assert_eq!(
         decide(&p, "Read", obj! { "file_path" => path.as_str() }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert_eq!(
         decide(&p, "Bash", obj! { "command" => format!("cat {path}") }),
-        Decision::Allow
+        Verdict::Allow
     );
 }
 
@@ -281,14 +297,14 @@ fn mcp_server_rules_and_reasons_name_their_origin() {
         &[],
     );
     match decide(&p, "Bash", obj! { "command" => "rm x" }) {
-        Decision::Deny(why) => assert!(
+        Verdict::Deny(why) => assert!(
             why.contains("Bash(rm:*) from local (/p/.tern/settings.local.json)"),
             "{why}"
         ),
         other => panic!("{other:?}"),
     }
     match decide(&p, "Bash", obj! { "command" => "make install" }) {
-        Decision::Ask(why) => assert!(
+        Verdict::Ask(why) => assert!(
             why.contains("make is not a known read-only command"),
             "{why}"
         ),
@@ -318,26 +334,24 @@ fn suggested_rules_and_session_grants() {
     let p = policy(Mode::Default, &cwd, &[]);
     let bash = |c: &str| obj! { "command" => c };
     assert_eq!(
-        p.suggest_rule("Bash", &bash("npm install left-pad"))
-            .as_deref(),
+        suggest(&p, "Bash", bash("npm install left-pad")).as_deref(),
         Some("Bash(npm install:*)")
     );
     assert_eq!(
-        p.suggest_rule("Bash", &bash("touch a b")).as_deref(),
+        suggest(&p, "Bash", bash("touch a b")).as_deref(),
         Some("Bash(touch:*)")
     );
     assert_eq!(
-        p.suggest_rule("Bash", &bash("make && rm x")),
+        suggest(&p, "Bash", bash("make && rm x")),
         None,
         "compound lines get no blanket rule"
     );
     assert_eq!(
-        p.suggest_rule("Edit", &obj! { "file_path" => "src/a.rs" })
-            .as_deref(),
+        suggest(&p, "Edit", obj! { "file_path" => "src/a.rs" }).as_deref(),
         Some("Edit(./src/a.rs)")
     );
     assert!(is_ask(&decide(&p, "Bash", bash("npm install x"))));
     p.grant(Rule::parse("Bash(npm install:*)", Behavior::Allow, None));
-    assert_eq!(decide(&p, "Bash", bash("npm install y")), Decision::Allow);
+    assert_eq!(decide(&p, "Bash", bash("npm install y")), Verdict::Allow);
     assert!(is_ask(&decide(&p, "Bash", bash("npm publish"))));
 }

@@ -14,8 +14,8 @@ use smol::future::FutureExt;
 use smol::io::AsyncReadExt;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
+use crate::policy::Permit;
 
 pub struct Bash;
 
