@@ -27,6 +27,25 @@ pub enum Approval {
     Always,
     /// No, optionally with a reason for the model.
     Deny(Option<String>),
+    /// Yes from a program (an SDK's `can_use_tool`), maybe with the input
+    /// changed, and with permission changes it asks to keep
+    /// (`updatedPermissions`).
+    WithUpdates(Option<Value>, Vec<Update>),
+}
+
+/// A permission change an approver asks for along with its yes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// Rules to add; `save` keeps allow rules in `.tern/settings.local.json`.
+    Rules {
+        behavior: Behavior,
+        rules: Vec<String>,
+        save: bool,
+    },
+    /// The permission mode from now on.
+    Mode(crate::policy::Mode),
+    /// More working directories.
+    Directories(Vec<std::path::PathBuf>),
 }
 
 /// Answers permission questions when someone can (a terminal, an SDK).
@@ -193,26 +212,31 @@ impl Pipeline {
                 match (answer, suggestion) {
                     (Approval::Once, _) => question.approve(),
                     (Approval::OnceWith(changed), _) => {
-                        if let Err(e) = check(&changed) {
-                            return ToolOutput::error(format!(
-                                "The approver changed the input into something invalid ({e}); the call was not run"
-                            ));
-                        }
-                        // The yes covers the changed input, but what it now
-                        // opens is resolved and checked afresh: a rule that
-                        // denies it still wins.
-                        match self.policy.decide(&facts(&*tool, &call.id, &changed)) {
-                            Decision::Allow(p) => {
+                        match self.changed_input(&*tool, (&call.id, &call.name), &check, changed) {
+                            Ok((changed, p)) => {
                                 input = changed;
                                 p
                             }
-                            Decision::Ask(q) => {
-                                input = changed;
-                                q.approve()
-                            }
-                            Decision::Deny(reason) => {
-                                self.record_denial(&call.name, &call.id, &changed);
-                                return ToolOutput::error(reason.to_string());
+                            Err(out) => return out,
+                        }
+                    }
+                    (Approval::WithUpdates(changed, updates), _) => {
+                        self.apply(&updates);
+                        match changed {
+                            None => question.approve(),
+                            Some(changed) => {
+                                match self.changed_input(
+                                    &*tool,
+                                    (&call.id, &call.name),
+                                    &check,
+                                    changed,
+                                ) {
+                                    Ok((changed, p)) => {
+                                        input = changed;
+                                        p
+                                    }
+                                    Err(out) => return out,
+                                }
                             }
                         }
                     }
@@ -280,8 +304,64 @@ impl Pipeline {
         output
     }
 
-    fn grant(&self, rule: &str, save: bool) {
-        let origin = Origin {
+    /// An approver's yes to a changed input: valid, and what it now opens
+    /// resolved and checked afresh (a rule that denies it still wins).
+    fn changed_input(
+        &self,
+        tool: &dyn crate::tools::Tool,
+        (id, name): (&str, &str),
+        check: &dyn Fn(&Value) -> Result<(), String>,
+        changed: Value,
+    ) -> Result<(Value, Permit), ToolOutput> {
+        if let Err(e) = check(&changed) {
+            return Err(ToolOutput::error(format!(
+                "The approver changed the input into something invalid ({e}); the call was not run"
+            )));
+        }
+        let permit = match self.policy.decide(&facts(tool, id, &changed)) {
+            Decision::Allow(p) => p,
+            Decision::Ask(q) => q.approve(),
+            Decision::Deny(reason) => {
+                self.record_denial(name, id, &changed);
+                return Err(ToolOutput::error(reason.to_string()));
+            }
+        };
+        Ok((changed, permit))
+    }
+
+    /// Permission changes that came with a yes.
+    fn apply(&self, updates: &[Update]) {
+        for u in updates {
+            match u {
+                Update::Rules {
+                    behavior,
+                    rules,
+                    save,
+                } => {
+                    for rule in rules {
+                        if *behavior == Behavior::Allow {
+                            self.grant(rule, *save);
+                        } else {
+                            self.policy.grant(Rule::parse(
+                                rule,
+                                *behavior,
+                                Some(self.granted_origin(false)),
+                            ));
+                        }
+                    }
+                }
+                Update::Mode(mode) => self.policy.set_mode(*mode),
+                Update::Directories(dirs) => {
+                    for d in dirs {
+                        self.policy.add_dir(d);
+                    }
+                }
+            }
+        }
+    }
+
+    fn granted_origin(&self, save: bool) -> Origin {
+        Origin {
             source: Source::Cli,
             file: if save {
                 ".tern/settings.local.json".into()
@@ -289,9 +369,15 @@ impl Pipeline {
                 "approved in this session".into()
             },
             base: self.policy.cwd.clone(),
-        };
-        self.policy
-            .grant(Rule::parse(rule, Behavior::Allow, Some(origin)));
+        }
+    }
+
+    fn grant(&self, rule: &str, save: bool) {
+        self.policy.grant(Rule::parse(
+            rule,
+            Behavior::Allow,
+            Some(self.granted_origin(save)),
+        ));
         if save {
             match crate::config::settings::add_local_allow(&self.policy.cwd, rule) {
                 Ok(path) => eprintln!("tern: saved {rule} to {}", path.display()),

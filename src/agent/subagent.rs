@@ -49,9 +49,11 @@ pub struct Host {
     pub extra_dirs: Vec<PathBuf>,
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     pub sandbox_auto_allow: bool,
+    /// Paths whose writing always asks (see `config::Runtime::protected`).
+    pub protected: Vec<PathBuf>,
     /// Tools the parent may use (a child gets at most these).
     pub tools: Vec<&'static str>,
-    pub env: Vec<(String, String)>,
+    pub child_env: crate::config::ChildEnv,
     pub result_limit: Option<usize>,
     pub cwd: PathBuf,
     pub scratch: PathBuf,
@@ -352,8 +354,9 @@ impl Host {
         );
         policy.sandbox = self.sandbox.clone();
         policy.sandbox_auto_allow = self.sandbox_auto_allow;
+        policy.protected = self.protected.clone();
         let mut ctx = ToolContext {
-            env: self.env.clone(),
+            child_env: self.child_env.clone(),
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
             ..ToolContext::new(self.cwd.clone(), self.scratch.join(agent_id), abort.clone())
@@ -374,8 +377,9 @@ impl Host {
             extra_dirs: self.extra_dirs.clone(),
             sandbox: self.sandbox.clone(),
             sandbox_auto_allow: self.sandbox_auto_allow,
+            protected: self.protected.clone(),
             tools: registry.names(),
-            env: self.env.clone(),
+            child_env: self.child_env.clone(),
             result_limit: self.result_limit,
             cwd: self.cwd.clone(),
             scratch: self.scratch.clone(),

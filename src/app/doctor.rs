@@ -392,6 +392,10 @@ async fn mcp(
                 (State::Warn, "still starting after MCP_TIMEOUT".to_string())
             }
             crate::mcp::Status::Failed(reason) => (State::Warn, format!("failed: {reason}")),
+            crate::mcp::Status::NeedsApproval => (
+                State::Info,
+                format!("not started: {}", crate::mcp::APPROVAL_HINT),
+            ),
         };
         r.add(S, &s.name, state, detail);
     }

@@ -32,6 +32,9 @@ pub struct SessionInfo {
     pub mcp_servers: Vec<Value>,
     /// The local server found when nothing was configured.
     pub discovered: Option<Value>,
+    /// `{files, not_read: [{path, imported_by, reason}]}`: memory files
+    /// read, and those left out because they lie outside the repository.
+    pub memory: Value,
 }
 
 /// The Claude Code release line whose flags and stream-json tern matches.
@@ -101,6 +104,7 @@ impl Printer {
             "claude_code_version" => CLAUDE_CODE_SURFACE,
             "sandbox" => self.info.sandbox.clone(),
             "discovered_server" => self.info.discovered.clone(),
+            "memory" => self.info.memory.clone(),
             "uuid" => new_uuid(),
         };
         self.line(&init);

@@ -17,7 +17,7 @@ use smol::io::AsyncBufReadExt;
 
 use crate::abort::{Abort, Reason};
 use crate::agent::hooks::{Callback, Callbacks};
-use crate::agent::pipeline::{Approval, Approver, Pipeline};
+use crate::agent::pipeline::{Approval, Approver, Pipeline, Update};
 use crate::agent::subagent::AgentDef;
 use crate::json::{self, Map, Value};
 use crate::obj;
@@ -98,7 +98,7 @@ impl Approver for SdkApprover {
         tool: &'a str,
         input: &'a Value,
         question: &'a str,
-        _suggestion: Option<&'a str>,
+        suggestion: Option<&'a str>,
         call_id: &'a str,
     ) -> LocalFuture<'a, Approval> {
         Box::pin(async move {
@@ -106,15 +106,26 @@ impl Approver for SdkApprover {
             fields.insert("tool_name", tool);
             fields.insert("input", input.clone());
             fields.insert("tool_use_id", call_id);
-            fields.insert("permission_suggestions", Vec::new());
+            fields.insert(
+                "permission_suggestions",
+                suggestion.map_or(Vec::new(), |rule| vec![suggested_update(rule)]),
+            );
             fields.insert("decision_reason", question);
             match self.control.request("can_use_tool", fields).await {
                 Ok(answer) if answer.str_field("behavior") == Some("allow") => {
-                    match answer.get("updatedInput") {
-                        Some(changed) if changed != input && changed.as_object().is_some() => {
-                            Approval::OnceWith(changed.clone())
-                        }
-                        _ => Approval::Once,
+                    let changed = answer
+                        .get("updatedInput")
+                        .filter(|c| *c != input && c.as_object().is_some())
+                        .cloned();
+                    let updates = answer
+                        .get("updatedPermissions")
+                        .and_then(Value::as_array)
+                        .map(|list| list.iter().filter_map(permission_update).collect())
+                        .unwrap_or_default();
+                    match (changed, updates) {
+                        (None, u) if Vec::is_empty(&u) => Approval::Once,
+                        (Some(c), u) if u.is_empty() => Approval::OnceWith(c),
+                        (c, u) => Approval::WithUpdates(c, u),
                     }
                 }
                 Ok(answer) => {
@@ -126,6 +137,67 @@ impl Approver for SdkApprover {
                 Err(e) => Approval::Deny(Some(format!("the permission callback failed: {e}"))),
             }
         })
+    }
+}
+
+/// The rule tern would add, as the SDK's `PermissionUpdate`.
+fn suggested_update(rule: &str) -> Value {
+    let parsed = crate::policy::Rule::parse(rule, crate::policy::Behavior::Allow, None);
+    let mut entry = Map::new();
+    entry.insert("toolName", parsed.tool.as_str());
+    if let Some(spec) = &parsed.spec {
+        entry.insert("ruleContent", spec.as_str());
+    }
+    obj! {
+        "type" => "addRules",
+        "rules" => vec![Value::Object(entry)],
+        "behavior" => "allow",
+        "destination" => "session",
+    }
+}
+
+/// One entry of `updatedPermissions` (the SDK's `PermissionUpdate`):
+/// `addRules` (and `replaceRules`, which can only add here), `setMode`,
+/// `addDirectories`. Rules for `localSettings` are saved; every other
+/// destination lasts for the session. Unknown entries are skipped.
+fn permission_update(v: &Value) -> Option<Update> {
+    use crate::policy::{Behavior, Mode};
+    match v.str_field("type")? {
+        "addRules" | "replaceRules" => {
+            let behavior = match v.str_field("behavior").unwrap_or("allow") {
+                "allow" => Behavior::Allow,
+                "ask" => Behavior::Ask,
+                "deny" => Behavior::Deny,
+                _ => return None,
+            };
+            let rules = v
+                .get("rules")?
+                .as_array()?
+                .iter()
+                .filter_map(|r| {
+                    let tool = r.str_field("toolName")?;
+                    Some(match r.str_field("ruleContent") {
+                        Some(spec) if !spec.is_empty() => format!("{tool}({spec})"),
+                        _ => tool.to_string(),
+                    })
+                })
+                .collect();
+            Some(Update::Rules {
+                behavior,
+                rules,
+                save: v.str_field("destination") == Some("localSettings"),
+            })
+        }
+        "setMode" => Some(Update::Mode(Mode::parse(v.str_field("mode")?)?)),
+        "addDirectories" => Some(Update::Directories(
+            v.get("directories")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .map(std::path::PathBuf::from)
+                .collect(),
+        )),
+        _ => None,
     }
 }
 

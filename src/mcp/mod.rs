@@ -34,6 +34,8 @@ pub enum Status {
     Pending,
     Connected,
     Failed(String),
+    /// Defined by the repository and not approved by the user: not started.
+    NeedsApproval,
 }
 
 pub struct Server {
@@ -122,9 +124,14 @@ impl ToolSource for Hub {
 impl Hub {
     /// Starts every configured server; returns once all have settled or
     /// `first_wait` has passed, whichever is sooner.
+    /// `approved` says which repository-defined servers the user approved;
+    /// the others are listed but never started. `env` is what a started
+    /// server inherits.
     pub async fn start(
         ex: &'static LocalExecutor<'static>,
         configs: Vec<ServerConfig>,
+        approved: &dyn Fn(&str) -> bool,
+        env: &crate::config::ChildEnv,
         cwd: &std::path::Path,
         timeout: Duration,
         first_wait: Duration,
@@ -151,15 +158,22 @@ impl Hub {
             })
             .collect();
         let (done_tx, done_rx) = smol::channel::unbounded::<()>();
+        let mut waiting = 0;
         for (server, cfg) in servers.iter().zip(configs) {
+            if cfg.from_project && !approved(&cfg.name) {
+                *server.status.borrow_mut() = Status::NeedsApproval;
+                continue;
+            }
+            waiting += 1;
             let server = Rc::clone(server);
             let done = done_tx.clone();
             let cwd = cwd.to_path_buf();
+            let env = env.clone();
             ex.spawn(async move {
                 let result = match cfg.transport {
                     Err(e) => Err(e),
                     Ok(transport) => {
-                        let attempt = connect(ex, &server, &transport, &cwd);
+                        let attempt = connect(ex, &server, &transport, &cwd, &env);
                         let limit = async {
                             smol::Timer::after(timeout).await;
                             Err(format!(
@@ -184,9 +198,8 @@ impl Hub {
             .detach();
         }
         drop(done_tx);
-        let count = servers.len();
         let all = async {
-            for _ in 0..count {
+            for _ in 0..waiting {
                 if done_rx.recv().await.is_err() {
                     break;
                 }
@@ -207,6 +220,11 @@ impl Hub {
                 Status::Pending => obj! { "name" => s.name.as_str(), "status" => "pending" },
                 Status::Connected => obj! { "name" => s.name.as_str(), "status" => "connected", "tools" => s.tool_count() },
                 Status::Failed(r) => obj! { "name" => s.name.as_str(), "status" => "failed", "error" => r },
+                Status::NeedsApproval => obj! {
+                    "name" => s.name.as_str(),
+                    "status" => "needs-approval",
+                    "error" => APPROVAL_HINT,
+                },
             })
             .collect()
     }
@@ -221,13 +239,18 @@ impl Hub {
     }
 }
 
+/// Why a project server did not start, and how to let it.
+pub const APPROVAL_HINT: &str = "defined by the project and not approved: add its name to \
+enabledMcpjsonServers (or set enableAllProjectMcpServers) in your user settings or --settings";
+
 async fn connect(
     ex: &'static LocalExecutor<'static>,
     server: &Rc<Server>,
     transport: &config::Transport,
     cwd: &std::path::Path,
+    env: &crate::config::ChildEnv,
 ) -> Result<(), String> {
-    let conn = Connection::open(ex, transport, cwd)?;
+    let conn = Connection::open(ex, transport, cwd, env)?;
     *server.conn.borrow_mut() = Some(Rc::clone(&conn));
     let init = conn
         .request(

@@ -103,6 +103,15 @@ const PROTECTED_FILES: &[&str] = &[
     ".ripgreprc",
 ];
 
+/// The built-in protected names, for `tern config permissions`.
+pub fn protected_names() -> Vec<String> {
+    PROTECTED_DIRS
+        .iter()
+        .map(|d| format!("{d}/"))
+        .chain(PROTECTED_FILES.iter().map(|f| f.to_string()))
+        .collect()
+}
+
 impl Policy {
     /// A policy with the working directory as its only root.
     pub fn new(mode: Mode, rules: Vec<Rule>, cwd: &Path, extra_dirs: &[PathBuf]) -> Policy {
@@ -214,6 +223,7 @@ impl Policy {
     pub fn decide(&self, call: &Call) -> Decision {
         let target = self.target(call);
         let verdict = self.verdict(call, &target);
+        let filter = std::sync::Arc::new(self.read_filter(call, &target));
         let paths: Vec<PathBuf> = match target {
             Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
             _ => Vec::new(),
@@ -221,7 +231,7 @@ impl Policy {
         let permit = || Permit {
             call_id: call.id.to_string(),
             paths,
-            filter: std::sync::Arc::new(self.read_filter(call)),
+            filter,
         };
         match verdict {
             Verdict::Allow => Decision::Allow(permit()),
@@ -234,9 +244,19 @@ impl Policy {
     }
 
     /// For searches: the read rules (deny and ask) that name paths, which
-    /// every file a search opens or lists must pass.
-    fn read_filter(&self, call: &Call) -> ReadFilter {
-        if !call.paths.iter().any(|p| p.access == Access::Search) {
+    /// every file a search opens or lists must pass. A rule that covers
+    /// the search's own root was decided for the whole call (it denied,
+    /// or someone said yes) and does not filter again.
+    fn read_filter(&self, call: &Call, target: &Target) -> ReadFilter {
+        let Target::Paths(paths) = target else {
+            return ReadFilter::default();
+        };
+        let roots: Vec<&PathBuf> = paths
+            .iter()
+            .filter(|(a, _)| *a == Access::Search)
+            .map(|(_, p)| p)
+            .collect();
+        if roots.is_empty() {
             return ReadFilter::default();
         }
         let patterns = self
@@ -245,6 +265,7 @@ impl Policy {
             .filter(|r| matches!(r.behavior, Behavior::Deny | Behavior::Ask))
             .filter(|r| r.covers_tool(call.tool))
             .filter_map(|r| r.spec.as_deref().map(|s| self.pattern(r, s)))
+            .filter(|p| !roots.iter().any(|root| p.matches(root)))
             .collect();
         ReadFilter { patterns }
     }

@@ -355,3 +355,174 @@ fn suggested_rules_and_session_grants() {
     assert_eq!(decide(&p, "Bash", bash("npm install y")), Verdict::Allow);
     assert!(is_ask(&decide(&p, "Bash", bash("npm publish"))));
 }
+
+#[test]
+fn dotdot_after_a_link_is_resolved_before_the_check() {
+    let cwd = temp("dotdot");
+    let outside = temp("dotdot-out");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    std::fs::write(outside.join("secret"), "s").unwrap();
+    std::fs::write(cwd.join("secret"), "decoy").unwrap();
+    std::os::unix::fs::symlink(outside.join("deep"), cwd.join("link")).unwrap();
+    let p = policy(Mode::Default, &cwd, &[]);
+    // Lexically inside (cwd/secret); really outside/secret.
+    let d = decide(&p, "Read", obj! { "file_path" => "link/../secret" });
+    assert!(is_ask(&d), "{d:?}");
+    assert!(d_text(&d).contains(&outside.join("secret").display().to_string()));
+    // The permit carries the resolved path, which is what the tool opens.
+    let reg = Registry::builtin();
+    let read = reg.get("Read").unwrap();
+    let input = obj! { "file_path" => "secret" };
+    match p.decide(&facts(&*read, &input)) {
+        Decision::Allow(permit) => assert_eq!(permit.path(0), Some(cwd.join("secret").as_path())),
+        d => panic!("{d:?}"),
+    }
+    // `..` after a missing directory cannot be vouched for.
+    assert!(is_deny(&decide(
+        &p,
+        "Write",
+        obj! { "file_path" => "nope/../../x", "content" => "" }
+    )));
+}
+
+fn d_text(d: &Verdict) -> &str {
+    match d {
+        Verdict::Allow => "",
+        Verdict::Ask(t) | Verdict::Deny(t) => t,
+    }
+}
+
+#[test]
+fn protected_paths_ask_in_every_mode_but_bypass() {
+    let cwd = temp("protected");
+    let write = |f: &str| obj! { "file_path" => f, "content" => "x" };
+    let protected = [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git",
+        "sub/.git/config",
+        ".tern/settings.json",
+        ".claude/settings.local.json",
+        ".claude/agents/a.md",
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".envrc",
+        "hooks/check.sh",
+    ];
+    let mut p = policy(Mode::AcceptEdits, &cwd, &[("Edit", Behavior::Allow)]);
+    p.protected = vec![cwd.join("hooks/check.sh")];
+    for f in protected {
+        let d = decide(&p, "Write", write(f));
+        assert!(is_ask(&d), "{f}: {d:?}");
+    }
+    assert_eq!(decide(&p, "Write", write("src/main.rs")), Verdict::Allow);
+    assert_eq!(
+        decide(&p, "Write", write("gitignore/.gitkeep")),
+        Verdict::Allow
+    );
+    // Reading them is fine.
+    assert_eq!(
+        decide(&p, "Read", obj! { "file_path" => ".git/config" }),
+        Verdict::Allow
+    );
+    // dontAsk refuses, bypass allows.
+    let p = policy(Mode::DontAsk, &cwd, &[("Write", Behavior::Allow)]);
+    assert!(is_deny(&decide(&p, "Write", write(".git/config"))));
+    let p = policy(Mode::BypassPermissions, &cwd, &[]);
+    assert_eq!(decide(&p, "Write", write(".git/config")), Verdict::Allow);
+    // A rule naming the path is the user's explicit yes.
+    let p = policy(
+        Mode::Default,
+        &cwd,
+        &[("Edit(./.claude/settings.json)", Behavior::Allow)],
+    );
+    assert_eq!(
+        decide(&p, "Write", write(".claude/settings.json")),
+        Verdict::Allow
+    );
+    assert!(is_ask(&decide(&p, "Write", write(".claude/other.json"))));
+}
+
+#[test]
+fn writes_outside_ask_even_with_a_bare_allow_rule() {
+    let cwd = temp("outside-w");
+    let out = temp("outside-target");
+    let target = out.join("f").display().to_string();
+    let write = || obj! { "file_path" => target.as_str(), "content" => "x" };
+    for mode in [Mode::Default, Mode::AcceptEdits] {
+        let p = policy(mode, &cwd, &[("Write", Behavior::Allow)]);
+        assert!(is_ask(&decide(&p, "Write", write())), "{mode}");
+    }
+    let rule = format!("Edit(/{}/**)", out.display());
+    let p = policy(Mode::Default, &cwd, &[(&rule, Behavior::Allow)]);
+    assert_eq!(decide(&p, "Write", write()), Verdict::Allow);
+}
+
+#[test]
+fn session_grants_cover_every_tool() {
+    let cwd = temp("grants");
+    std::fs::write(cwd.join("a.rs"), "x").unwrap();
+    let outside = temp("grants-out");
+    let p = policy(Mode::Default, &cwd, &[]);
+    let edit = || obj! { "file_path" => "a.rs", "old_string" => "x", "new_string" => "y" };
+    let read_out = || obj! { "file_path" => outside.join("f").display().to_string() };
+    assert!(is_ask(&decide(&p, "Edit", edit())));
+    assert!(is_ask(&decide(&p, "Read", read_out())));
+    for (tool, input) in [("Edit", edit()), ("Read", read_out())] {
+        let rule = suggest(&p, tool, input).unwrap();
+        p.grant(Rule::parse(&rule, Behavior::Allow, None));
+    }
+    assert_eq!(decide(&p, "Edit", edit()), Verdict::Allow);
+    assert_eq!(decide(&p, "Read", read_out()), Verdict::Allow);
+    // Granted deny rules (an SDK's updatedPermissions) hold too.
+    p.grant(Rule::parse("Edit(./a.rs)", Behavior::Deny, None));
+    assert!(is_deny(&decide(&p, "Edit", edit())));
+    // Directories added during the session count as inside.
+    p.add_dir(&outside);
+    assert_eq!(
+        decide(
+            &p,
+            "Read",
+            obj! { "file_path" => outside.join("g").display().to_string() }
+        ),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn search_filters_leave_out_what_read_rules_cover_but_not_the_root() {
+    let cwd = temp("filter");
+    std::fs::create_dir_all(cwd.join("private")).unwrap();
+    let p = policy(
+        Mode::Default,
+        &cwd,
+        &[
+            ("Read(./.env)", Behavior::Deny),
+            ("Read(./private)", Behavior::Ask),
+            ("Read(./keys/**)", Behavior::Ask),
+        ],
+    );
+    let reg = Registry::builtin();
+    let grep = reg.get("Grep").unwrap();
+    let filter_of = |path: &str| {
+        let input = obj! { "pattern" => "x", "path" => path };
+        match p.decide(&facts(&*grep, &input)) {
+            Decision::Allow(permit) => permit.read_filter(),
+            Decision::Ask(q) => q.approve().read_filter(),
+            d => panic!("{d:?}"),
+        }
+    };
+    let whole = filter_of(".");
+    assert!(!whole.allows(&cwd.join(".env")));
+    assert!(!whole.allows(&cwd.join("private/key")));
+    assert!(whole.allows(&cwd.join("src/main.rs")));
+    assert!(!whole.allows(&cwd.join("keys/id")));
+    // Asked about (and approved) as a whole: its files are not left out.
+    let private = filter_of("private");
+    assert!(private.allows(&cwd.join("private/key")));
+    assert!(!private.allows(&cwd.join(".env")));
+    // `keys/**` names what is below keys, not keys itself: a search of
+    // keys does not ask, and leaves every file out.
+    let keys = filter_of("keys");
+    assert!(!keys.allows(&cwd.join("keys/id")));
+}

@@ -109,8 +109,9 @@ pub struct ToolContext {
     pub files: RefCell<FileStamps>,
     pub todos: RefCell<Value>,
     pub abort: Abort,
-    /// Variables from the settings' `env`, set for every command tern runs.
-    pub env: Vec<(String, String)>,
+    /// The environment of the commands tern runs: the settings' `env`
+    /// set, provider credentials removed.
+    pub child_env: crate::config::ChildEnv,
     /// When set, Bash commands run inside this sandbox.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Longest tool result in characters (small context windows).
@@ -143,7 +144,7 @@ impl ToolContext {
             files: RefCell::new(FileStamps::default()),
             todos: RefCell::new(Value::Array(Vec::new())),
             abort,
-            env: Vec::new(),
+            child_env: crate::config::ChildEnv::new(Vec::new(), "", &[], &[]),
             sandbox: None,
             result_limit: None,
             subagents: None,
