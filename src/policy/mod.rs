@@ -510,7 +510,7 @@ impl Policy {
 
     /// The rule a person would most likely want for "don't ask again" about
     /// this call: `Bash(npm install:*)`, `Edit(./src/lib.rs)`,
-    /// `Read(//abs/dir/**)`. None when no narrow rule fits (a compound
+    /// `Read(//abs/dir)` (the folder and all below). None when no narrow rule fits (a compound
     /// command line).
     pub fn suggest_rule(&self, call: &Call) -> Option<String> {
         let tool = call.tool;
@@ -577,7 +577,7 @@ impl Policy {
                     } else {
                         p.parent()?.to_path_buf()
                     };
-                    Some(format!("{kind}(/{}/**)", dir.display()))
+                    Some(format!("{kind}(/{})", dir.display()))
                 }
             }
             Target::Unresolvable(_) => None,

@@ -474,6 +474,9 @@ fn session_grants_cover_every_tool() {
     }
     assert_eq!(decide(&p, "Edit", edit()), Verdict::Allow);
     assert_eq!(decide(&p, "Read", read_out()), Verdict::Allow);
+    // A search of that outside folder is covered by the same grant.
+    let grep_out = obj! { "pattern" => "x", "path" => outside.display().to_string() };
+    assert_eq!(decide(&p, "Grep", grep_out), Verdict::Allow);
     // Granted deny rules (an SDK's updatedPermissions) hold too.
     p.grant(Rule::parse("Edit(./a.rs)", Behavior::Deny, None));
     assert!(is_deny(&decide(&p, "Edit", edit())));
