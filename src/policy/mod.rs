@@ -1,5 +1,15 @@
 //! Permission decisions. Every tool call, from any caller, is decided by
-//! [`Policy::decide`]; nothing else says yes.
+//! [`Policy::decide`] over the facts of the call ([`Call`]); nothing else
+//! says yes, and nothing else can make the [`Permit`] a tool needs to run.
+//! Policy imports no tool: it sees names, kinds, paths and inputs.
+//!
+//! File tools: each path is resolved once ([`resolve`]: symlinks followed
+//! before `..`, `~`, `~+`, `~user`) and the permit carries the resolved
+//! path the tool opens. A write to a protected path (`.git/`, `.tern/`,
+//! `.claude/`, `.mcp.json`, hook scripts, …) or outside the working
+//! directories asks in every mode but bypass, unless an allow rule names
+//! that path. Searches carry the read rules that name paths and leave
+//! such files out.
 //!
 //! Order: deny rules, then ask rules, then the mode (bypass allows, plan
 //! refuses anything that writes), then for Bash the fourteen check classes
