@@ -16,7 +16,8 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc)               # sandbox build te
 command -v g++ >/dev/null 2>&1 || missing+=(g++)              # llama.cpp for the local-model test
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)          # building llama-server
 command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # MCP orphan check
-command -v git >/dev/null 2>&1 || missing+=(git)              # git in sandboxed builds
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)           # Bash stdin test (rg without a path)
+command -v git >/dev/null 2>&1 || missing+=(git)              # git in sandboxed builds, protected-path test (core.fsmonitor)
 # A static BusyBox as the only shell of the constrained-host tests' empty root.
 file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -252,19 +252,28 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         served_by_anthropic: rt.client.base_url == config::DEFAULT_BASE_URL,
         context_window,
         max_output_tokens: max_tokens,
+        memory: memory_summary(&rt),
     };
-    let hooks = Rc::new(Hooks::new(
-        rt.hooks,
-        SessionFacts {
-            session_id: session_id.clone(),
-            transcript_path: transcript
-                .as_ref()
-                .map(|t| t.path().display().to_string())
-                .unwrap_or_default(),
-            cwd: rt.cwd.display().to_string(),
-            permission_mode: rt.mode.as_str().to_string(),
-        },
-    ));
+    if rt.verbose {
+        for s in &rt.memory_skipped {
+            eprintln!("tern: memory: {s}");
+        }
+    }
+    let hooks = Rc::new(
+        Hooks::new(
+            rt.hooks,
+            SessionFacts {
+                session_id: session_id.clone(),
+                transcript_path: transcript
+                    .as_ref()
+                    .map(|t| t.path().display().to_string())
+                    .unwrap_or_default(),
+                cwd: rt.cwd.display().to_string(),
+                permission_mode: rt.mode.as_str().to_string(),
+            },
+        )
+        .with_env(rt.child_env.clone()),
+    );
     let mut prompt_blocks = vec![obj! { "type" => "text", "text" => rt.prompt.clone() }];
     if hooks.wants("SessionStart", "startup") {
         let mut fields = Map::new();
@@ -306,8 +315,9 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             .collect(),
         sandbox: rt.sandbox.clone(),
         sandbox_auto_allow: rt.sandbox_auto_allow,
+        protected: rt.protected.clone(),
         tools: worker_tools,
-        env: rt.env.clone(),
+        child_env: rt.child_env.clone(),
         result_limit,
         cwd: rt.cwd.clone(),
         scratch: scratch.clone(),
@@ -338,19 +348,21 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
     policy.sandbox = rt.sandbox.clone();
     policy.sandbox_auto_allow = rt.sandbox_auto_allow;
+    policy.protected = rt.protected.clone();
     let mut pipeline = Pipeline::new(
         registry,
         policy,
         ToolContext {
-            env: rt.env,
+            child_env: rt.child_env.clone(),
             sandbox: rt.sandbox.clone(),
             result_limit,
-            subagents: Some(host),
+            subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,
         Rc::clone(&hooks),
     );
+    pipeline.subagents = Some(host);
     pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
     let mut agent = Agent {
         ex,
@@ -494,7 +506,6 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
 fn agent_names(agent: &Agent<'_>) -> Vec<String> {
     agent
         .pipeline
-        .ctx
         .subagents
         .as_ref()
         .map(|h| h.defs.borrow().iter().map(|d| d.name.clone()).collect())
@@ -712,6 +723,19 @@ fn new_transcript(
         eprintln!("tern: {notice}");
     }
     opened.transcript
+}
+
+/// The memory files read and those left out, for `system/init`.
+fn memory_summary(rt: &config::Runtime) -> Value {
+    let shown = |p: &std::path::Path| Value::from(p.display().to_string());
+    obj! {
+        "files" => rt.memory_files.iter().map(|p| shown(p)).collect::<Vec<_>>(),
+        "not_read" => rt.memory_skipped.iter().map(|s| obj! {
+            "path" => shown(&s.path),
+            "imported_by" => s.from.as_deref().map(shown),
+            "reason" => s.to_string(),
+        }).collect::<Vec<_>>(),
+    }
 }
 
 /// What the sandbox will enforce in this session, for `system/init`.

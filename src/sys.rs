@@ -196,13 +196,21 @@ pub fn uid() -> u32 {
 
 /// Starts `cmd` as the leader of a new process group (so everything it
 /// starts can be killed together) with stdin, stdout and stderr piped.
-pub fn spawn_group(mut cmd: std::process::Command) -> std::io::Result<smol::process::Child> {
+pub fn spawn_group(cmd: std::process::Command) -> std::io::Result<smol::process::Child> {
+    spawn_group_reading(cmd, std::process::Stdio::piped())
+}
+
+/// The same, with `stdin` as the command's standard input.
+pub fn spawn_group_reading(
+    mut cmd: std::process::Command,
+    stdin: std::process::Stdio,
+) -> std::io::Result<smol::process::Child> {
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     cmd.process_group(0);
     // Stdio is set on the async command: the conversion does not carry it.
     let mut cmd = smol::process::Command::from(cmd);
-    cmd.stdin(Stdio::piped())
+    cmd.stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = cmd.spawn()?;
@@ -210,6 +218,23 @@ pub fn spawn_group(mut cmd: std::process::Command) -> std::io::Result<smol::proc
     // also takes it off the list.
     register_child_group(child.id());
     Ok(child)
+}
+
+/// Turns O_NONBLOCK off again on a file opened with it (Read opens with
+/// it so that a FIFO cannot block the open).
+pub fn clear_nonblocking(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor this File owns; no pointers.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// prctl(PR_SET_NO_NEW_PRIVS): exec can never gain privileges again.

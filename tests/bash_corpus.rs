@@ -88,11 +88,12 @@ fn corpus() {
             .unwrap_or_else(|| panic!("bad corpus line {line:?}"));
         let command = unescape(raw);
         total += 1;
-        let decision = policy.decide(&*bash, &tern::obj! { "command" => command.as_str() });
+        let input = tern::obj! { "command" => command.as_str() };
+        let decision = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
         match label {
             "benign" => {
                 benign.0 += 1;
-                if decision != Decision::Allow {
+                if !decision.is_allow() {
                     benign.1.push(format!("{raw:?} → {decision:?}"));
                 }
             }
@@ -112,11 +113,11 @@ fn corpus() {
                 let entry = per_class.entry(class.name()).or_default();
                 entry.0 += 1;
                 match &decision {
-                    Decision::Allow => {
+                    Decision::Allow(_) => {
                         failures.push(format!("DANGEROUS command auto-allowed: {raw:?}"))
                     }
-                    Decision::Ask(why) | Decision::Deny(why) => {
-                        if why.contains(&format!("[{}]", class.name())) {
+                    Decision::Ask(_) | Decision::Deny(_) => {
+                        if decision.text().contains(&format!("[{}]", class.name())) {
                             entry.1 += 1;
                         }
                     }

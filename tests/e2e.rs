@@ -11,8 +11,9 @@ use support::standin::{self, Reply, StandIn, Step};
 use support::*;
 use tern::json::Value;
 
-/// Three Reads overlap and the Edit waits for all of them; results come
-/// back in the order asked, not the order finished.
+/// Three read-only commands overlap and the Edit waits for all of them;
+/// results come back in the order asked, not the order finished. (Bash
+/// `cat` of a FIFO: Read itself refuses FIFOs.)
 #[test]
 fn reads_overlap_edit_waits_results_in_order() {
     let dir = scratch("overlap");
@@ -24,6 +25,7 @@ fn reads_overlap_edit_waits_results_in_order() {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     }
     let read = |p: &std::path::Path| format!(r#"{{"file_path": "{}"}}"#, p.display());
+    let cat = |p: &std::path::Path| format!(r#"{{"command": "cat {}"}}"#, p.display());
     let edit = format!(
         r#"{{"file_path": "{}", "old_string": "8080", "new_string": "9090"}}"#,
         target.display()
@@ -31,9 +33,9 @@ fn reads_overlap_edit_waits_results_in_order() {
     let api = StandIn::start(vec![
         standin::tools_reply(&[("toolu_r0", "Read", &read(&target))]),
         standin::tools_reply(&[
-            ("toolu_r1", "Read", &read(&fifos[0])),
-            ("toolu_r2", "Read", &read(&fifos[1])),
-            ("toolu_r3", "Read", &read(&fifos[2])),
+            ("toolu_r1", "Bash", &cat(&fifos[0])),
+            ("toolu_r2", "Bash", &cat(&fifos[1])),
+            ("toolu_r3", "Bash", &cat(&fifos[2])),
             ("toolu_e1", "Edit", &edit),
         ]),
         standin::text_reply("Port changed."),
@@ -91,11 +93,11 @@ fn reads_overlap_edit_waits_results_in_order() {
     let (all_at_once, edit_waited) = helper.join().unwrap();
     assert!(
         all_at_once,
-        "the three Reads were never running at the same time"
+        "the three reads were never running at the same time"
     );
     assert!(
         edit_waited,
-        "the Edit ran while Reads were still in progress"
+        "the Edit ran while reads were still in progress"
     );
     assert_ok(&out);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "port = 9090\n");

@@ -210,9 +210,9 @@ mod tests {
 
     use super::*;
     use crate::abort::Abort;
-    use crate::agent::pipeline::Permit;
     use crate::json::Value;
     use crate::obj;
+    use crate::policy::Permit;
     use crate::policy::{Mode, Policy};
     use crate::tools::{Kind, LocalFuture, Registry, Tool, ToolContext};
 

@@ -71,6 +71,8 @@ pub struct Hooks {
     facts: SessionFacts,
     callbacks: std::cell::RefCell<Vec<Callback>>,
     bridge: std::cell::RefCell<Option<std::rc::Rc<dyn Callbacks>>>,
+    /// What hook commands inherit (credentials removed).
+    env: crate::config::ChildEnv,
 }
 
 impl Hooks {
@@ -80,7 +82,14 @@ impl Hooks {
             facts,
             callbacks: Default::default(),
             bridge: Default::default(),
+            env: crate::config::ChildEnv::new(Vec::new(), "", &[], &[]),
         }
+    }
+
+    /// The environment hook commands get.
+    pub fn with_env(mut self, env: crate::config::ChildEnv) -> Hooks {
+        self.env = env;
+        self
     }
 
     /// Adds callback hooks answered through `bridge`.
@@ -137,7 +146,8 @@ impl Hooks {
         let runs: Vec<Pin<Box<dyn Future<Output = Ran> + '_>>> = matching
             .iter()
             .map(|e| {
-                Box::pin(run_one(e, &stdin, &self.facts.cwd)) as Pin<Box<dyn Future<Output = Ran>>>
+                Box::pin(run_one(e, &stdin, &self.facts.cwd, &self.env))
+                    as Pin<Box<dyn Future<Output = Ran>>>
             })
             .collect();
         let mut verdict = Verdict::default();
@@ -213,12 +223,11 @@ struct Ran {
     spawn_error: Option<String>,
 }
 
-async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str) -> Ran {
+async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str, env: &crate::config::ChildEnv) -> Ran {
     let mut std_cmd = std::process::Command::new("/bin/sh");
+    std_cmd.arg("-c").arg(&entry.command).current_dir(cwd);
+    env.apply(&mut std_cmd);
     std_cmd
-        .arg("-c")
-        .arg(&entry.command)
-        .current_dir(cwd)
         .env("TERN_PROJECT_DIR", cwd)
         .env("CLAUDE_PROJECT_DIR", cwd);
     let mut child = match crate::sys::spawn_group(std_cmd) {

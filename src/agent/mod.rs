@@ -725,7 +725,6 @@ impl<'ex> Agent<'ex> {
 impl Agent<'_> {
     fn relay(&self) -> Option<Rc<subagent::Relay>> {
         self.pipeline
-            .ctx
             .subagents
             .as_ref()
             .map(|h| Rc::clone(&h.relay))
@@ -742,7 +741,6 @@ impl Agent<'_> {
 
     fn background(&self) -> Option<Rc<subagent::Background>> {
         self.pipeline
-            .ctx
             .subagents
             .as_ref()
             .map(|h| Rc::clone(&h.background))
@@ -753,7 +751,7 @@ impl Agent<'_> {
     fn deliver_notifications(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
         let Some(bg) = self.background() else { return };
         let mut notices = bg.take();
-        if let Some(host) = &self.pipeline.ctx.subagents {
+        if let Some(host) = &self.pipeline.subagents {
             for m in host.inbox.borrow_mut().drain(..) {
                 notices.push(format!(
                     "<message-from-parent>\n{m}\n</message-from-parent>"

@@ -9,36 +9,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::hooks::Hooks;
-use crate::config::settings::{Behavior, Origin, Source};
 use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
-use crate::policy::{Decision, Policy, Rule};
-use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema};
-
-/// Proof that a call came through [`Pipeline::run`]. [`Tool::call`] takes
-/// one and only this module can make one, so no code path can run a tool
-/// without the schema checks, hooks and permission decision above.
-///
-/// [`Tool::call`]: crate::tools::Tool::call
-pub struct Permit {
-    call_id: String,
-}
-
-impl Permit {
-    /// The tool_use id of the call this permit was issued for.
-    pub fn call_id(&self) -> &str {
-        &self.call_id
-    }
-}
-
-/// A permit for unit tests of individual tools.
-#[cfg(test)]
-pub(crate) fn test_permit() -> Permit {
-    Permit {
-        call_id: "toolu_test".into(),
-    }
-}
+use crate::policy::{Behavior, Decision, Origin, Permit, Policy, Rule, Source};
+use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema, facts};
 
 /// A person's answer to a permission question.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +30,25 @@ pub enum Approval {
     /// No, and this text is what the model sees, as given (an SDK
     /// callback's own message).
     Refuse(String),
+    /// Yes from a program (an SDK's `can_use_tool`), maybe with the input
+    /// changed, and with permission changes it asks to keep
+    /// (`updatedPermissions`).
+    WithUpdates(Option<Value>, Vec<Update>),
+}
+
+/// A permission change an approver asks for along with its yes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// Rules to add; `save` keeps allow rules in `.tern/settings.local.json`.
+    Rules {
+        behavior: Behavior,
+        rules: Vec<String>,
+        save: bool,
+    },
+    /// The permission mode from now on.
+    Mode(crate::policy::Mode),
+    /// More working directories.
+    Directories(Vec<std::path::PathBuf>),
 }
 
 /// Answers permission questions when someone can (a terminal, an SDK).
@@ -79,6 +73,9 @@ pub struct Pipeline {
     pub hooks: Rc<Hooks>,
     /// Prior file contents are kept here before Edit/Write (for rewind).
     pub checkpoints: Option<RefCell<crate::session::checkpoint::Checkpoints>>,
+    /// The sub-agents this session's Agent tool starts (also reachable,
+    /// as a trait object, from the tool context).
+    pub subagents: Option<Rc<super::subagent::Host>>,
     denials: RefCell<Vec<Value>>,
 }
 
@@ -97,6 +94,7 @@ impl Pipeline {
             approver,
             hooks,
             checkpoints: None,
+            subagents: None,
             denials: RefCell::new(Vec::new()),
         }
     }
@@ -176,57 +174,88 @@ impl Pipeline {
             }
         }
 
-        let decision = match (self.policy.decide(&*tool, &input), hook_says.as_deref()) {
+        let decision = match (
+            self.policy.decide(&facts(&*tool, &call.id, &input)),
+            hook_says.as_deref(),
+        ) {
             // A hook may approve what would ask, never what a rule denies.
-            (Decision::Ask(_), Some("allow")) => Decision::Allow,
-            (Decision::Allow, Some("ask")) => Decision::Ask(format!(
+            (Decision::Ask(question), Some("allow")) => Decision::Allow(question.approve()),
+            (Decision::Allow(permit), Some("ask")) => Decision::Ask(permit.into_question(format!(
                 "A PreToolUse hook asks for approval of {}",
                 call.name
-            )),
+            ))),
             (d, _) => d,
         };
-        match decision {
-            Decision::Allow => {}
+        let permit: Permit = match decision {
+            Decision::Allow(permit) => permit,
             Decision::Deny(reason) => {
                 self.record_denial(&call.name, &call.id, &input);
-                return ToolOutput::error(reason);
+                return ToolOutput::error(reason.to_string());
             }
             Decision::Ask(question) => {
                 let Some(approver) = &self.approver else {
                     self.record_denial(&call.name, &call.id, &input);
                     return ToolOutput::error(format!(
-                        "Permission denied. {question}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode."
+                        "Permission denied. {}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.",
+                        question.text()
                     ));
                 };
                 self.notify(&format!("tern needs your permission to use {}", call.name))
                     .await;
-                let suggestion = self.policy.suggest_rule(&call.name, &input);
+                let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
                 let answer = approver
                     .approve(
                         &call.name,
                         &input,
-                        &question,
+                        question.text(),
                         suggestion.as_deref(),
                         &call.id,
                     )
                     .await;
                 match (answer, suggestion) {
-                    (Approval::Once, _) => {}
+                    (Approval::Once, _) => question.approve(),
                     (Approval::OnceWith(changed), _) => {
-                        if let Err(e) = check(&changed) {
-                            return ToolOutput::error(format!(
-                                "The approver changed the input into something invalid ({e}); the call was not run"
-                            ));
+                        match self.changed_input(&*tool, (&call.id, &call.name), &check, changed) {
+                            Ok((changed, p)) => {
+                                input = changed;
+                                p
+                            }
+                            Err(out) => return out,
                         }
-                        input = changed;
                     }
-                    (Approval::ForSession, Some(rule)) => self.grant(&rule, false),
-                    (Approval::Always, Some(rule)) => self.grant(&rule, true),
-                    (Approval::ForSession | Approval::Always, None) => {}
                     (Approval::Refuse(message), _) => {
                         self.record_denial(&call.name, &call.id, &input);
                         return ToolOutput::error(message);
                     }
+                    (Approval::WithUpdates(changed, updates), _) => {
+                        self.apply(&updates);
+                        match changed {
+                            None => question.approve(),
+                            Some(changed) => {
+                                match self.changed_input(
+                                    &*tool,
+                                    (&call.id, &call.name),
+                                    &check,
+                                    changed,
+                                ) {
+                                    Ok((changed, p)) => {
+                                        input = changed;
+                                        p
+                                    }
+                                    Err(out) => return out,
+                                }
+                            }
+                        }
+                    }
+                    (Approval::ForSession, Some(rule)) => {
+                        self.grant(&rule, false);
+                        question.approve()
+                    }
+                    (Approval::Always, Some(rule)) => {
+                        self.grant(&rule, true);
+                        question.approve()
+                    }
+                    (Approval::ForSession | Approval::Always, None) => question.approve(),
                     (Approval::Deny(reason), _) => {
                         self.record_denial(&call.name, &call.id, &input);
                         let why = reason.map_or(String::new(), |r| format!(" The user said: {r}"));
@@ -237,23 +266,19 @@ impl Pipeline {
                     }
                 }
             }
-        }
+        };
 
         if tool.kind() == Kind::Edit
-            && let (Some(cp), Some(path)) = (&self.checkpoints, input.str_field("file_path"))
-            && let Err(e) = cp
-                .borrow_mut()
-                .before_write(&self.ctx.resolve(path), &call.id)
+            && let (Some(cp), Some(path)) = (&self.checkpoints, permit.path(0))
+            && let Err(e) = cp.borrow_mut().before_write(path, &call.id)
         {
             // Without the old bytes a rewind could not restore this file:
             // say so now rather than at rewind time.
             self.report(&[format!(
-                "could not keep a checkpoint of {path} ({e}); rewind will not restore it"
+                "could not keep a checkpoint of {} ({e}); rewind will not restore it",
+                path.display()
             )]);
         }
-        let permit = Permit {
-            call_id: call.id.clone(),
-        };
         let mut output = tool.call(input.clone(), &self.ctx, &permit).await;
         if let Some(limit) = self.ctx.result_limit {
             fit_result(&mut output.content, limit);
@@ -286,8 +311,64 @@ impl Pipeline {
         output
     }
 
-    fn grant(&self, rule: &str, save: bool) {
-        let origin = Origin {
+    /// An approver's yes to a changed input: valid, and what it now opens
+    /// resolved and checked afresh (a rule that denies it still wins).
+    fn changed_input(
+        &self,
+        tool: &dyn crate::tools::Tool,
+        (id, name): (&str, &str),
+        check: &dyn Fn(&Value) -> Result<(), String>,
+        changed: Value,
+    ) -> Result<(Value, Permit), ToolOutput> {
+        if let Err(e) = check(&changed) {
+            return Err(ToolOutput::error(format!(
+                "The approver changed the input into something invalid ({e}); the call was not run"
+            )));
+        }
+        let permit = match self.policy.decide(&facts(tool, id, &changed)) {
+            Decision::Allow(p) => p,
+            Decision::Ask(q) => q.approve(),
+            Decision::Deny(reason) => {
+                self.record_denial(name, id, &changed);
+                return Err(ToolOutput::error(reason.to_string()));
+            }
+        };
+        Ok((changed, permit))
+    }
+
+    /// Permission changes that came with a yes.
+    fn apply(&self, updates: &[Update]) {
+        for u in updates {
+            match u {
+                Update::Rules {
+                    behavior,
+                    rules,
+                    save,
+                } => {
+                    for rule in rules {
+                        if *behavior == Behavior::Allow {
+                            self.grant(rule, *save);
+                        } else {
+                            self.policy.grant(Rule::parse(
+                                rule,
+                                *behavior,
+                                Some(self.granted_origin(false)),
+                            ));
+                        }
+                    }
+                }
+                Update::Mode(mode) => self.policy.set_mode(*mode),
+                Update::Directories(dirs) => {
+                    for d in dirs {
+                        self.policy.add_dir(d);
+                    }
+                }
+            }
+        }
+    }
+
+    fn granted_origin(&self, save: bool) -> Origin {
+        Origin {
             source: Source::Cli,
             file: if save {
                 ".tern/settings.local.json".into()
@@ -295,9 +376,15 @@ impl Pipeline {
                 "approved in this session".into()
             },
             base: self.policy.cwd.clone(),
-        };
-        self.policy
-            .grant(Rule::parse(rule, Behavior::Allow, Some(origin)));
+        }
+    }
+
+    fn grant(&self, rule: &str, save: bool) {
+        self.policy.grant(Rule::parse(
+            rule,
+            Behavior::Allow,
+            Some(self.granted_origin(save)),
+        ));
         if save {
             match crate::config::settings::add_local_allow(&self.policy.cwd, rule) {
                 Ok(path) => eprintln!("tern: saved {rule} to {}", path.display()),

@@ -53,9 +53,11 @@ pub struct Host {
     pub extra_dirs: Vec<PathBuf>,
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     pub sandbox_auto_allow: bool,
+    /// Paths whose writing always asks (see `config::Runtime::protected`).
+    pub protected: Vec<PathBuf>,
     /// Tools the parent may use (a child gets at most these).
     pub tools: Vec<&'static str>,
-    pub env: Vec<(String, String)>,
+    pub child_env: crate::config::ChildEnv,
     pub result_limit: Option<usize>,
     pub cwd: PathBuf,
     pub scratch: PathBuf,
@@ -504,8 +506,9 @@ impl Host {
         );
         policy.sandbox = self.sandbox.clone();
         policy.sandbox_auto_allow = self.sandbox_auto_allow;
+        policy.protected = self.protected.clone();
         let mut ctx = ToolContext {
-            env: self.env.clone(),
+            child_env: self.child_env.clone(),
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
             ..ToolContext::new(self.cwd.clone(), self.scratch.join(agent_id), abort.clone())
@@ -513,7 +516,7 @@ impl Host {
         // The child knows what the parent has read (and may edit it).
         *ctx.files.borrow_mut() = parent.files.borrow().clone();
         let background = Rc::new(Background::default());
-        ctx.subagents = Some(Rc::new(Host {
+        let host = Rc::new(Host {
             ex: self.ex,
             client: self.client.clone(),
             model: model.clone(),
@@ -526,8 +529,9 @@ impl Host {
             extra_dirs: self.extra_dirs.clone(),
             sandbox: self.sandbox.clone(),
             sandbox_auto_allow: self.sandbox_auto_allow,
+            protected: self.protected.clone(),
             tools: registry.names(),
-            env: self.env.clone(),
+            child_env: self.child_env.clone(),
             result_limit: self.result_limit,
             cwd: self.cwd.clone(),
             scratch: self.scratch.clone(),
@@ -544,14 +548,16 @@ impl Host {
             child_note: self.child_note.clone(),
             mcp_tools: self.mcp_tools.clone(),
             relay: Rc::default(),
-        }));
-        let pipeline = Pipeline::new(
+        });
+        ctx.subagents = Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>);
+        let mut pipeline = Pipeline::new(
             registry,
             policy,
             ctx,
             self.approver.clone(),
             Rc::clone(&self.hooks),
         );
+        pipeline.subagents = Some(host);
         let mut system = self.system.clone();
         if !def.prompt.trim().is_empty() {
             system.push(def.prompt.clone());
@@ -579,6 +585,23 @@ impl Host {
             messages: Vec::new(),
             context: Default::default(),
         }
+    }
+}
+
+impl crate::tools::Subagents for Host {
+    fn run<'a>(
+        self: Rc<Self>,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+        call_id: &'a str,
+    ) -> crate::tools::LocalFuture<'a, ToolOutput> {
+        Box::pin(async move { self.call(input, ctx, call_id).await })
+    }
+    fn send(&self, to: &str, message: &str) -> Result<(), String> {
+        Host::send(self, to, message)
+    }
+    fn stop(&self, task_id: &str) -> Result<(), String> {
+        Host::stop(self, task_id)
     }
 }
 

@@ -394,6 +394,10 @@ async fn mcp(
             }
             crate::mcp::Status::Failed(reason) => (State::Warn, format!("failed: {reason}")),
             crate::mcp::Status::Disabled => (State::Info, "disabled".to_string()),
+            crate::mcp::Status::NeedsApproval => (
+                State::Info,
+                format!("not started: {}", crate::mcp::APPROVAL_HINT),
+            ),
         };
         r.add(S, &s.name, state, detail);
     }

@@ -154,7 +154,7 @@ impl Lines<'_> {
                     Err(e) => eprintln!("tern: {e}"),
                 }
             }
-            Command::Agents => match &agent.pipeline.ctx.subagents {
+            Command::Agents => match &agent.pipeline.subagents {
                 Some(host) => {
                     for d in host.defs.borrow().iter() {
                         eprintln!("  {:<20} {} ({})", d.name, d.description, d.source);

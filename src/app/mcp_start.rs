@@ -60,6 +60,7 @@ pub async fn start(
         &rt.mcp_configs,
         rt.strict_mcp,
         env,
+        &|k| rt.child_env.removes(k),
     );
     for w in warnings {
         eprintln!("tern: warning: MCP: {w}");
@@ -75,10 +76,27 @@ pub async fn start(
         Wait::First => first_wait(env, limit),
         Wait::None => Duration::ZERO,
     };
-    let hub = Hub::start(ex, configs, &rt.cwd, limit, wait, carrier).await;
+    let approved = |name: &str| rt.mcp_approval.allows(name);
+    let hub = Hub::start(
+        ex,
+        configs,
+        &approved,
+        &rt.child_env,
+        &rt.cwd,
+        limit,
+        wait,
+        carrier,
+    )
+    .await;
     for s in hub.servers() {
-        if let Status::Failed(reason) = s.status() {
-            eprintln!("tern: MCP server {} failed: {reason}", s.name);
+        match s.status() {
+            Status::Failed(reason) => eprintln!("tern: MCP server {} failed: {reason}", s.name),
+            Status::NeedsApproval => eprintln!(
+                "tern: MCP server {} not started: {}",
+                s.name,
+                mcp::APPROVAL_HINT
+            ),
+            _ => {}
         }
     }
     Some(hub)
@@ -97,6 +115,9 @@ pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> i32 {
             Status::Connected => println!("{:<20} connected   {} tools", s.name, s.tool_count()),
             Status::Pending => println!("{:<20} pending", s.name),
             Status::Disabled => println!("{:<20} disabled", s.name),
+            Status::NeedsApproval => {
+                println!("{:<20} needs-approval  {}", s.name, mcp::APPROVAL_HINT)
+            }
             Status::Failed(reason) => {
                 failed = true;
                 println!("{:<20} failed      {reason}", s.name);

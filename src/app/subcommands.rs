@@ -129,6 +129,17 @@ pub fn config_permissions(args: Args) -> i32 {
             ));
         }
     }
+    out.push_str(&format!(
+        "writing these always asks (outside bypassPermissions):\n  {}\n",
+        crate::policy::protected_names().join(" ")
+    ));
+    for p in &rt.protected {
+        out.push_str(&format!("  {}\n", p.display()));
+    }
+    out.push_str(&format!(
+        "kept from commands, hooks and MCP servers: {}\n",
+        rt.child_env.remove.join(" ")
+    ));
     print!("{out}");
     0
 }

@@ -10,6 +10,15 @@
 //! A line's `@path` imports another file (relative to the importing file,
 //! `~/` for home), up to four hops deep, never inside code; each file is
 //! included once.
+//!
+//! Memory files go into every request, so a repository's `CLAUDE.md`
+//! could pull any file the user can read into the conversation (`@~/.ssh/
+//! id_rsa`, `@../../other-project/.env`, or a `CLAUDE.md` that is a
+//! symlink). Every file — found or imported — is read only when its
+//! resolved path lies inside the repository, the user's config folders
+//! (`~/.claude`, tern's config folder) or a place the user's own settings
+//! allow (`allowedMemoryImports`); the others are skipped and reported to
+//! the caller, which says so in `system/init` and with `--verbose`.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +32,67 @@ pub struct MemoryFile {
     pub text: String,
 }
 
+/// A file that was named but not read: outside every allowed place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Where it resolves to.
+    pub path: PathBuf,
+    /// The memory file that imported it (None for a file found in place).
+    pub from: Option<PathBuf>,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.from {
+            Some(from) => write!(
+                f,
+                "@{} (imported by {}) was not read: it is outside the repository and your config folders; allow it with allowedMemoryImports in your user settings",
+                self.path.display(),
+                from.display()
+            ),
+            None => write!(
+                f,
+                "{} was not read: it resolves outside the repository and your config folders; allow it with allowedMemoryImports in your user settings",
+                self.path.display()
+            ),
+        }
+    }
+}
+
+/// Where memory may come from: resolved folders (and files).
+#[derive(Debug, Clone, Default)]
+pub struct Allowed(Vec<PathBuf>);
+
+impl Allowed {
+    /// The repository root of `cwd`, the user's config folders, and
+    /// `extra` (from `allowedMemoryImports`).
+    pub fn new(env: &dyn Fn(&str) -> Option<String>, cwd: &Path, extra: &[PathBuf]) -> Allowed {
+        let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let mut roots = vec![repository_root(cwd).to_path_buf()];
+        if let Some(home) = var("HOME") {
+            roots.push(home.join(".claude"));
+        }
+        match (var("XDG_CONFIG_HOME"), var("HOME")) {
+            (Some(x), _) => roots.push(x.join("tern")),
+            (None, Some(h)) => roots.push(h.join(".config/tern")),
+            (None, None) => {}
+        }
+        roots.extend(extra.iter().cloned());
+        Allowed(roots.iter().map(|r| crate::policy::canonical(r)).collect())
+    }
+
+    fn covers(&self, resolved: &Path) -> bool {
+        self.0.iter().any(|r| resolved.starts_with(r))
+    }
+}
+
+/// The nearest ancestor with `.git`, else the working directory itself.
+fn repository_root(cwd: &Path) -> &Path {
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(cwd)
+}
+
 pub fn locate(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Vec<PathBuf> {
     let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let mut found = Vec::new();
@@ -34,10 +104,7 @@ pub fn locate(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Vec<PathBuf> 
         (None, Some(h)) => found.push(h.join(".config/tern/AGENTS.md")),
         (None, None) => {}
     }
-    let root = cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(cwd);
+    let root = repository_root(cwd);
     let mut dirs: Vec<&Path> = cwd
         .ancestors()
         .take_while(|d| d.starts_with(root))
@@ -57,29 +124,50 @@ pub fn locate(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Vec<PathBuf> 
     found
 }
 
-/// Reads the files and their imports, in order, each once.
-pub fn load(paths: &[PathBuf], home: Option<&Path>) -> Vec<MemoryFile> {
-    let mut out = Vec::new();
+/// What [`load`] read and what it left alone.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub files: Vec<MemoryFile>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads the files and their imports, in order, each once, if `allowed`
+/// covers where they resolve to.
+pub fn load(paths: &[PathBuf], home: Option<&Path>, allowed: &Allowed) -> Loaded {
+    let mut out = Loaded::default();
     let mut seen: Vec<PathBuf> = Vec::new();
     for p in paths {
-        include(p, 0, home, &mut seen, &mut out);
+        include(p, None, 0, home, allowed, &mut seen, &mut out);
     }
     out
 }
 
 fn include(
     path: &Path,
+    from: Option<&Path>,
     hops: usize,
     home: Option<&Path>,
+    allowed: &Allowed,
     seen: &mut Vec<PathBuf>,
-    out: &mut Vec<MemoryFile>,
+    out: &mut Loaded,
 ) {
-    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let key = crate::policy::canonical(path);
     if seen.contains(&key) {
         return;
     }
-    seen.push(key);
-    let Ok(bytes) = std::fs::read(path) else {
+    seen.push(key.clone());
+    if !key.is_file() {
+        return;
+    }
+    if !allowed.covers(&key) {
+        out.skipped.push(Skipped {
+            path: key,
+            from: from.map(Path::to_path_buf),
+        });
+        return;
+    }
+    // Opened as resolved, so what was checked is what is read.
+    let Ok(bytes) = std::fs::read(&key) else {
         return;
     };
     let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_FILE)]).into_owned();
@@ -91,18 +179,19 @@ fn include(
     } else {
         Vec::new()
     };
-    out.push(MemoryFile {
+    out.files.push(MemoryFile {
         path: path.to_path_buf(),
         text,
     });
-    let base = path.parent().unwrap_or(Path::new("/"));
+    // Relative imports are taken from where the file really is.
+    let base = key.parent().unwrap_or(Path::new("/"));
     for target in imports {
         let resolved = match (target.strip_prefix("~/"), home) {
             (Some(rest), Some(h)) => h.join(rest),
             _ if target.starts_with('/') => PathBuf::from(&target),
             _ => base.join(&target),
         };
-        include(&resolved, hops + 1, home, seen, out);
+        include(&resolved, Some(path), hops + 1, home, allowed, seen, out);
     }
 }
 
@@ -194,7 +283,12 @@ mod tests {
         let home = base.join("home").display().to_string();
         let env = move |k: &str| (k == "HOME").then(|| home.clone());
         let paths = locate(&env, &sub);
-        let files = load(&paths, Some(&base.join("home")));
+        let loaded = load(
+            &paths,
+            Some(&base.join("home")),
+            &Allowed::new(&env, &sub, &[]),
+        );
+        let files = loaded.files;
         let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(
             texts,
@@ -225,7 +319,69 @@ mod tests {
             )
             .unwrap();
         }
-        let files = load(&[d.join("m0.md")], None);
+        let env = |_: &str| None;
+        let files = load(&[d.join("m0.md")], None, &Allowed::new(&env, &d, &[])).files;
         assert_eq!(files.len(), MAX_HOPS + 1);
+    }
+
+    #[test]
+    fn imports_and_links_out_of_the_repository_are_not_read() {
+        let base = crate::policy::canonical(&std::env::temp_dir().join(format!(
+            "tern-mem-out-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        )));
+        let repo = base.join("repo");
+        let home = base.join("home");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(base.join("notes")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::write(base.join("other.env"), "OTHER SECRET").unwrap();
+        std::fs::write(base.join("notes/style.md"), "shared style").unwrap();
+        std::fs::write(home.join(".claude/prefs.md"), "my prefs").unwrap();
+        std::fs::write(
+            repo.join("CLAUDE.md"),
+            "rules @~/.ssh/id_rsa @../other.env @../notes/style.md @~/.claude/prefs.md @docs/ok.md",
+        )
+        .unwrap();
+        std::fs::create_dir_all(repo.join("docs")).unwrap();
+        std::fs::write(repo.join("docs/ok.md"), "in the repo").unwrap();
+        // A memory file that is itself a link out of the repository.
+        std::os::unix::fs::symlink(base.join("other.env"), repo.join("AGENTS.md")).unwrap();
+        let h = home.display().to_string();
+        let env = move |k: &str| (k == "HOME").then(|| h.clone());
+        let paths = locate(&env, &repo);
+
+        // Unchecked (everything allowed): the secrets would be sent.
+        let everywhere = Allowed(vec![PathBuf::from("/")]);
+        let all = load(&paths, Some(&home), &everywhere);
+        let text: String = all.files.iter().map(|f| f.text.clone()).collect();
+        assert!(text.contains("PRIVATE KEY") && text.contains("OTHER SECRET"));
+
+        let loaded = load(&paths, Some(&home), &Allowed::new(&env, &repo, &[]));
+        let text: String = loaded.files.iter().map(|f| f.text.clone()).collect();
+        assert!(!text.contains("PRIVATE KEY"), "{text}");
+        assert!(!text.contains("OTHER SECRET"), "{text}");
+        assert!(!text.contains("shared style"));
+        assert!(text.contains("my prefs") && text.contains("in the repo"));
+        let skipped: Vec<&Path> = loaded.skipped.iter().map(|s| s.path.as_path()).collect();
+        assert!(
+            skipped.contains(&home.join(".ssh/id_rsa").as_path()),
+            "{skipped:?}"
+        );
+        assert!(skipped.contains(&base.join("other.env").as_path()));
+        assert!(
+            loaded.skipped[0]
+                .to_string()
+                .contains("allowedMemoryImports")
+        );
+
+        // The user's settings may allow a place.
+        let allowed = Allowed::new(&env, &repo, &[base.join("notes")]);
+        let loaded = load(&paths, Some(&home), &allowed);
+        let text: String = loaded.files.iter().map(|f| f.text.clone()).collect();
+        assert!(text.contains("shared style") && !text.contains("PRIVATE KEY"));
     }
 }

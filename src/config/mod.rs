@@ -3,6 +3,7 @@
 //! are built. (Settings files, managed policy and memory files join here
 //! with the permission work.)
 
+mod child_env;
 pub mod memory;
 pub mod prompt;
 pub mod settings;
@@ -15,6 +16,7 @@ use crate::cli::{Args, OutputFormat};
 use crate::model::client::{Auth, ClientConfig};
 use crate::model::{Provider, RetryPolicy};
 use crate::policy::{Mode, Rule};
+pub use child_env::ChildEnv;
 use settings::{Behavior, Origin, Source};
 
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -41,14 +43,21 @@ pub struct Runtime {
     pub extra_dirs: Vec<PathBuf>,
     /// Hooks from the settings layers.
     pub hooks: Vec<settings::HookEntry>,
-    /// The settings' `env`, for the commands tern runs.
-    pub env: Vec<(String, String)>,
+    /// The environment of the commands, hooks and servers tern starts.
+    pub child_env: ChildEnv,
     /// Set when Bash commands run sandboxed.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Sandboxed commands that would ask run without asking.
     pub sandbox_auto_allow: bool,
+    /// Beyond the built-in names: files whose change would make tern run
+    /// code or allow more (hook scripts, the user's settings folders,
+    /// managed policy). Writing them always asks, outside bypass mode.
+    pub protected: Vec<PathBuf>,
     /// The system prompt's parts, composed once the window is known.
     pub system: prompt::SystemParts,
+    /// Memory files read, and those left out (outside the repository).
+    pub memory_files: Vec<PathBuf>,
+    pub memory_skipped: Vec<memory::Skipped>,
     /// `--tools` / the `tools` setting: only these built-in tools.
     pub tools: Option<Vec<String>>,
     pub cwd: PathBuf,
@@ -61,7 +70,9 @@ pub struct Runtime {
     /// `--coordinator` or the `coordinator` setting.
     pub coordinator: bool,
     /// MCP servers: from settings layers, `--mcp-config`, strictness.
-    pub mcp_settings: Vec<(String, crate::json::Value)>,
+    pub mcp_settings: Vec<(String, crate::json::Value, bool)>,
+    /// Which project servers (`.mcp.json`, project settings) may start.
+    pub mcp_approval: settings::McpApproval,
     pub mcp_configs: Vec<String>,
     pub strict_mcp: bool,
     pub include_partial: bool,
@@ -457,6 +468,13 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             .map(|d| settings::expand_path(d, &inputs.cwd)),
     );
 
+    let mut protected: Vec<PathBuf> = layered
+        .hooks
+        .iter()
+        .filter_map(|h| hook_script(&h.command, &inputs.cwd))
+        .collect();
+    protected.extend(locations.user_dirs.iter().cloned());
+    protected.push(locations.managed.clone());
     let sandbox = sandbox_policy(
         &layered.sandbox,
         &layered.hooks,
@@ -528,11 +546,15 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         (None, None) => None,
     };
     let home = env("HOME").map(PathBuf::from);
-    let memory = memory::load(&memory::locate(&env, &inputs.cwd), home.as_deref());
+    let memory = memory::load(
+        &memory::locate(&env, &inputs.cwd),
+        home.as_deref(),
+        &memory::Allowed::new(&env, &inputs.cwd, &layered.memory_imports),
+    );
     let system = prompt::SystemParts {
         custom: args.system_prompt,
         environment: prompt::environment(&inputs.cwd, &model),
-        memory: memory::render(&memory),
+        memory: memory::render(&memory.files),
         append: args.append_system_prompt,
     };
 
@@ -556,11 +578,19 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         mode,
         rules,
         extra_dirs,
-        env: layered.env.clone(),
+        child_env: ChildEnv::new(
+            layered.env.clone(),
+            &key_var,
+            &layered.scrub_env,
+            &layered.pass_env,
+        ),
         sandbox,
         sandbox_auto_allow: layered.sandbox.auto_allow_bash.unwrap_or(true),
+        protected,
         hooks: layered.hooks,
         system,
+        memory_files: memory.files.iter().map(|f| f.path.clone()).collect(),
+        memory_skipped: memory.skipped,
         tools: args.tools.or_else(|| layered.tools.clone()),
         cwd: inputs.cwd,
         retry,
@@ -568,6 +598,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         stream_input: args.stream_input,
         coordinator: args.coordinator || layered.coordinator == Some(true),
         mcp_settings: layered.mcp_servers.clone(),
+        mcp_approval: layered.mcp_approval.clone(),
         mcp_configs: args.mcp_configs.clone(),
         strict_mcp: args.strict_mcp,
         include_partial: args.include_partial,

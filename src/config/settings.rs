@@ -15,63 +15,11 @@
 //! unreadable managed policy stops tern, since running without it could
 //! allow what an administrator forbade.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json::{self, Value};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Source {
-    User,
-    Project,
-    Local,
-    Cli,
-    Managed,
-}
-
-impl Source {
-    pub fn label(self) -> &'static str {
-        match self {
-            Source::User => "user",
-            Source::Project => "project",
-            Source::Local => "local",
-            Source::Cli => "command line",
-            Source::Managed => "managed policy",
-        }
-    }
-
-    /// The `--setting-sources` name, for the layers it can filter.
-    fn filter_name(self) -> Option<&'static str> {
-        match self {
-            Source::User => Some("user"),
-            Source::Project => Some("project"),
-            Source::Local => Some("local"),
-            Source::Cli | Source::Managed => None,
-        }
-    }
-}
-
-/// Where a setting was read: the layer and the file (or `--settings`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub source: Source,
-    pub file: String,
-    /// Directory that relative paths in this layer's rules are taken from.
-    pub base: PathBuf,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.source.label(), self.file)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Behavior {
-    Allow,
-    Ask,
-    Deny,
-}
+pub use crate::policy::{Behavior, Origin, Source};
 
 /// A rule's text with its origin.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,16 +82,56 @@ pub struct Settings {
     pub tools: Option<Vec<String>>,
     /// `coordinator`: the top level only delegates to workers.
     pub coordinator: Option<bool>,
-    /// `mcpServers` of each layer, with the file it came from.
-    pub mcp_servers: Vec<(String, Value)>,
+    /// `mcpServers` of each layer, with the file it came from and
+    /// whether that layer is one a repository cannot write.
+    pub mcp_servers: Vec<(String, Value, bool)>,
     pub hooks: Vec<HookEntry>,
     pub sandbox: SandboxSettings,
+    /// `scrubEnv`: more variables kept from children (any layer).
+    pub scrub_env: Vec<String>,
+    /// `passEnv`: credentials children may see after all (trusted layers only).
+    pub pass_env: Vec<String>,
+    /// Which project `.mcp.json` servers may start.
+    pub mcp_approval: McpApproval,
+    /// `allowedMemoryImports`: folders and files outside the repository
+    /// that memory files may `@import` (trusted layers only).
+    pub memory_imports: Vec<PathBuf>,
     /// Problems found in files that were skipped or partly used.
     pub warnings: Vec<String>,
     /// The files that were read and used, lowest precedence first.
     pub files: Vec<String>,
     /// The files that exist but were skipped, each with its problem.
     pub broken: Vec<String>,
+}
+
+/// Claude Code's approval of project `.mcp.json` servers. Enabling is read
+/// only from layers a repository cannot write (user, `--settings`,
+/// managed policy); disabling from any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpApproval {
+    /// `enableAllProjectMcpServers`.
+    pub all: bool,
+    /// `enabledMcpjsonServers`.
+    pub enabled: Vec<String>,
+    /// `disabledMcpjsonServers`.
+    pub disabled: Vec<String>,
+}
+
+impl McpApproval {
+    /// May the project server `name` start?
+    pub fn allows(&self, name: &str) -> bool {
+        !self.disabled.iter().any(|n| n == name)
+            && (self.all || self.enabled.iter().any(|n| n == name))
+    }
+}
+
+impl Source {
+    /// Layers a repository cannot write: settings that widen what tern
+    /// trusts (credentials for children, project MCP servers, imports
+    /// from outside) are read only from these.
+    pub fn is_trusted(self) -> bool {
+        matches!(self, Source::User | Source::Cli | Source::Managed)
+    }
 }
 
 /// Where to look; tests point these anywhere.
@@ -207,6 +195,9 @@ const KNOWN_KEYS: &[&str] = &[
     "baseUrl",
     "apiKeyEnv",
     "fallbackModel",
+    "scrubEnv",
+    "passEnv",
+    "allowedMemoryImports",
     "theme",
     "spinnerTipsEnabled",
     "alwaysThinkingEnabled",
@@ -434,6 +425,47 @@ fn merge_layer(
     if let Some(m) = v.str_field("model") {
         out.model = Some(m.to_string());
     }
+    let strings = |key: &str| -> Vec<String> {
+        v.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let trusted = origin.source.is_trusted();
+    let untrusted = |warnings: &mut Vec<String>, key: &str| {
+        if v.get(key).is_some() && !trusted {
+            warn(
+                warnings,
+                key,
+                "ignored (only user settings, --settings and managed policy may set it):",
+            );
+        }
+    };
+    out.scrub_env.extend(strings("scrubEnv"));
+    out.mcp_approval
+        .disabled
+        .extend(strings("disabledMcpjsonServers"));
+    untrusted(warnings, "passEnv");
+    untrusted(warnings, "enabledMcpjsonServers");
+    untrusted(warnings, "enableAllProjectMcpServers");
+    untrusted(warnings, "allowedMemoryImports");
+    if trusted {
+        out.pass_env.extend(strings("passEnv"));
+        out.mcp_approval
+            .enabled
+            .extend(strings("enabledMcpjsonServers"));
+        if let Some(all) = v.get("enableAllProjectMcpServers").and_then(Value::as_bool) {
+            out.mcp_approval.all = all;
+        }
+        out.memory_imports.extend(
+            strings("allowedMemoryImports")
+                .iter()
+                .map(|p| expand_path(p, &origin.base)),
+        );
+    }
     if let Some(n) = v.get("contextWindow") {
         match n.as_i64().filter(|n| *n >= 512) {
             Some(n) => out.context_window = Some(n as u64),
@@ -454,7 +486,11 @@ fn merge_layer(
         }
     }
     if let Some(servers) = v.get("mcpServers").filter(|s| s.as_object().is_some()) {
-        out.mcp_servers.push((origin.file.clone(), servers.clone()));
+        out.mcp_servers.push((
+            origin.file.clone(),
+            servers.clone(),
+            origin.source.is_trusted(),
+        ));
     }
     if let Some(c) = v.get("coordinator").and_then(Value::as_bool) {
         out.coordinator = Some(c);

@@ -43,6 +43,9 @@ pub struct SessionInfo {
     pub served_by_anthropic: bool,
     pub context_window: u64,
     pub max_output_tokens: u32,
+    /// `{files, not_read: [{path, imported_by, reason}]}`: memory files
+    /// read, and those left out because they lie outside the repository.
+    pub memory: Value,
 }
 
 /// The Claude Code release line whose flags and stream-json tern matches.
@@ -222,6 +225,7 @@ impl Printer {
             "claude_code_version" => CLAUDE_CODE_SURFACE,
             "sandbox" => self.info.sandbox.clone(),
             "discovered_server" => self.info.discovered.clone(),
+            "memory" => self.info.memory.clone(),
             "uuid" => new_uuid(),
         };
         let strings = |list: &[String]| -> Vec<Value> {

@@ -22,7 +22,7 @@ use smol::io::AsyncBufReadExt;
 
 use crate::abort::{Abort, Reason};
 use crate::agent::hooks::Callbacks;
-use crate::agent::pipeline::{Approval, Approver, Pipeline};
+use crate::agent::pipeline::{Approval, Approver, Pipeline, Update};
 use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::tools::LocalFuture;
@@ -176,11 +176,19 @@ impl Approver for SdkApprover {
             }
             match self.control.request("can_use_tool", fields).await {
                 Ok(answer) if answer.str_field("behavior") == Some("allow") => {
-                    match answer.get("updatedInput") {
-                        Some(changed) if changed != input && changed.as_object().is_some() => {
-                            Approval::OnceWith(changed.clone())
-                        }
-                        _ => Approval::Once,
+                    let changed = answer
+                        .get("updatedInput")
+                        .filter(|c| *c != input && c.as_object().is_some())
+                        .cloned();
+                    let updates = answer
+                        .get("updatedPermissions")
+                        .and_then(Value::as_array)
+                        .map(|list| list.iter().filter_map(permission_update).collect())
+                        .unwrap_or_default();
+                    match (changed, updates) {
+                        (None, u) if Vec::is_empty(&u) => Approval::Once,
+                        (Some(c), u) if u.is_empty() => Approval::OnceWith(c),
+                        (c, u) => Approval::WithUpdates(c, u),
                     }
                 }
                 Ok(answer) => {
@@ -204,6 +212,51 @@ fn display_name(tool: &str) -> String {
     match tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
         Some((server, name)) => format!("{name} ({server})"),
         None => tool.to_string(),
+    }
+}
+
+/// One entry of `updatedPermissions` (the SDK's `PermissionUpdate`):
+/// `addRules` (and `replaceRules`, which can only add here), `setMode`,
+/// `addDirectories`. Rules for `localSettings` are saved; every other
+/// destination lasts for the session. Unknown entries are skipped.
+fn permission_update(v: &Value) -> Option<Update> {
+    use crate::policy::{Behavior, Mode};
+    match v.str_field("type")? {
+        "addRules" | "replaceRules" => {
+            let behavior = match v.str_field("behavior").unwrap_or("allow") {
+                "allow" => Behavior::Allow,
+                "ask" => Behavior::Ask,
+                "deny" => Behavior::Deny,
+                _ => return None,
+            };
+            let rules = v
+                .get("rules")?
+                .as_array()?
+                .iter()
+                .filter_map(|r| {
+                    let tool = r.str_field("toolName")?;
+                    Some(match r.str_field("ruleContent") {
+                        Some(spec) if !spec.is_empty() => format!("{tool}({spec})"),
+                        _ => tool.to_string(),
+                    })
+                })
+                .collect();
+            Some(Update::Rules {
+                behavior,
+                rules,
+                save: v.str_field("destination") == Some("localSettings"),
+            })
+        }
+        "setMode" => Some(Update::Mode(Mode::parse(v.str_field("mode")?)?)),
+        "addDirectories" => Some(Update::Directories(
+            v.get("directories")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .map(std::path::PathBuf::from)
+                .collect(),
+        )),
+        _ => None,
     }
 }
 

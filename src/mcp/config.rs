@@ -2,6 +2,12 @@
 //! the settings files, and `--mcp-config` (files or inline JSON; with
 //! `--strict-mcp-config`, only those). `${VAR}` and `${VAR:-default}` are
 //! expanded in commands, arguments, environment values, URLs and headers.
+//!
+//! A server the repository defines (`.mcp.json`, the project's settings
+//! files) is the repository's choice, not the user's: it starts only once
+//! approved (`enabledMcpjsonServers`, `enableAllProjectMcpServers` in the
+//! user's settings), and its `${VAR}`s never expand to a credential kept
+//! from children. `--mcp-config` and the user's settings are the user's.
 
 use std::path::Path;
 
@@ -30,20 +36,24 @@ pub struct ServerConfig {
     pub transport: Result<Transport, String>,
     /// Where it was defined.
     pub source: String,
+    /// Defined by the repository: needs the user's approval to start.
+    pub from_project: bool,
 }
 
 /// Reads every source in order; a later definition of a name replaces an
 /// earlier one. Problems with a whole source come back as warnings.
 pub fn load(
     cwd: &Path,
-    settings_servers: &[(String, Value)],
+    settings_servers: &[(String, Value, bool)],
     cli: &[String],
     strict: bool,
     env: &dyn Fn(&str) -> Option<String>,
+    kept: &dyn Fn(&str) -> bool,
 ) -> (Vec<ServerConfig>, Vec<String>) {
     let mut out: Vec<ServerConfig> = Vec::new();
     let mut warnings = Vec::new();
-    let add = |servers: &Value, source: &str, out: &mut Vec<ServerConfig>| {
+    let project_env = |k: &str| if kept(k) { None } else { env(k) };
+    let add = |servers: &Value, source: &str, from_project: bool, out: &mut Vec<ServerConfig>| {
         let Some(map) = servers.as_object() else {
             return;
         };
@@ -51,8 +61,13 @@ pub fn load(
             out.retain(|s| s.name != name);
             out.push(ServerConfig {
                 name: name.to_string(),
-                transport: transport(entry, env),
+                transport: if from_project {
+                    transport(entry, &project_env)
+                } else {
+                    transport(entry, env)
+                },
                 source: source.to_string(),
+                from_project,
             });
         }
     };
@@ -63,6 +78,7 @@ pub fn load(
                 Ok(v) => add(
                     v.get("mcpServers").unwrap_or(&Value::Null),
                     ".mcp.json",
+                    true,
                     &mut out,
                 ),
                 Err(e) => warnings.push(format!(
@@ -71,8 +87,8 @@ pub fn load(
                 )),
             }
         }
-        for (source, servers) in settings_servers {
-            add(servers, source, &mut out);
+        for (source, servers, trusted) in settings_servers {
+            add(servers, source, !trusted, &mut out);
         }
     }
     for item in cli {
@@ -88,7 +104,12 @@ pub fn load(
             }
         };
         match json::parse(&text) {
-            Ok(v) => add(v.get("mcpServers").unwrap_or(&v), "--mcp-config", &mut out),
+            Ok(v) => add(
+                v.get("mcpServers").unwrap_or(&v),
+                "--mcp-config",
+                false,
+                &mut out,
+            ),
             Err(e) => warnings.push(format!("--mcp-config {item}: not valid JSON ({e})")),
         }
     }
@@ -213,7 +234,7 @@ mod tests {
             r#"{"mcpServers":{"web":{"url":"http://127.0.0.1:1/mcp","headers":{"X":"y"}}}}"#
                 .to_string(),
         ];
-        let (all, warnings) = load(&dir, &[], &cli, false, &env);
+        let (all, warnings) = load(&dir, &[], &cli, false, &env, &|_| false);
         assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["files", "old", "web"]);
@@ -232,7 +253,8 @@ mod tests {
                 .unwrap_err()
                 .contains("legacy SSE")
         );
-        let (strict, _) = load(&dir, &[], &cli, true, &env);
+        let (strict, _) = load(&dir, &[], &cli, true, &env, &|_| false);
+        assert!(all[0].from_project && !all[2].from_project);
         assert_eq!(strict.len(), 1);
     }
 }

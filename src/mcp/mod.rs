@@ -50,6 +50,8 @@ pub enum Status {
     Failed(String),
     /// Switched off by the controller (`mcp_toggle`).
     Disabled,
+    /// Defined by the repository and not approved by the user: not started.
+    NeedsApproval,
 }
 
 impl Status {
@@ -60,6 +62,7 @@ impl Status {
             Status::Connected => "connected",
             Status::Failed(_) => "failed",
             Status::Disabled => "disabled",
+            Status::NeedsApproval => "needs-approval",
         }
     }
 }
@@ -120,6 +123,8 @@ pub struct Hub {
     tool_timeout: Duration,
     /// The SDK's control channel, for servers of type "sdk".
     carrier: RefCell<Option<Rc<dyn sdk::Carrier>>>,
+    /// What a started server inherits (credentials removed).
+    env: crate::config::ChildEnv,
     /// Woken whenever a server settles (connected or failed).
     settled_tx: smol::channel::Sender<()>,
     settled_rx: smol::channel::Receiver<()>,
@@ -174,9 +179,15 @@ impl ToolSource for Hub {
 impl Hub {
     /// Starts every configured server; returns once all have settled or
     /// `first_wait` has passed, whichever is sooner.
+    /// `approved` says which repository-defined servers the user approved;
+    /// the others are listed but never started. `env` is what a started
+    /// server inherits.
+    #[allow(clippy::too_many_arguments)]
     pub async fn start(
         ex: &'static LocalExecutor<'static>,
         configs: Vec<ServerConfig>,
+        approved: &dyn Fn(&str) -> bool,
+        env: &crate::config::ChildEnv,
         cwd: &std::path::Path,
         timeout: Duration,
         first_wait: Duration,
@@ -196,10 +207,19 @@ impl Hub {
             timeout,
             tool_timeout,
             carrier: RefCell::new(carrier),
+            env: env.clone(),
             settled_tx,
             settled_rx,
         });
-        hub.add(configs);
+        let (held, started): (Vec<ServerConfig>, Vec<ServerConfig>) = configs
+            .into_iter()
+            .partition(|c| c.from_project && !approved(&c.name));
+        for cfg in held {
+            let server = hub.new_server(cfg);
+            *server.status.borrow_mut() = Status::NeedsApproval;
+            hub.servers.borrow_mut().push(server);
+        }
+        hub.add(started);
         hub.settle(first_wait).await;
         hub
     }
@@ -234,27 +254,32 @@ impl Hub {
             if let Some(old) = old {
                 self.stop(&old);
             }
-            let server = Rc::new(Server {
-                name: cfg.name.clone(),
-                config: cfg,
-                server_info: RefCell::new(None),
-                listing: RefCell::new(Vec::new()),
-                status: RefCell::new(Status::Pending),
-                conn: RefCell::new(None),
-                tools: RefCell::new(Vec::new()),
-                generation: Cell::new(0),
-                stale: Cell::new(false),
-                with_resources: Cell::new(false),
-                tool_timeout: self.tool_timeout,
-            });
+            let server = self.new_server(cfg);
             self.servers.borrow_mut().push(Rc::clone(&server));
             self.launch(server);
         }
     }
 
+    fn new_server(&self, cfg: ServerConfig) -> Rc<Server> {
+        Rc::new(Server {
+            name: cfg.name.clone(),
+            config: cfg,
+            server_info: RefCell::new(None),
+            listing: RefCell::new(Vec::new()),
+            status: RefCell::new(Status::Pending),
+            conn: RefCell::new(None),
+            tools: RefCell::new(Vec::new()),
+            generation: Cell::new(0),
+            stale: Cell::new(false),
+            with_resources: Cell::new(false),
+            tool_timeout: self.tool_timeout,
+        })
+    }
+
     fn launch(&self, server: Rc<Server>) {
         let (ex, cwd, timeout) = (self.ex, self.cwd.clone(), self.timeout);
         let carrier = self.carrier.borrow().clone();
+        let env = self.env.clone();
         let done = self.settled_tx.clone();
         *server.status.borrow_mut() = Status::Pending;
         self.ex
@@ -262,7 +287,7 @@ impl Hub {
                 let result = match server.config.transport.clone() {
                     Err(e) => Err(e),
                     Ok(transport) => {
-                        let attempt = connect(ex, &server, &transport, &cwd, carrier);
+                        let attempt = connect(ex, &server, &transport, &cwd, carrier, &env);
                         let limit = async {
                             smol::Timer::after(timeout).await;
                             Err(format!(
@@ -334,6 +359,7 @@ impl Hub {
     /// `mcp_reconnect`: closes the server's connection and starts it again.
     pub fn reconnect(&self, name: &str) -> Result<(), String> {
         let server = self.server(name).ok_or_else(|| self.unknown(name))?;
+        held_for_approval(&server)?;
         self.stop(&server);
         self.launch(server);
         Ok(())
@@ -343,6 +369,7 @@ impl Hub {
     /// it again.
     pub fn toggle(&self, name: &str, enabled: bool) -> Result<(), String> {
         let server = self.server(name).ok_or_else(|| self.unknown(name))?;
+        held_for_approval(&server)?;
         if enabled {
             if server.status() == Status::Disabled {
                 self.launch(server);
@@ -387,6 +414,7 @@ impl Hub {
                     match status {
                         Status::Connected => m.insert("tools", s.tool_count()),
                         Status::Failed(r) => m.insert("error", r),
+                        Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
                         _ => {}
                     }
                 }
@@ -435,8 +463,10 @@ impl Hub {
                     if let Some(info) = s.server_info.borrow().clone() {
                         m.insert("serverInfo", info);
                     }
-                    if let Status::Failed(r) = status {
-                        m.insert("error", r);
+                    match status {
+                        Status::Failed(r) => m.insert("error", r),
+                        Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
+                        _ => {}
                     }
                 }
                 v
@@ -452,6 +482,18 @@ impl Hub {
             }
         }
     }
+}
+
+/// Why a project server did not start, and how to let it.
+pub const APPROVAL_HINT: &str = "defined by the project and not approved: add its name to \
+enabledMcpjsonServers (or set enableAllProjectMcpServers) in your user settings or --settings";
+
+/// A controller cannot start what the user has not approved.
+fn held_for_approval(server: &Server) -> Result<(), String> {
+    if server.status() == Status::NeedsApproval {
+        return Err(format!("the MCP server {} is {APPROVAL_HINT}", server.name));
+    }
+    Ok(())
 }
 
 /// "sdk" for servers inside the SDK application, else where the
@@ -484,8 +526,9 @@ async fn connect(
     transport: &config::Transport,
     cwd: &std::path::Path,
     carrier: Option<Rc<dyn sdk::Carrier>>,
+    env: &crate::config::ChildEnv,
 ) -> Result<(), String> {
-    let conn = Connection::open(ex, transport, cwd, &server.name, carrier)?;
+    let conn = Connection::open(ex, transport, cwd, &server.name, carrier, env)?;
     *server.conn.borrow_mut() = Some(Rc::clone(&conn));
     let init = conn
         .request(

@@ -61,6 +61,7 @@ impl Connection {
         cwd: &std::path::Path,
         name: &str,
         carrier: Option<Rc<dyn super::sdk::Carrier>>,
+        inherited: &crate::config::ChildEnv,
     ) -> Result<Rc<Connection>, String> {
         match transport {
             Transport::Sdk => {
@@ -82,9 +83,11 @@ impl Connection {
             }
             Transport::Stdio { command, args, env } => {
                 let mut cmd = std::process::Command::new(command);
-                cmd.args(args)
-                    .current_dir(cwd)
-                    .envs(env.iter().map(|(k, v)| (k, v)));
+                cmd.args(args).current_dir(cwd);
+                // Credentials stay with tern; the server's own `env` is
+                // what its configuration asked for.
+                inherited.apply(&mut cmd);
+                cmd.envs(env.iter().map(|(k, v)| (k, v)));
                 let mut child = crate::sys::spawn_server(cmd)
                     .map_err(|e| format!("cannot start {command}: {e}"))?;
                 let pgid = child.id();

@@ -1,6 +1,8 @@
 //! MCP tools as tern tools: `mcp__<server>__<tool>`, with the server's
-//! schema, `readOnlyHint` deciding concurrency, results mapped to text
-//! (and images), and interruption sent on as `notifications/cancelled`.
+//! schema, `readOnlyHint` deciding concurrency (never permission: it is
+//! the server's own claim, so every MCP call is decided as one that may
+//! change things), results mapped to text (and images), and interruption
+//! sent on as `notifications/cancelled`.
 
 use std::collections::HashSet;
 use std::rc::{Rc, Weak};
@@ -9,9 +11,9 @@ use std::sync::Mutex;
 use smol::future::FutureExt;
 
 use super::Server;
-use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
 use crate::obj;
+use crate::policy::Permit;
 use crate::tools::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
 
 /// Longest text result handed to the model from one call.
@@ -75,6 +77,10 @@ pub struct McpTool {
     server: Weak<Server>,
     op: Op,
 }
+
+// `read_only` holds the server's readOnlyHint (or, for the resource
+// tools, the protocol's word that they read): it lets calls overlap and
+// nothing more.
 
 impl McpTool {
     pub fn from_listing(server: &Rc<Server>, listing: &Value) -> Option<McpTool> {
@@ -155,6 +161,9 @@ impl Tool for McpTool {
         Kind::Other
     }
     fn is_read_only(&self, _: &Value) -> bool {
+        false
+    }
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
         self.read_only
     }
     fn call<'a>(
@@ -323,6 +332,38 @@ fn read_output(result: &Value) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_only_hints_decide_concurrency_not_permission() {
+        let server = Rc::new(Server {
+            name: "s".into(),
+            config: crate::mcp::config::ServerConfig {
+                name: "s".into(),
+                transport: Ok(crate::mcp::config::Transport::Sdk),
+                source: "test".into(),
+                from_project: false,
+            },
+            server_info: Default::default(),
+            listing: Default::default(),
+            status: std::cell::RefCell::new(super::super::Status::Connected),
+            conn: Default::default(),
+            tools: Default::default(),
+            generation: Default::default(),
+            stale: Default::default(),
+            with_resources: Default::default(),
+            tool_timeout: std::time::Duration::from_secs(1),
+        });
+        let listing = parse(r#"{"name":"peek","annotations":{"readOnlyHint":true}}"#).unwrap();
+        let hinted = McpTool::from_listing(&server, &listing).unwrap();
+        let input = obj! {};
+        assert!(hinted.is_concurrency_safe(&input));
+        assert!(
+            !hinted.is_read_only(&input),
+            "the server's claim allowed a call"
+        );
+        let plain = McpTool::from_listing(&server, &parse(r#"{"name":"act"}"#).unwrap()).unwrap();
+        assert!(!plain.is_concurrency_safe(&input) && !plain.is_read_only(&input));
+    }
 
     #[test]
     fn names_are_sanitised_and_capped_uniquely() {

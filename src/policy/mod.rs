@@ -1,5 +1,15 @@
 //! Permission decisions. Every tool call, from any caller, is decided by
-//! [`Policy::decide`]; nothing else says yes.
+//! [`Policy::decide`] over the facts of the call ([`Call`]); nothing else
+//! says yes, and nothing else can make the [`Permit`] a tool needs to run.
+//! Policy imports no tool: it sees names, kinds, paths and inputs.
+//!
+//! File tools: each path is resolved once ([`resolve`]: symlinks followed
+//! before `..`, `~`, `~+`, `~user`) and the permit carries the resolved
+//! path the tool opens. A write to a protected path (`.git/`, `.tern/`,
+//! `.claude/`, `.mcp.json`, hook scripts, …) or outside the working
+//! directories asks in every mode but bypass, unless an allow rule names
+//! that path. Searches carry the read rules that name paths and leave
+//! such files out.
 //!
 //! Order: deny rules, then ask rules, then the mode (bypass allows, plan
 //! refuses anything that writes), then for Bash the fourteen check classes
@@ -22,154 +32,26 @@
 
 pub mod bash;
 pub mod checks;
+mod path;
+mod permit;
+mod rules;
 pub mod shell;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config::settings::{Behavior, Origin};
 use crate::json::Value;
-use crate::tools::{Kind, Tool};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Default,
-    AcceptEdits,
-    BypassPermissions,
-    Plan,
-    DontAsk,
-}
-
-impl Mode {
-    pub fn parse(s: &str) -> Option<Mode> {
-        Some(match s {
-            "default" | "manual" => Mode::Default,
-            "acceptEdits" => Mode::AcceptEdits,
-            "bypassPermissions" => Mode::BypassPermissions,
-            "plan" => Mode::Plan,
-            "dontAsk" => Mode::DontAsk,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Default => "default",
-            Mode::AcceptEdits => "acceptEdits",
-            Mode::BypassPermissions => "bypassPermissions",
-            Mode::Plan => "plan",
-            Mode::DontAsk => "dontAsk",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    pub behavior: Behavior,
-    pub tool: String,
-    pub spec: Option<String>,
-    /// Where it was written (None for rules built in code).
-    pub origin: Option<Origin>,
-}
-
-impl Rule {
-    pub fn parse(text: &str, behavior: Behavior, origin: Option<Origin>) -> Rule {
-        let text = text.trim();
-        let (tool, spec) = match text.split_once('(') {
-            Some((tool, rest)) if rest.ends_with(')') => {
-                (tool.trim(), Some(rest[..rest.len() - 1].to_string()))
-            }
-            _ => (text, None),
-        };
-        Rule {
-            behavior,
-            tool: tool.to_string(),
-            spec: spec.filter(|s| !s.is_empty() && s != "*"),
-            origin,
-        }
-    }
-
-    pub fn text(&self) -> String {
-        match &self.spec {
-            Some(s) => format!("{}({s})", self.tool),
-            None => self.tool.clone(),
-        }
-    }
-
-    fn describe(&self) -> String {
-        match &self.origin {
-            Some(o) => format!("the rule {} from {o}", self.text()),
-            None => format!("the rule {}", self.text()),
-        }
-    }
-
-    /// Does this rule's tool part cover `tool`?
-    fn covers_tool(&self, tool: &str) -> bool {
-        if self.tool == tool {
-            return true;
-        }
-        match self.tool.as_str() {
-            "Read" => matches!(tool, "Glob" | "Grep"),
-            "Edit" => matches!(tool, "Write" | "NotebookEdit"),
-            server if server.starts_with("mcp__") && !server[5..].contains("__") => tool
-                .strip_prefix(server)
-                .is_some_and(|rest| rest.starts_with("__")),
-            _ => false,
-        }
-    }
-}
-
-/// Splits a tool list the way the CLI accepts it: commas and spaces,
-/// except inside parentheses (`Bash(git log:*), Read`).
-pub fn split_tool_list(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    let mut cur = String::new();
-    for c in text.chars() {
-        match c {
-            '(' => {
-                depth += 1;
-                cur.push(c);
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            ',' | ' ' if depth == 0 => {
-                if !cur.trim().is_empty() {
-                    out.push(cur.trim().to_string());
-                }
-                cur.clear();
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    Allow,
-    /// Needs a person's yes; the reason says what is being asked.
-    Ask(String),
-    Deny(String),
-}
+pub use path::{Base, canonical, expand_tilde, resolve};
+pub use permit::{Access, Call, Decision, Kind, PathUse, Permit, Question, ReadFilter, Reason};
+pub use rules::{Behavior, Mode, Origin, Rule, Source, command_matches, split_tool_list};
+use rules::{PathPattern, url_host};
 
 pub struct Policy {
     pub mode: Mode,
     /// Set while the session runs (an SDK `set_permission_mode`).
     mode_now: std::cell::Cell<Option<Mode>>,
     pub rules: Vec<Rule>,
-    /// Allow rules granted while the session runs ("yes, for this session").
+    /// Rules added while the session runs ("yes, for this session", an
+    /// SDK's `updatedPermissions`).
     granted: std::cell::RefCell<Vec<Rule>>,
     /// The Bash sandbox, when on.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
@@ -179,17 +61,65 @@ pub struct Policy {
     /// Where reading (and, in acceptEdits, editing) needs no question:
     /// the working directory and any added ones, symlinks resolved.
     pub working_dirs: Vec<PathBuf>,
+    /// Directories added while the session runs (SDK `addDirectories`).
+    added_dirs: std::cell::RefCell<Vec<PathBuf>>,
     pub cwd: PathBuf,
+    /// For `~` in paths and rules.
+    pub home: Option<PathBuf>,
+    /// Files and folders beyond the built-in list whose change can make
+    /// tern or git run code or allow more (hook scripts, the user's
+    /// settings folders): writing them always asks, outside bypass mode.
+    pub protected: Vec<PathBuf>,
+}
+
+/// The internal verdict, before a permit is minted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    Allow,
+    Ask(String),
+    Deny(String),
 }
 
 /// What a call touches, for path rules and the working-directory check.
 enum Target {
     /// Bash: the command line, parsed once for every rule and check.
     Command(String, Result<shell::Script, shell::ParseError>),
-    /// File tools: the path they act on.
-    Path(PathBuf),
+    /// File tools: the paths they open, resolved.
+    Paths(Vec<(Access, PathBuf)>),
+    /// A path that cannot be resolved, and why.
+    Unresolvable(String),
     /// Tools with no path (TodoWrite) or unknown inputs.
     Nothing,
+}
+
+/// Directory names whose contents change what git, tern or an editor run
+/// or allow: writing anything below one asks in every mode but bypass.
+const PROTECTED_DIRS: &[&str] = &[".git", ".tern", ".claude", ".vscode", ".idea", ".husky"];
+/// File names with the same power, wherever they are.
+const PROTECTED_FILES: &[&str] = &[
+    ".git",
+    ".mcp.json",
+    ".claude.json",
+    ".gitconfig",
+    ".gitmodules",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".envrc",
+    ".ripgreprc",
+];
+
+/// The built-in protected names, for `tern config permissions`.
+pub fn protected_names() -> Vec<String> {
+    PROTECTED_DIRS
+        .iter()
+        .map(|d| format!("{d}/"))
+        .chain(PROTECTED_FILES.iter().map(|f| f.to_string()))
+        .collect()
 }
 
 impl Policy {
@@ -210,7 +140,10 @@ impl Policy {
             sandbox: None,
             sandbox_auto_allow: false,
             working_dirs,
+            added_dirs: std::cell::RefCell::new(Vec::new()),
             cwd: cwd.to_path_buf(),
+            home: Base::new(cwd).home,
+            protected: Vec::new(),
         }
     }
 
@@ -224,20 +157,35 @@ impl Policy {
         self.mode_now.set(Some(mode));
     }
 
-    fn target(&self, tool: &str, input: &Value) -> Target {
-        if tool == "Bash" {
-            return input.str_field("command").map_or(Target::Nothing, |c| {
-                Target::Command(c.to_string(), shell::parse(c))
-            });
+    /// Where `~` and relative paths point for this session.
+    pub fn base(&self) -> Base {
+        Base {
+            cwd: self.cwd.clone(),
+            home: self.home.clone(),
         }
-        let path = input.str_field("file_path").or_else(|| match tool {
-            "Glob" | "Grep" => Some(input.str_field("path").unwrap_or(".")),
-            _ => None,
-        });
-        match path {
-            Some(p) => Target::Path(canonical(&bash::resolve(&self.cwd, p))),
-            None => Target::Nothing,
+    }
+
+    fn target(&self, call: &Call) -> Target {
+        if call.tool == "Bash" {
+            return call
+                .input
+                .str_field("command")
+                .map_or(Target::Nothing, |c| {
+                    Target::Command(c.to_string(), shell::parse(c))
+                });
         }
+        if call.paths.is_empty() {
+            return Target::Nothing;
+        }
+        let base = self.base();
+        let mut out = Vec::new();
+        for p in &call.paths {
+            match resolve(&p.raw, &base) {
+                Ok(r) => out.push((p.access, r)),
+                Err(e) => return Target::Unresolvable(e),
+            }
+        }
+        Target::Paths(out)
     }
 
     /// Does `rule` cover this call? For Bash: any one of its commands
@@ -258,12 +206,9 @@ impl Policy {
                 // Unparsable: deny and ask rules still match by text.
                 _ => cmd.contains(spec.trim_end_matches(":*").trim_end_matches(" *")),
             },
-            (_, Target::Path(path)) => {
-                let base = rule
-                    .origin
-                    .as_ref()
-                    .map_or(self.cwd.as_path(), |o| o.base.as_path());
-                path_matches(spec, path, base, &self.cwd)
+            (_, Target::Paths(paths)) => {
+                let pattern = self.pattern(rule, spec);
+                paths.iter().any(|(_, p)| pattern.matches(p))
             }
             ("WebFetch", _) => match (spec.strip_prefix("domain:"), input.str_field("url")) {
                 (Some(domain), Some(url)) => {
@@ -275,19 +220,83 @@ impl Policy {
         }
     }
 
-    pub fn decide(&self, tool: &dyn Tool, input: &Value) -> Decision {
-        let name = tool.name();
-        let target = self.target(name, input);
+    fn pattern(&self, rule: &Rule, spec: &str) -> PathPattern {
+        let rule_base = rule
+            .origin
+            .as_ref()
+            .map_or(self.cwd.as_path(), |o| o.base.as_path());
+        PathPattern::new(spec, rule_base, &self.base())
+    }
+
+    /// Decides one call from its facts. Only this (and a yes to the
+    /// question it returns) makes a [`Permit`].
+    pub fn decide(&self, call: &Call) -> Decision {
+        let target = self.target(call);
+        let verdict = self.verdict(call, &target);
+        let filter = std::sync::Arc::new(self.read_filter(call, &target));
+        let paths: Vec<PathBuf> = match target {
+            Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
+            _ => Vec::new(),
+        };
+        let permit = || Permit {
+            call_id: call.id.to_string(),
+            paths,
+            filter,
+        };
+        match verdict {
+            Verdict::Allow => Decision::Allow(permit()),
+            Verdict::Ask(text) => Decision::Ask(Question {
+                text,
+                permit: permit(),
+            }),
+            Verdict::Deny(text) => Decision::Deny(Reason(text)),
+        }
+    }
+
+    /// For searches: the read rules (deny and ask) that name paths, which
+    /// every file a search opens or lists must pass. A rule that covers
+    /// the search's own root was decided for the whole call (it denied,
+    /// or someone said yes) and does not filter again.
+    fn read_filter(&self, call: &Call, target: &Target) -> ReadFilter {
+        let Target::Paths(paths) = target else {
+            return ReadFilter::default();
+        };
+        let roots: Vec<&PathBuf> = paths
+            .iter()
+            .filter(|(a, _)| *a == Access::Search)
+            .map(|(_, p)| p)
+            .collect();
+        if roots.is_empty() {
+            return ReadFilter::default();
+        }
+        let patterns = self
+            .all_rules()
+            .iter()
+            .filter(|r| matches!(r.behavior, Behavior::Deny | Behavior::Ask))
+            .filter(|r| r.covers_tool(call.tool))
+            .filter_map(|r| r.spec.as_deref().map(|s| self.pattern(r, s)))
+            .filter(|p| !roots.iter().any(|root| p.matches(root)))
+            .collect();
+        ReadFilter { patterns }
+    }
+
+    fn verdict(&self, call: &Call, target: &Target) -> Verdict {
+        let (name, input) = (call.tool, call.input);
+        if let Target::Unresolvable(why) = target {
+            return Verdict::Deny(format!(
+                "{name} cannot use that path ({why}); give the path without it"
+            ));
+        }
         let rules = self.all_rules();
         let of = |b: Behavior| rules.iter().filter(move |r| r.behavior == b);
 
-        if let Some(rule) = of(Behavior::Deny).find(|r| self.matches(r, name, &target, input)) {
-            return Decision::Deny(format!(
+        if let Some(rule) = of(Behavior::Deny).find(|r| self.matches(r, name, target, input)) {
+            return Verdict::Deny(format!(
                 "Permission to use {name} was denied by {}",
                 rule.describe()
             ));
         }
-        if let Some(rule) = of(Behavior::Ask).find(|r| self.matches(r, name, &target, input)) {
+        if let Some(rule) = of(Behavior::Ask).find(|r| self.matches(r, name, target, input)) {
             return self.ask(format!(
                 "{} requires approval ({})",
                 what(name, input),
@@ -302,7 +311,7 @@ impl Policy {
         {
             // Leaving the sandbox always goes back to a person, even in bypass mode.
             if !sandbox.allow_unsandboxed {
-                return Decision::Deny(
+                return Verdict::Deny(
                     "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false)".into(),
                 );
             }
@@ -312,47 +321,99 @@ impl Policy {
             ));
         }
         if self.mode() == Mode::BypassPermissions {
-            return Decision::Allow;
+            return Verdict::Allow;
         }
-        let read_only = tool.is_read_only(input);
-        if self.mode() == Mode::Plan && !read_only {
-            return Decision::Deny(format!(
+        if self.mode() == Mode::Plan && !call.read_only {
+            return Verdict::Deny(format!(
                 "{name} would change things, and plan mode only allows reading. Finish the plan first."
             ));
         }
-        if let Target::Command(cmd, parsed) = &target {
-            return self.decide_command(name, input, cmd, parsed);
-        }
-        if self.allowed_by_rules(name, &target, input) {
-            return Decision::Allow;
-        }
-        match (&target, read_only) {
-            (Target::Path(p), true) => {
-                if self.inside(p) {
-                    return Decision::Allow;
+        match target {
+            Target::Command(cmd, parsed) => self.decide_command(name, input, cmd, parsed),
+            Target::Paths(paths) => self.decide_paths(call, target, paths),
+            Target::Nothing | Target::Unresolvable(_) => {
+                if self.allowed_by_rules(name, target, input) || call.read_only {
+                    return Verdict::Allow;
                 }
+                self.ask(format!("{} needs approval", what(name, input)))
+            }
+        }
+    }
+
+    /// File tools, after deny and ask rules and the mode. A write to a
+    /// protected path or outside the working directories asks unless an
+    /// allow rule names that path (a bare `Edit` rule does not); then
+    /// allow rules; reading inside the working directories is allowed,
+    /// and so is editing there in acceptEdits.
+    fn decide_paths(&self, call: &Call, target: &Target, paths: &[(Access, PathBuf)]) -> Verdict {
+        let (name, input) = (call.tool, call.input);
+        let named_by_rule = |p: &Path| {
+            self.all_rules().iter().any(|r| {
+                r.behavior == Behavior::Allow
+                    && r.covers_tool(name)
+                    && r.spec
+                        .as_deref()
+                        .is_some_and(|s| self.pattern(r, s).matches(p))
+            })
+        };
+        for (access, p) in paths {
+            if *access != Access::Write {
+                continue;
+            }
+            if let Some(why) = self.protection(p) {
+                if !named_by_rule(p) {
+                    return self.ask(format!("{name} would change {} ({why})", p.display()));
+                }
+            } else if !self.inside(p) && !named_by_rule(p) {
                 return self.ask(format!(
-                    "{} is outside the working directories",
-                    what(name, input)
+                    "{name} would change {}, outside the working directories",
+                    p.display()
                 ));
             }
-            (Target::Nothing, true) => return Decision::Allow,
-            _ => {}
         }
-        if self.mode() == Mode::AcceptEdits
-            && tool.kind() == Kind::Edit
-            && let Target::Path(p) = &target
-        {
-            if self.inside(p) {
-                return Decision::Allow;
+        if self.allowed_by_rules(name, target, input) {
+            return Verdict::Allow;
+        }
+        if call.read_only {
+            return match paths.iter().find(|(_, p)| !self.inside(p)) {
+                None => Verdict::Allow,
+                Some((_, p)) => self.ask(format!(
+                    "{name} would read {}, outside the working directories",
+                    p.display()
+                )),
+            };
+        }
+        if self.mode() == Mode::AcceptEdits && call.kind == Kind::Edit {
+            // Every write was checked above: inside and not protected.
+            return Verdict::Allow;
+        }
+        self.ask(format!("{} needs approval", what(name, input)))
+    }
+
+    /// Why writing `path` (resolved) could make tern, git or the shell do
+    /// more than the user agreed to, if it could.
+    fn protection(&self, path: &Path) -> Option<String> {
+        for c in path.components() {
+            let std::path::Component::Normal(n) = c else {
+                continue;
+            };
+            let n = n.to_string_lossy();
+            if PROTECTED_DIRS.contains(&n.as_ref()) && path.file_name() != Some(c.as_os_str()) {
+                return Some(format!(
+                    "it is inside {n}/, which can make tools run code or allow more"
+                ));
             }
-            return self.ask(format!(
-                "{} is outside the working directories",
-                what(name, input)
-            ));
         }
-        let why = format!("{} needs approval", what(name, input));
-        self.ask(why)
+        if let Some(f) = path.file_name().map(|f| f.to_string_lossy())
+            && PROTECTED_FILES.contains(&f.as_ref())
+        {
+            return Some(format!("{f} can make tools run code or allow more"));
+        }
+        self.protected
+            .iter()
+            .map(|p| canonical(p))
+            .find(|p| path.starts_with(p))
+            .map(|p| format!("{} is protected (a hook script or settings)", p.display()))
     }
 
     /// Bash, after deny and ask rules and the mode: the check classes (any
@@ -365,7 +426,7 @@ impl Policy {
         input: &Value,
         cmd: &str,
         parsed: &Result<shell::Script, shell::ParseError>,
-    ) -> Decision {
+    ) -> Verdict {
         let findings = checks::check_parsed(cmd, parsed);
         if !findings.is_empty() {
             let list: Vec<String> = findings.iter().map(ToString::to_string).collect();
@@ -381,7 +442,7 @@ impl Policy {
             .filter(|r| r.behavior == Behavior::Allow && r.covers_tool(name))
             .collect();
         if allows.iter().any(|r| r.spec.is_none()) {
-            return Decision::Allow;
+            return Verdict::Allow;
         }
         let refusal = match parsed {
             Err(e) => Some(format!("the command does not parse ({e})")),
@@ -417,13 +478,13 @@ impl Policy {
             }
         };
         match refusal {
-            None => Decision::Allow,
+            None => Verdict::Allow,
             // The sandbox bounds what it can do; checks and rules still ran.
             Some(_)
                 if self.sandbox_auto_allow
                     && self.sandbox.as_ref().is_some_and(|s| s.applies_to(input)) =>
             {
-                Decision::Allow
+                Verdict::Allow
             }
             Some(reason) => self.ask(format!("{} needs approval: {reason}", what(name, input))),
         }
@@ -431,7 +492,7 @@ impl Policy {
 
     /// An allow rule for a file tool or any other non-Bash tool.
     fn allowed_by_rules(&self, name: &str, target: &Target, input: &Value) -> bool {
-        self.rules
+        self.all_rules()
             .iter()
             .any(|r| r.behavior == Behavior::Allow && self.matches(r, name, target, input))
     }
@@ -443,17 +504,27 @@ impl Policy {
         all
     }
 
-    /// Adds an allow rule for the rest of the session.
+    /// Adds a rule (allow, ask or deny) for the rest of the session.
     pub fn grant(&self, rule: Rule) {
         self.granted.borrow_mut().push(rule);
     }
 
+    /// Adds a working directory for the rest of the session.
+    pub fn add_dir(&self, dir: &Path) {
+        let c = canonical(dir);
+        let mut added = self.added_dirs.borrow_mut();
+        if !self.working_dirs.contains(&c) && !added.contains(&c) {
+            added.push(c);
+        }
+    }
+
     /// The rule a person would most likely want for "don't ask again" about
     /// this call: `Bash(npm install:*)`, `Edit(./src/lib.rs)`,
-    /// `Read(//abs/dir/**)`. None when no narrow rule fits (a compound
+    /// `Read(//abs/dir)` (the folder and all below). None when no narrow rule fits (a compound
     /// command line).
-    pub fn suggest_rule(&self, tool: &str, input: &Value) -> Option<String> {
-        match self.target(tool, input) {
+    pub fn suggest_rule(&self, call: &Call) -> Option<String> {
+        let tool = call.tool;
+        match self.target(call) {
             Target::Command(_, parsed) => {
                 let script = parsed.ok()?;
                 if script.commands.len() != 1 || script.complex || script.has_substitution {
@@ -501,7 +572,8 @@ impl Policy {
                 }
                 Some(format!("Bash({prefix}:*)"))
             }
-            Target::Path(p) => {
+            Target::Paths(paths) => {
+                let p = paths.first()?.1.clone();
                 let kind = if matches!(tool, "Read" | "Glob" | "Grep") {
                     "Read"
                 } else {
@@ -515,20 +587,21 @@ impl Policy {
                     } else {
                         p.parent()?.to_path_buf()
                     };
-                    Some(format!("{kind}(/{}/**)", dir.display()))
+                    Some(format!("{kind}(/{})", dir.display()))
                 }
             }
+            Target::Unresolvable(_) => None,
             Target::Nothing => Some(tool.to_string()),
         }
     }
 
-    fn ask(&self, question: String) -> Decision {
+    fn ask(&self, question: String) -> Verdict {
         if self.mode() == Mode::DontAsk {
-            Decision::Deny(format!(
+            Verdict::Deny(format!(
                 "{question}, and dontAsk mode refuses anything not allowed in advance."
             ))
         } else {
-            Decision::Ask(question)
+            Verdict::Ask(question)
         }
     }
 
@@ -536,116 +609,8 @@ impl Policy {
     pub fn inside(&self, path: &Path) -> bool {
         let real = canonical(path);
         self.working_dirs.iter().any(|d| real.starts_with(d))
+            || self.added_dirs.borrow().iter().any(|d| real.starts_with(d))
     }
-}
-
-/// How a Bash spec matches one simple command.
-pub fn command_matches(spec: &str, command: &str) -> bool {
-    if let Some(prefix) = spec.strip_suffix(":*") {
-        return command == prefix || command.starts_with(&format!("{prefix} "));
-    }
-    if let Some(prefix) = spec.strip_suffix(" *")
-        && !prefix.contains('*')
-    {
-        return command == prefix || command.starts_with(&format!("{prefix} "));
-    }
-    if spec.contains('*') {
-        return wildcard(spec, command);
-    }
-    spec == command
-}
-
-/// `*` matches any run of characters.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut rest = text;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(at) => rest = &rest[at + part.len()..],
-                None => return false,
-            }
-        }
-    }
-    rest.is_empty()
-}
-
-fn path_matches(spec: &str, path: &Path, base: &Path, cwd: &Path) -> bool {
-    let pattern = if let Some(abs) = spec.strip_prefix("//") {
-        format!("/{abs}")
-    } else if spec == "~" || spec.starts_with("~/") {
-        bash::resolve(cwd, spec).display().to_string()
-    } else if let Some(rel) = spec.strip_prefix('/') {
-        base.join(rel).display().to_string()
-    } else {
-        cwd.join(spec.strip_prefix("./").unwrap_or(spec))
-            .display()
-            .to_string()
-    };
-    let pattern = canonical_prefix(&pattern);
-    // A plain path covers itself and everything under it (gitignore-style).
-    if !pattern.contains(['*', '?', '[', '{']) {
-        return path == Path::new(&pattern) || path.starts_with(&pattern);
-    }
-    match globset::GlobBuilder::new(&pattern)
-        .literal_separator(true)
-        .build()
-    {
-        Ok(g) => {
-            let m = g.compile_matcher();
-            m.is_match(path) || path.ancestors().any(|a| m.is_match(a))
-        }
-        Err(_) => false,
-    }
-}
-
-/// Resolves symlinks in the part of a pattern before its first wildcard,
-/// so a rule and a canonical path compare like with like.
-fn canonical_prefix(pattern: &str) -> String {
-    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
-    let dir_end = pattern[..cut].rfind('/').unwrap_or(0);
-    let (dir, rest) = pattern.split_at(dir_end);
-    if dir.is_empty() {
-        return pattern.to_string();
-    }
-    format!("{}{rest}", canonical(Path::new(dir)).display())
-}
-
-/// The path with symlinks resolved; for a path that does not exist yet,
-/// its nearest existing ancestor is resolved and the rest appended.
-pub fn canonical(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut cur = path.to_path_buf();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(&cur) {
-            let mut out = real;
-            for part in missing.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (cur.file_name().map(|n| n.to_os_string()), cur.parent()) {
-            (Some(name), Some(parent)) => {
-                missing.push(name);
-                cur = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
-
-fn url_host(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
-    let host = rest.split(['/', '?', '#']).next()?;
-    let host = host.rsplit('@').next()?;
-    Some(host.split(':').next().unwrap_or(host))
 }
 
 fn what(name: &str, input: &Value) -> String {
@@ -662,7 +627,11 @@ fn what(name: &str, input: &Value) -> String {
 
 fn first_line(s: &str) -> &str {
     let line = s.lines().next().unwrap_or("");
-    crate::tools::cut_str(line, 200)
+    let mut end = line.len().min(200);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
 }
 
 #[cfg(test)]

@@ -21,17 +21,33 @@ fn policy(mode: Mode, cwd: &Path, rules: &[(&str, Behavior)]) -> Policy {
     Policy::new(mode, rules, cwd, &[])
 }
 
-fn decide(p: &Policy, tool: &str, input: Value) -> Decision {
+fn facts<'a>(tool: &dyn crate::tools::Tool, input: &'a Value) -> Call<'a> {
+    crate::tools::facts(tool, "toolu_1", input)
+}
+
+/// The decision, as a comparable verdict.
+fn decide(p: &Policy, tool: &str, input: Value) -> Verdict {
     let reg = Registry::builtin();
-    p.decide(&*reg.get(tool).unwrap(), &input)
+    let tool = reg.get(tool).unwrap();
+    match p.decide(&facts(&*tool, &input)) {
+        Decision::Allow(_) => Verdict::Allow,
+        Decision::Ask(q) => Verdict::Ask(q.text().to_string()),
+        Decision::Deny(r) => Verdict::Deny(r.0),
+    }
 }
 
-fn is_ask(d: &Decision) -> bool {
-    matches!(d, Decision::Ask(_))
+fn suggest(p: &Policy, tool: &str, input: Value) -> Option<String> {
+    let reg = Registry::builtin();
+    let tool = reg.get(tool).unwrap();
+    p.suggest_rule(&facts(&*tool, &input))
 }
 
-fn is_deny(d: &Decision) -> bool {
-    matches!(d, Decision::Deny(_))
+fn is_ask(d: &Verdict) -> bool {
+    matches!(d, Verdict::Ask(_))
+}
+
+fn is_deny(d: &Verdict) -> bool {
+    matches!(d, Verdict::Deny(_))
 }
 
 #[test]
@@ -43,16 +59,16 @@ fn modes() {
     assert!(is_ask(&decide(&p, "Bash", rm())));
     assert_eq!(
         decide(&p, "Bash", obj! { "command" => "ls" }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(is_ask(&decide(&p, "Edit", edit())));
     assert_eq!(
         decide(&p, "Read", obj! { "file_path" => "a" }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert_eq!(
         decide(&policy(Mode::AcceptEdits, &cwd, &[]), "Edit", edit()),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(is_ask(&decide(
         &policy(Mode::AcceptEdits, &cwd, &[]),
@@ -61,7 +77,7 @@ fn modes() {
     )));
     assert_eq!(
         decide(&policy(Mode::BypassPermissions, &cwd, &[]), "Bash", rm()),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(is_deny(&decide(
         &policy(Mode::Plan, &cwd, &[("Edit", Behavior::Allow)]),
@@ -79,7 +95,7 @@ fn modes() {
             "Bash",
             rm()
         ),
-        Decision::Allow
+        Verdict::Allow
     );
 }
 
@@ -104,7 +120,7 @@ fn deny_beats_ask_beats_allow_and_ask_survives_bypass() {
     )));
     assert_eq!(
         decide(&p, "Bash", obj! { "command" => "git status" }),
-        Decision::Allow
+        Verdict::Allow
     );
 }
 
@@ -121,12 +137,12 @@ fn bash_rules_see_each_command_without_wrappers() {
         ],
     );
     let bash = |c: &str| decide(&p, "Bash", obj! { "command" => c });
-    assert_eq!(bash("npm run test -- --watch=false"), Decision::Allow);
+    assert_eq!(bash("npm run test -- --watch=false"), Verdict::Allow);
     assert_eq!(
         bash("timeout 60 npm run test && git diff HEAD~1"),
-        Decision::Allow
+        Verdict::Allow
     );
-    assert_eq!(bash("FOO=1 nice -n 5 npm run test"), Decision::Allow);
+    assert_eq!(bash("FOO=1 nice -n 5 npm run test"), Verdict::Allow);
     assert!(
         is_ask(&bash("npm run test; rm -rf /")),
         "every part must be approved"
@@ -174,20 +190,20 @@ fn file_rules_are_gitignore_style_paths() {
         "Read rules cover Grep"
     );
     let edit = |f: &str| obj! { "file_path" => f, "old_string" => "a", "new_string" => "b" };
-    assert_eq!(decide(&p, "Edit", edit("src/deep/x.rs")), Decision::Allow);
+    assert_eq!(decide(&p, "Edit", edit("src/deep/x.rs")), Verdict::Allow);
     assert_eq!(
         decide(
             &p,
             "Write",
             obj! { "file_path" => "src/new.rs", "content" => "" }
         ),
-        Decision::Allow,
+        Verdict::Allow,
         "Edit rules cover Write"
     );
     assert!(is_ask(&decide(&p, "Edit", edit("other.rs"))));
     assert_eq!(
         decide(&p, "Read", obj! { "file_path" => "/etc/hostname" }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert!(
         is_ask(&decide(
@@ -255,11 +271,11 @@ fn additional_directories_count_as_inside() {
     let path = extra.join("notes.md").display().to_string();
     assert_eq!(
         decide(&p, "Read", obj! { "file_path" => path.as_str() }),
-        Decision::Allow
+        Verdict::Allow
     );
     assert_eq!(
         decide(&p, "Bash", obj! { "command" => format!("cat {path}") }),
-        Decision::Allow
+        Verdict::Allow
     );
 }
 
@@ -281,14 +297,14 @@ fn mcp_server_rules_and_reasons_name_their_origin() {
         &[],
     );
     match decide(&p, "Bash", obj! { "command" => "rm x" }) {
-        Decision::Deny(why) => assert!(
+        Verdict::Deny(why) => assert!(
             why.contains("Bash(rm:*) from local (/p/.tern/settings.local.json)"),
             "{why}"
         ),
         other => panic!("{other:?}"),
     }
     match decide(&p, "Bash", obj! { "command" => "make install" }) {
-        Decision::Ask(why) => assert!(
+        Verdict::Ask(why) => assert!(
             why.contains("make is not a known read-only command"),
             "{why}"
         ),
@@ -318,26 +334,198 @@ fn suggested_rules_and_session_grants() {
     let p = policy(Mode::Default, &cwd, &[]);
     let bash = |c: &str| obj! { "command" => c };
     assert_eq!(
-        p.suggest_rule("Bash", &bash("npm install left-pad"))
-            .as_deref(),
+        suggest(&p, "Bash", bash("npm install left-pad")).as_deref(),
         Some("Bash(npm install:*)")
     );
     assert_eq!(
-        p.suggest_rule("Bash", &bash("touch a b")).as_deref(),
+        suggest(&p, "Bash", bash("touch a b")).as_deref(),
         Some("Bash(touch:*)")
     );
     assert_eq!(
-        p.suggest_rule("Bash", &bash("make && rm x")),
+        suggest(&p, "Bash", bash("make && rm x")),
         None,
         "compound lines get no blanket rule"
     );
     assert_eq!(
-        p.suggest_rule("Edit", &obj! { "file_path" => "src/a.rs" })
-            .as_deref(),
+        suggest(&p, "Edit", obj! { "file_path" => "src/a.rs" }).as_deref(),
         Some("Edit(./src/a.rs)")
     );
     assert!(is_ask(&decide(&p, "Bash", bash("npm install x"))));
     p.grant(Rule::parse("Bash(npm install:*)", Behavior::Allow, None));
-    assert_eq!(decide(&p, "Bash", bash("npm install y")), Decision::Allow);
+    assert_eq!(decide(&p, "Bash", bash("npm install y")), Verdict::Allow);
     assert!(is_ask(&decide(&p, "Bash", bash("npm publish"))));
+}
+
+#[test]
+fn dotdot_after_a_link_is_resolved_before_the_check() {
+    let cwd = temp("dotdot");
+    let outside = temp("dotdot-out");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    std::fs::write(outside.join("secret"), "s").unwrap();
+    std::fs::write(cwd.join("secret"), "decoy").unwrap();
+    std::os::unix::fs::symlink(outside.join("deep"), cwd.join("link")).unwrap();
+    let p = policy(Mode::Default, &cwd, &[]);
+    // Lexically inside (cwd/secret); really outside/secret.
+    let d = decide(&p, "Read", obj! { "file_path" => "link/../secret" });
+    assert!(is_ask(&d), "{d:?}");
+    assert!(d_text(&d).contains(&outside.join("secret").display().to_string()));
+    // The permit carries the resolved path, which is what the tool opens.
+    let reg = Registry::builtin();
+    let read = reg.get("Read").unwrap();
+    let input = obj! { "file_path" => "secret" };
+    match p.decide(&facts(&*read, &input)) {
+        Decision::Allow(permit) => assert_eq!(permit.path(0), Some(cwd.join("secret").as_path())),
+        d => panic!("{d:?}"),
+    }
+    // `..` after a missing directory cannot be vouched for.
+    assert!(is_deny(&decide(
+        &p,
+        "Write",
+        obj! { "file_path" => "nope/../../x", "content" => "" }
+    )));
+}
+
+fn d_text(d: &Verdict) -> &str {
+    match d {
+        Verdict::Allow => "",
+        Verdict::Ask(t) | Verdict::Deny(t) => t,
+    }
+}
+
+#[test]
+fn protected_paths_ask_in_every_mode_but_bypass() {
+    let cwd = temp("protected");
+    let write = |f: &str| obj! { "file_path" => f, "content" => "x" };
+    let protected = [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git",
+        "sub/.git/config",
+        ".tern/settings.json",
+        ".claude/settings.local.json",
+        ".claude/agents/a.md",
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".envrc",
+        "hooks/check.sh",
+    ];
+    let mut p = policy(Mode::AcceptEdits, &cwd, &[("Edit", Behavior::Allow)]);
+    p.protected = vec![cwd.join("hooks/check.sh")];
+    for f in protected {
+        let d = decide(&p, "Write", write(f));
+        assert!(is_ask(&d), "{f}: {d:?}");
+    }
+    assert_eq!(decide(&p, "Write", write("src/main.rs")), Verdict::Allow);
+    assert_eq!(
+        decide(&p, "Write", write("gitignore/.gitkeep")),
+        Verdict::Allow
+    );
+    // Reading them is fine.
+    assert_eq!(
+        decide(&p, "Read", obj! { "file_path" => ".git/config" }),
+        Verdict::Allow
+    );
+    // dontAsk refuses, bypass allows.
+    let p = policy(Mode::DontAsk, &cwd, &[("Write", Behavior::Allow)]);
+    assert!(is_deny(&decide(&p, "Write", write(".git/config"))));
+    let p = policy(Mode::BypassPermissions, &cwd, &[]);
+    assert_eq!(decide(&p, "Write", write(".git/config")), Verdict::Allow);
+    // A rule naming the path is the user's explicit yes.
+    let p = policy(
+        Mode::Default,
+        &cwd,
+        &[("Edit(./.claude/settings.json)", Behavior::Allow)],
+    );
+    assert_eq!(
+        decide(&p, "Write", write(".claude/settings.json")),
+        Verdict::Allow
+    );
+    assert!(is_ask(&decide(&p, "Write", write(".claude/other.json"))));
+}
+
+#[test]
+fn writes_outside_ask_even_with_a_bare_allow_rule() {
+    let cwd = temp("outside-w");
+    let out = temp("outside-target");
+    let target = out.join("f").display().to_string();
+    let write = || obj! { "file_path" => target.as_str(), "content" => "x" };
+    for mode in [Mode::Default, Mode::AcceptEdits] {
+        let p = policy(mode, &cwd, &[("Write", Behavior::Allow)]);
+        assert!(is_ask(&decide(&p, "Write", write())), "{mode}");
+    }
+    let rule = format!("Edit(/{}/**)", out.display());
+    let p = policy(Mode::Default, &cwd, &[(&rule, Behavior::Allow)]);
+    assert_eq!(decide(&p, "Write", write()), Verdict::Allow);
+}
+
+#[test]
+fn session_grants_cover_every_tool() {
+    let cwd = temp("grants");
+    std::fs::write(cwd.join("a.rs"), "x").unwrap();
+    let outside = temp("grants-out");
+    let p = policy(Mode::Default, &cwd, &[]);
+    let edit = || obj! { "file_path" => "a.rs", "old_string" => "x", "new_string" => "y" };
+    let read_out = || obj! { "file_path" => outside.join("f").display().to_string() };
+    assert!(is_ask(&decide(&p, "Edit", edit())));
+    assert!(is_ask(&decide(&p, "Read", read_out())));
+    for (tool, input) in [("Edit", edit()), ("Read", read_out())] {
+        let rule = suggest(&p, tool, input).unwrap();
+        p.grant(Rule::parse(&rule, Behavior::Allow, None));
+    }
+    assert_eq!(decide(&p, "Edit", edit()), Verdict::Allow);
+    assert_eq!(decide(&p, "Read", read_out()), Verdict::Allow);
+    // A search of that outside folder is covered by the same grant.
+    let grep_out = obj! { "pattern" => "x", "path" => outside.display().to_string() };
+    assert_eq!(decide(&p, "Grep", grep_out), Verdict::Allow);
+    // Granted deny rules (an SDK's updatedPermissions) hold too.
+    p.grant(Rule::parse("Edit(./a.rs)", Behavior::Deny, None));
+    assert!(is_deny(&decide(&p, "Edit", edit())));
+    // Directories added during the session count as inside.
+    p.add_dir(&outside);
+    assert_eq!(
+        decide(
+            &p,
+            "Read",
+            obj! { "file_path" => outside.join("g").display().to_string() }
+        ),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn search_filters_leave_out_what_read_rules_cover_but_not_the_root() {
+    let cwd = temp("filter");
+    std::fs::create_dir_all(cwd.join("private")).unwrap();
+    let p = policy(
+        Mode::Default,
+        &cwd,
+        &[
+            ("Read(./.env)", Behavior::Deny),
+            ("Read(./private)", Behavior::Ask),
+            ("Read(./keys/**)", Behavior::Ask),
+        ],
+    );
+    let reg = Registry::builtin();
+    let grep = reg.get("Grep").unwrap();
+    let filter_of = |path: &str| {
+        let input = obj! { "pattern" => "x", "path" => path };
+        match p.decide(&facts(&*grep, &input)) {
+            Decision::Allow(permit) => permit.read_filter(),
+            Decision::Ask(q) => q.approve().read_filter(),
+            d => panic!("{d:?}"),
+        }
+    };
+    let whole = filter_of(".");
+    assert!(!whole.allows(&cwd.join(".env")));
+    assert!(!whole.allows(&cwd.join("private/key")));
+    assert!(whole.allows(&cwd.join("src/main.rs")));
+    assert!(!whole.allows(&cwd.join("keys/id")));
+    // Asked about (and approved) as a whole: its files are not left out.
+    let private = filter_of("private");
+    assert!(private.allows(&cwd.join("private/key")));
+    assert!(!private.allows(&cwd.join(".env")));
+    // `keys/**` names what is below keys, not keys itself: a search of
+    // keys does not ask, and leaves every file out.
+    let keys = filter_of("keys");
+    assert!(!keys.allows(&cwd.join("keys/id")));
 }

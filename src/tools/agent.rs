@@ -1,9 +1,11 @@
 //! Agent: hands a self-contained task to a sub-agent (see
 //! `agent::subagent`), in the foreground or the background.
 
+use std::rc::Rc;
+
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
+use crate::policy::Permit;
 
 pub struct AgentTool;
 
@@ -47,7 +49,7 @@ impl Tool for AgentTool {
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             match &ctx.subagents {
-                Some(host) => host.call(&input, ctx, permit.call_id()).await,
+                Some(host) => Rc::clone(host).run(&input, ctx, permit.call_id()).await,
                 None => ToolOutput::error("Sub-agents are not available in this session"),
             }
         })

@@ -1,8 +1,9 @@
 //! Bash: run a shell command in its own process group.
 //!
 //! The command runs under `bash -c` (or `/bin/sh -c` where there is no
-//! bash) with stdin closed, in a new process group so that a timeout or an
-//! abort can kill everything it started, not just the shell. stdout and
+//! bash) with stdin on `/dev/null`, in a new process group so that a
+//! timeout or an abort can kill everything it started, not just the shell.
+//! Provider credentials are not in its environment (see `config::ChildEnv`). stdout and
 //! stderr are merged in arrival order. Output beyond the inline limit is
 //! spilled to a file; the model gets the head, the tail and the path.
 
@@ -14,8 +15,8 @@ use smol::future::FutureExt;
 use smol::io::AsyncReadExt;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
+use crate::policy::Permit;
 
 pub struct Bash;
 
@@ -34,7 +35,7 @@ impl Tool for Bash {
     fn description(&self) -> &'static str {
         "Run a shell command (bash, or sh where bash is missing) in the working \
          directory and return its combined stdout and stderr and exit code. Each call \
-         starts a fresh shell: `cd` and variables do not persist. stdin is closed, so \
+         starts a fresh shell: `cd` and variables do not persist. stdin is /dev/null, so \
          interactive commands fail; pass flags such as `-y`. Default timeout 120000 ms, \
          at most 600000 ms; on timeout the command and everything it started are \
          killed. Output beyond 30000 characters is saved to a file whose path is \
@@ -142,21 +143,26 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
             c
         }
     };
-    std_cmd
-        .current_dir(&ctx.cwd)
-        .envs(ctx.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .env("TERN", "1");
-    // stdin is a pipe closed at once rather than /dev/null, which a bare
-    // chroot or container may not have.
+    std_cmd.current_dir(&ctx.cwd);
+    ctx.child_env.apply(&mut std_cmd);
+    std_cmd.env("TERN", "1");
+    // stdin is /dev/null, so a program that reads stdin when it is a pipe
+    // (`rg TODO`) does its ordinary thing; a bare chroot without /dev gets
+    // a pipe closed at once instead.
+    let null = std::fs::File::open("/dev/null").ok();
+    let has_null = null.is_some();
     // Protected paths are put back after a sandboxed command (see sandbox::protect).
     let protected = sandbox.map(|policy| {
         crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &policy.protected))
     });
-    let mut child = match crate::sys::spawn_group(std_cmd) {
+    let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
+    let mut child = match crate::sys::spawn_group_reading(std_cmd, stdin) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
     };
-    drop(child.stdin.take());
+    if !has_null {
+        drop(child.stdin.take());
+    }
     let pgid = child.id();
     let _group = crate::sys::GroupGuard::new(pgid);
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
@@ -251,9 +257,16 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
             if !result.is_empty() && !result.ends_with('\n') {
                 result.push('\n');
             }
-            match code {
-                Some(c) => result.push_str(&format!("Exit code {c}")),
-                None => result.push_str("Killed by a signal"),
+            match code.and_then(|c| exit_meaning(command, c).map(|m| (c, m))) {
+                // grep's "no match", diff's "differ": an answer, not a failure.
+                Some((c, meaning)) => {
+                    result.push_str(&format!("Exit code {c} ({meaning})"));
+                    return with_spill_note(result, spilled, false);
+                }
+                None => match code {
+                    Some(c) => result.push_str(&format!("Exit code {c}")),
+                    None => result.push_str("Killed by a signal"),
+                },
             }
             with_spill_note(result, spilled, true)
         }
@@ -269,6 +282,82 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
         }
         Ending::Aborted => ToolOutput::error(format!("{result}\nInterrupted by the user")),
     }
+}
+
+/// What a non-zero exit means when it is an answer rather than an error:
+/// exit 1 of grep and rg ("no match"), diff and cmp ("differ"), test and
+/// `[` ("false"). Only when that program decides the exit status: the
+/// line is one pipeline (no `;`, `&&`, `||`, `&`, newline, subshell or
+/// substitution outside quotes) and the program is its last command.
+fn exit_meaning(command: &str, code: i32) -> Option<&'static str> {
+    if code != 1 {
+        return None;
+    }
+    let last = last_pipeline_command(command)?;
+    let program = first_word(&last)?;
+    let name = program.rsplit('/').next().unwrap_or(&program);
+    Some(match name {
+        "grep" | "egrep" | "fgrep" | "rg" | "git-grep" => "no match",
+        "diff" | "cmp" => "the inputs differ",
+        "test" | "[" | "[[" => "the condition is false",
+        _ => return None,
+    })
+}
+
+/// The text of the last command of a single pipeline, or None when the
+/// line is anything more (lists, background jobs, subshells, expansions
+/// that run commands) — then the exit status is nobody's in particular.
+fn last_pipeline_command(command: &str) -> Option<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = command.trim().chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        let cur = parts.last_mut()?;
+        if single {
+            single = c != '\'';
+            cur.push(c);
+            continue;
+        }
+        match c {
+            '\\' => {
+                cur.push(c);
+                cur.push(chars.next()?);
+            }
+            '\'' if !double => {
+                single = true;
+                cur.push(c);
+            }
+            '"' => {
+                double = !double;
+                cur.push(c);
+            }
+            '`' => return None,
+            '$' if chars.peek() == Some(&'(') => return None,
+            _ if double => cur.push(c),
+            ';' | '&' | '\n' | '(' | ')' | '{' | '}' => return None,
+            '|' if chars.peek() == Some(&'|') => return None,
+            '|' => {
+                // `|&` pipes stderr too; still a pipeline.
+                if chars.peek() == Some(&'&') {
+                    chars.next();
+                }
+                parts.push(String::new());
+            }
+            _ => cur.push(c),
+        }
+    }
+    if single || double {
+        return None;
+    }
+    parts.pop().filter(|p| !p.trim().is_empty())
+}
+
+/// The first word after any `NAME=value` assignments, quotes removed.
+fn first_word(command: &str) -> Option<String> {
+    command
+        .split_whitespace()
+        .find(|w| !(w.contains('=') && !w.starts_with('=') && !w.starts_with(['"', '\''])))
+        .map(|w| w.replace(['"', '\''], ""))
 }
 
 fn with_spill_note(mut text: String, spilled: Option<PathBuf>, is_error: bool) -> ToolOutput {
@@ -385,6 +474,84 @@ mod tests {
             "{}",
             out.content
         );
+    }
+
+    #[test]
+    fn stdin_is_dev_null() {
+        let (ctx, _) = context();
+        let out = run_tool(
+            &Bash,
+            &ctx,
+            obj! { "command" => "readlink /proc/self/fd/0; test -c /dev/stdin && echo char-device" },
+        );
+        assert_eq!(out.content, "/dev/null\nchar-device\n", "{}", out.content);
+    }
+
+    #[test]
+    fn exit_one_of_grep_diff_test_is_an_answer_not_an_error() {
+        let (ctx, dir) = context();
+        std::fs::write(dir.join("a"), "x\n").unwrap();
+        std::fs::write(dir.join("b"), "y\n").unwrap();
+        for (cmd, meaning) in [
+            ("grep nothing-like-this a", "no match"),
+            ("cat a | grep -c 'zz|qq'", "no match"),
+            ("LC_ALL=C grep -q zzz a", "no match"),
+            ("diff a b", "differ"),
+            ("cmp -s a b", "differ"),
+            ("test -f nope", "false"),
+            ("[ -d a ]", "false"),
+        ] {
+            let out = run_tool(&Bash, &ctx, obj! { "command" => cmd });
+            assert!(!out.is_error, "{cmd}: {}", out.content);
+            assert!(
+                out.content.contains("Exit code 1") && out.content.contains(meaning),
+                "{cmd}: {}",
+                out.content
+            );
+        }
+        // A real failure, or an exit status that is not grep's to give.
+        for cmd in [
+            "grep x no-such-file",
+            "false; grep x a",
+            "grep zzz a || false",
+            "grep zzz a && true",
+            "echo \"$(false)\" | grep zzz",
+            "(grep zzz a)",
+            "grep zzz a &",
+            "sh -c 'exit 1' \"| grep\"",
+        ] {
+            let out = run_tool(&Bash, &ctx, obj! { "command" => cmd });
+            let quiet = !out.content.contains("no match") && !out.content.contains("false)");
+            assert!(quiet, "{cmd}: {}", out.content);
+        }
+        let out = run_tool(&Bash, &ctx, obj! { "command" => "grep x no-such-file" });
+        assert!(out.is_error && out.content.ends_with("Exit code 2"));
+    }
+
+    #[test]
+    fn provider_credentials_stay_with_tern() {
+        let (mut ctx, _) = context();
+        // SAFETY (test): this test binary sets a variable no other test reads.
+        unsafe { std::env::set_var("TERN_TEST_SECRET_KEY", "hunter2") };
+        ctx.child_env = crate::config::ChildEnv::new(vec![], "TERN_TEST_SECRET_KEY", &[], &[]);
+        let out = run_tool(
+            &Bash,
+            &ctx,
+            obj! { "command" => "echo \"[${TERN_TEST_SECRET_KEY:-gone}]\"" },
+        );
+        assert_eq!(out.content, "[gone]\n");
+        ctx.child_env = crate::config::ChildEnv::new(
+            vec![],
+            "TERN_TEST_SECRET_KEY",
+            &[],
+            &["TERN_TEST_SECRET_KEY".to_string()],
+        );
+        let out = run_tool(
+            &Bash,
+            &ctx,
+            obj! { "command" => "echo \"[${TERN_TEST_SECRET_KEY:-gone}]\"" },
+        );
+        assert_eq!(out.content, "[hunter2]\n", "passEnv lets it through");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Edit: replace an exact string in a file the model has read.
 
-use super::{LocalFuture, Tool, ToolContext, ToolOutput, files::write_atomically};
-use crate::agent::pipeline::Permit;
+use super::{
+    Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, files::write_atomically,
+};
 use crate::json::{Value, parse};
 
 pub struct Edit;
@@ -33,6 +34,12 @@ impl Tool for Edit {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
+    fn paths(&self, input: &Value) -> Vec<PathUse> {
+        vec![PathUse::new(
+            Access::Write,
+            input.str_field("file_path").unwrap_or(""),
+        )]
+    }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
         let old = input.str_field("old_string").unwrap_or("");
         let new = input.str_field("new_string").unwrap_or("");
@@ -58,10 +65,13 @@ impl Tool for Edit {
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
+            let path = match permit.target() {
+                Ok(p) => p.to_path_buf(),
+                Err(e) => return ToolOutput::error(e),
+            };
             let shown = ctx.display(&path);
             let old = input.str_field("old_string").unwrap_or("").to_string();
             let new = input.str_field("new_string").unwrap_or("").to_string();
@@ -102,7 +112,9 @@ fn apply(path: &std::path::Path, old: &str, new: &str, all: bool) -> Result<Appl
             first_line: 1,
         });
     }
-    let bytes = std::fs::read(path).map_err(super::read::describe_io)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut super::read::open_regular(path)?, &mut bytes)
+        .map_err(super::read::describe_io)?;
     let text = String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_string())?;
     let count = text.matches(old).count();
     if count == 0 {

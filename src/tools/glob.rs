@@ -3,9 +3,12 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::agent::pipeline::Permit;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput};
 use crate::json::{Value, parse};
+use crate::policy::ReadFilter;
 
 pub struct Glob;
 
@@ -35,6 +38,12 @@ impl Tool for Glob {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
+    fn paths(&self, input: &Value) -> Vec<PathUse> {
+        vec![PathUse::new(
+            Access::Search,
+            input.str_field("path").unwrap_or("."),
+        )]
+    }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         compile(input.str_field("pattern").unwrap_or("")).map(drop)
     }
@@ -42,29 +51,36 @@ impl Tool for Glob {
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let root = ctx.resolve(input.str_field("path").unwrap_or("."));
+            let root = match permit.target() {
+                Ok(p) => p.to_path_buf(),
+                Err(e) => return ToolOutput::error(e),
+            };
             let pattern = input.str_field("pattern").unwrap_or("").to_string();
             if !root.is_dir() {
                 return ToolOutput::error(format!("{} is not a directory", ctx.display(&root)));
             }
             let r = root.clone();
-            let found = smol::unblock(move || search(&r, &pattern)).await;
+            let filter = permit.read_filter();
+            let found = smol::unblock(move || search(&r, &pattern, filter)).await;
             match found {
                 Err(e) => ToolOutput::error(e),
-                Ok((paths, total)) if paths.is_empty() => {
-                    debug_assert_eq!(total, 0);
-                    ToolOutput::ok("No files found")
-                }
-                Ok((paths, total)) => {
-                    let mut out: Vec<String> = paths.iter().map(|p| ctx.display(p)).collect();
-                    if total > paths.len() {
+                Ok(found) => {
+                    let mut out: Vec<String> = found.paths.iter().map(|p| ctx.display(p)).collect();
+                    if out.is_empty() {
+                        out.push("No files found".into());
+                    }
+                    if found.total > found.paths.len() {
                         out.push(format!(
-                            "(showing the {} most recently modified of {total} matches; narrow the pattern or path)",
-                            paths.len()
+                            "(showing the {} most recently modified of {} matches; narrow the pattern or path)",
+                            found.paths.len(),
+                            found.total
                         ));
+                    }
+                    if found.withheld > 0 {
+                        out.push(withheld_note(found.withheld));
                     }
                     ToolOutput::ok(out.join("\n"))
                 }
@@ -82,16 +98,53 @@ fn compile(pattern: &str) -> Result<globset::GlobMatcher, String> {
         .map_err(|e| format!("invalid glob pattern: {e}"))
 }
 
-/// Returns up to MAX_RESULTS matches, newest first, and the total count.
-fn search(root: &std::path::Path, pattern: &str) -> Result<(Vec<PathBuf>, usize), String> {
+/// What a search left out because read rules deny or ask about it.
+pub(super) fn withheld_note(n: usize) -> String {
+    format!(
+        "({n} path{} left out: read rules deny or ask about {}; Read such a file by name to ask)",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "it" } else { "them" }
+    )
+}
+
+/// A walk below `root` that never follows symlinks, skips `.git`, and
+/// leaves out (and counts) what `filter` does not allow.
+pub(super) fn walker(
+    root: &std::path::Path,
+    filter: Arc<ReadFilter>,
+    withheld: Arc<AtomicUsize>,
+) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            if e.file_name() == ".git" {
+                return false;
+            }
+            if filter.allows(e.path()) {
+                return true;
+            }
+            withheld.fetch_add(1, Ordering::Relaxed);
+            false
+        });
+    builder
+}
+
+struct Found {
+    paths: Vec<PathBuf>,
+    total: usize,
+    withheld: usize,
+}
+
+/// Up to MAX_RESULTS matches, newest first, with the total count.
+fn search(root: &std::path::Path, pattern: &str, filter: Arc<ReadFilter>) -> Result<Found, String> {
     let matcher = compile(pattern)?;
     let absolute = std::path::Path::new(pattern).is_absolute();
     let mut hits: Vec<(SystemTime, PathBuf)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
+    let withheld = Arc::new(AtomicUsize::new(0));
+    let walker = walker(root, filter, Arc::clone(&withheld)).build();
     for entry in walker.flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
@@ -115,7 +168,11 @@ fn search(root: &std::path::Path, pattern: &str) -> Result<(Vec<PathBuf>, usize)
     // Newest first; ties broken by path so output is stable.
     hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     hits.truncate(MAX_RESULTS);
-    Ok((hits.into_iter().map(|(_, p)| p).collect(), total))
+    Ok(Found {
+        paths: hits.into_iter().map(|(_, p)| p).collect(),
+        total,
+        withheld: withheld.load(Ordering::Relaxed),
+    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,14 @@ use std::time::SystemTime;
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use super::{LocalFuture, Tool, ToolContext, ToolOutput, cut_str as cut, opt_usize};
-use crate::agent::pipeline::Permit;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{
+    Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, cut_str as cut, opt_usize,
+};
 use crate::json::{Value, parse};
+use crate::policy::ReadFilter;
 
 pub struct Grep;
 
@@ -53,21 +58,30 @@ impl Tool for Grep {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
+    fn paths(&self, input: &Value) -> Vec<PathUse> {
+        vec![PathUse::new(
+            Access::Search,
+            input.str_field("path").unwrap_or("."),
+        )]
+    }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
-        Query::from_input(input, PathBuf::new()).map(drop)
+        Query::from_input(input, PathBuf::new(), Arc::default()).map(drop)
     }
     fn call<'a>(
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let root = ctx.resolve(input.str_field("path").unwrap_or("."));
+            let root = match permit.target() {
+                Ok(p) => p.to_path_buf(),
+                Err(e) => return ToolOutput::error(e),
+            };
             if !root.exists() {
                 return ToolOutput::error(format!("{} does not exist", ctx.display(&root)));
             }
-            let query = match Query::from_input(&input, root) {
+            let query = match Query::from_input(&input, root, permit.read_filter()) {
                 Ok(q) => q,
                 Err(e) => return ToolOutput::error(e),
             };
@@ -99,10 +113,14 @@ struct Query {
     head_limit: Option<usize>,
     glob: Option<String>,
     file_type: Option<String>,
+    /// Read rules every file must pass.
+    filter: Arc<ReadFilter>,
+    /// Files the filter left out.
+    withheld: Arc<AtomicUsize>,
 }
 
 impl Query {
-    fn from_input(input: &Value, root: PathBuf) -> Result<Query, String> {
+    fn from_input(input: &Value, root: PathBuf, filter: Arc<ReadFilter>) -> Result<Query, String> {
         let pattern = input.str_field("pattern").unwrap_or("");
         let multiline = input
             .get("multiline")
@@ -135,6 +153,8 @@ impl Query {
             head_limit: opt_usize(input, "head_limit").filter(|&n| n > 0),
             glob: input.str_field("glob").map(str::to_string),
             file_type: input.str_field("type").map(str::to_string),
+            filter,
+            withheld: Arc::default(),
         })
     }
 
@@ -142,12 +162,12 @@ impl Query {
         if self.root.is_file() {
             return Ok(vec![self.root.clone()]);
         }
-        let mut builder = ignore::WalkBuilder::new(&self.root);
-        builder
-            .hidden(false)
-            .require_git(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .sort_by_file_name(|a, b| a.cmp(b));
+        let mut builder = super::glob::walker(
+            &self.root,
+            Arc::clone(&self.filter),
+            Arc::clone(&self.withheld),
+        );
+        builder.sort_by_file_name(|a, b| a.cmp(b));
         if let Some(t) = &self.file_type {
             let mut types = ignore::types::TypesBuilder::new();
             types.add_defaults();
@@ -224,6 +244,13 @@ impl Query {
         if total > limit {
             lines.truncate(limit);
             lines.push(format!("(head_limit {limit}: more results were cut)"));
+        }
+        let withheld = self.withheld.load(Ordering::Relaxed);
+        if withheld > 0 {
+            if lines.is_empty() {
+                lines.push("No matches found".into());
+            }
+            lines.push(super::glob::withheld_note(withheld));
         }
         Ok(lines.join("\n"))
     }
@@ -329,11 +356,14 @@ fn line_starts(data: &[u8]) -> Vec<usize> {
 
 /// The file's bytes, or None when it is too large or binary.
 fn read_text(path: &Path) -> Option<Vec<u8>> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > MAX_FILE {
+    // Opened as Read opens: never through a last-moment symlink, never a
+    // FIFO that would block the search.
+    let mut file = super::read::open_regular(path).ok()?;
+    if file.metadata().ok()?.len() > MAX_FILE {
         return None;
     }
-    let data = std::fs::read(path).ok()?;
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut data).ok()?;
     if super::files::looks_binary(&data) {
         return None;
     }

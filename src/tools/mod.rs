@@ -25,9 +25,9 @@ use std::pin::Pin;
 use std::rc::Rc;
 
 use crate::abort::Abort;
-use crate::agent::pipeline::Permit;
 use crate::json::Value;
 use crate::obj;
+pub use crate::policy::{Access, Kind, PathUse, Permit};
 
 pub use files::FileStamps;
 pub use schema::check as check_schema;
@@ -60,15 +60,6 @@ impl ToolOutput {
     }
 }
 
-/// Whether a tool, by its nature, edits files (acceptEdits allows these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Read,
-    Edit,
-    Execute,
-    Other,
-}
-
 pub trait Tool {
     fn name(&self) -> &'static str;
     fn description(&self) -> &'static str;
@@ -80,6 +71,11 @@ pub trait Tool {
     /// model's original input, when its block closes.
     fn is_concurrency_safe(&self, input: &Value) -> bool {
         self.is_read_only(input)
+    }
+    /// The paths this input will open, as written. Policy resolves and
+    /// checks them; `call` gets them back, resolved, on its permit.
+    fn paths(&self, _input: &Value) -> Vec<PathUse> {
+        Vec::new()
     }
     /// Checks beyond the schema (ranges, relations between fields).
     fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
@@ -94,6 +90,18 @@ pub trait Tool {
     ) -> LocalFuture<'a, ToolOutput>;
 }
 
+/// The facts of a call to `tool` with `input`, as policy decides over them.
+pub fn facts<'a>(tool: &dyn Tool, id: &'a str, input: &'a Value) -> crate::policy::Call<'a> {
+    crate::policy::Call {
+        id,
+        tool: tool.name(),
+        kind: tool.kind(),
+        read_only: tool.is_read_only(input),
+        input,
+        paths: tool.paths(input),
+    }
+}
+
 /// Session state the tools share.
 pub struct ToolContext {
     pub cwd: PathBuf,
@@ -102,14 +110,31 @@ pub struct ToolContext {
     pub files: RefCell<FileStamps>,
     pub todos: RefCell<Value>,
     pub abort: Abort,
-    /// Variables from the settings' `env`, set for every command tern runs.
-    pub env: Vec<(String, String)>,
+    /// The environment of the commands tern runs: the settings' `env`
+    /// set, provider credentials removed.
+    pub child_env: crate::config::ChildEnv,
     /// When set, Bash commands run inside this sandbox.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Longest tool result in characters (small context windows).
     pub result_limit: Option<usize>,
     /// Starts sub-agents for the Agent tool.
-    pub subagents: Option<Rc<crate::agent::subagent::Host>>,
+    pub subagents: Option<Rc<dyn Subagents>>,
+}
+
+/// What the Agent, SendMessage and TaskStop tools need from whoever runs
+/// sub-agents (the agent plane), without tools depending on it.
+pub trait Subagents {
+    /// Runs an Agent call: its answer, or for a background one its id.
+    fn run<'a>(
+        self: Rc<Self>,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+        call_id: &'a str,
+    ) -> LocalFuture<'a, ToolOutput>;
+    /// Queues a message for a running background agent.
+    fn send(&self, to: &str, message: &str) -> Result<(), String>;
+    /// Interrupts a running background agent.
+    fn stop(&self, task_id: &str) -> Result<(), String>;
 }
 
 impl ToolContext {
@@ -120,26 +145,25 @@ impl ToolContext {
             files: RefCell::new(FileStamps::default()),
             todos: RefCell::new(Value::Array(Vec::new())),
             abort,
-            env: Vec::new(),
+            child_env: crate::config::ChildEnv::new(Vec::new(), "", &[], &[]),
             sandbox: None,
             result_limit: None,
             subagents: None,
         }
     }
 
-    /// Resolves a path from the model against the working directory.
+    /// Resolves a path from the model the way policy does, for checks
+    /// made before the decision (validation). What a tool opens comes
+    /// from its permit, never from here.
     pub fn resolve(&self, path: &str) -> PathBuf {
-        let p = Path::new(path);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.cwd.join(p)
-        }
+        crate::policy::resolve(path, &crate::policy::Base::new(&self.cwd))
+            .unwrap_or_else(|_| self.cwd.join(path))
     }
 
     /// A path for display: relative to the working directory when inside it.
     pub fn display(&self, path: &Path) -> String {
         path.strip_prefix(&self.cwd)
+            .or_else(|_| path.strip_prefix(crate::policy::canonical(&self.cwd)))
             .ok()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(path)
@@ -417,7 +441,14 @@ pub(crate) mod testing {
         if let Err(e) = tool.validate(&input, ctx) {
             return ToolOutput::error(e);
         }
-        let permit = crate::agent::pipeline::test_permit();
+        // The paths resolved as policy would, without its decision.
+        let base = crate::policy::Base::new(&ctx.cwd);
+        let paths = tool
+            .paths(&input)
+            .iter()
+            .map(|p| crate::policy::resolve(&p.raw, &base).unwrap())
+            .collect();
+        let permit = Permit::for_tests(paths);
         smol::block_on(tool.call(input, ctx, &permit))
     }
 }

@@ -13,8 +13,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::{Kind, LocalFuture, Tool, ToolContext, ToolOutput, ToolSource};
-use crate::agent::pipeline::Permit;
 use crate::json::Value;
+use crate::policy::Permit;
 
 pub const NAME: &str = "StructuredOutput";
 

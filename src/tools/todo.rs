@@ -1,8 +1,8 @@
 //! TodoWrite: the model's own task list for the session.
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::agent::pipeline::Permit;
 use crate::json::{Value, parse};
+use crate::policy::Permit;
 
 pub struct TodoWrite;
 

@@ -1,7 +1,8 @@
 //! Write: create a file or replace one the model has read.
 
-use super::{LocalFuture, Tool, ToolContext, ToolOutput, files::write_atomically};
-use crate::agent::pipeline::Permit;
+use super::{
+    Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, files::write_atomically,
+};
 use crate::json::{Value, parse};
 
 pub struct Write;
@@ -29,6 +30,12 @@ impl Tool for Write {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
+    fn paths(&self, input: &Value) -> Vec<PathUse> {
+        vec![PathUse::new(
+            Access::Write,
+            input.str_field("file_path").unwrap_or(""),
+        )]
+    }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
         let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
         if path.is_dir() {
@@ -43,10 +50,13 @@ impl Tool for Write {
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
+            let path = match permit.target() {
+                Ok(p) => p.to_path_buf(),
+                Err(e) => return ToolOutput::error(e),
+            };
             let content = input.str_field("content").unwrap_or("").to_string();
             let existed = path.exists();
             let lines = content.lines().count();

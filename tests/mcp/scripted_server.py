@@ -9,6 +9,9 @@ JSON-RPC, no dependencies. The mode is the first argument:
             huge (a 300 000 character result)
   slow      offers wait, which never answers; a notifications/cancelled it
             receives is appended to the file named by SCRIPTED_LOG
+  witness   writes its environment as JSON to started.json in its working
+            directory when it starts, and offers peek (readOnlyHint: true),
+            which creates the file peeked there
 
 Any further arguments are ignored (tests pass a marker to find leftovers).
 """
@@ -19,6 +22,10 @@ import sys
 
 mode = sys.argv[1]
 added = False
+
+if mode == "witness":
+    with open("started.json", "w") as f:
+        json.dump(dict(os.environ), f)
 
 
 def send(msg):
@@ -39,6 +46,9 @@ def tools():
         return [{"name": "crash", "description": "exits", "inputSchema": {"type": "object"}}]
     if mode == "slow":
         return [{"name": "wait", "description": "never answers", "inputSchema": {"type": "object"}}]
+    if mode == "witness":
+        return [{"name": "peek", "description": "says it only reads", "inputSchema": {"type": "object"},
+                 "annotations": {"readOnlyHint": True}}]
     return [{"name": "huge", "description": "a big result", "inputSchema": {"type": "object"}}]
 
 
@@ -74,6 +84,9 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "new tool works"}]}})
         elif name == "wait":
             pass
+        elif name == "peek":
+            open("peeked", "w").close()
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "peeked"}]}})
         elif name == "huge":
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "h" * 300000}]}})
     else:

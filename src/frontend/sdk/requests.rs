@@ -161,7 +161,7 @@ pub(super) fn answer(session: &Session, msg: &Value) -> Vec<Input> {
         "get_context_usage" => Ok(session.context.borrow().report()),
         "stop_task" => {
             let task = request.str_field("task_id").unwrap_or_default();
-            match &session.pipeline.ctx.subagents {
+            match &session.pipeline.subagents {
                 Some(host) => host.stop(task).map(|()| obj! {}),
                 None => Err("this session runs no sub-agents".into()),
             }
@@ -291,6 +291,8 @@ fn initialize(
                     name: name.to_string(),
                     transport: Ok(crate::mcp::config::Transport::Sdk),
                     source: "sdk".into(),
+                    // The application's own servers, not the repository's.
+                    from_project: false,
                 });
             }
         }
@@ -298,7 +300,7 @@ fn initialize(
             let env = |k: &str| std::env::var(k).ok();
             let text = obj! { "mcpServers" => servers.clone() }.to_json();
             let (found, warnings) =
-                crate::mcp::config::load(&session.cwd, &[], &[text], true, &env);
+                crate::mcp::config::load(&session.cwd, &[], &[text], true, &env, &|_| false);
             if let Some(w) = warnings.first() {
                 return Err(format!("initialize field 'mcpServers': {w}"));
             }
@@ -313,7 +315,6 @@ fn initialize(
 
     let agents: Vec<Value> = session
         .pipeline
-        .ctx
         .subagents
         .as_ref()
         .map(|h| {
@@ -375,7 +376,7 @@ fn register_hooks(session: &Session, hooks: Option<&Value>) {
 fn add_agents(session: &Session, agents: Option<&Value>) {
     let (Some(agents), Some(host)) = (
         agents.and_then(Value::as_object),
-        &session.pipeline.ctx.subagents,
+        &session.pipeline.subagents,
     ) else {
         return;
     };
@@ -550,7 +551,7 @@ pub fn context_view(agent: &Agent<'_>, memory: Option<&str>) -> ContextView {
             None => view.builtin_tool_tokens += tokens,
         }
     }
-    if let Some(host) = &agent.pipeline.ctx.subagents {
+    if let Some(host) = &agent.pipeline.subagents {
         for d in host.defs.borrow().iter() {
             let tokens = crate::context::estimate_bytes(d.name.len() + d.description.len() + 8);
             view.agents.push((d.name.clone(), d.source.clone(), tokens));

@@ -1,0 +1,296 @@
+//! The one path resolver policy and tools share.
+//!
+//! A path the model writes is turned into the path the kernel would open:
+//! `~`, `~/x`, `~+`, `~user` expanded the way bash expands them; relative
+//! paths taken from the working directory; then walked one component at a
+//! time, each symlink replaced by its target *before* the next component
+//! is looked at, so `link/..` means the parent of where `link` points (as
+//! the kernel reads it), never a lexical shortcut. What comes back has no
+//! symlink and no `..` left in it (as of the moment it was resolved), and
+//! it is what rules and working-directory checks see and what the tool
+//! opens.
+//!
+//! Components that do not exist yet (a file Write creates) are appended
+//! as written; a `..` after a missing component is refused, since what it
+//! would mean depends on directories that are not there yet.
+//!
+//! Caveats: resolution is a snapshot. A process running at the same time
+//! could swap a directory for a symlink before the tool opens the path;
+//! tools open the final component with `O_NOFOLLOW` so at least the last
+//! step cannot be redirected.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// Linux gives up after 40 links in one lookup; so do we.
+const MAX_LINKS: usize = 40;
+
+/// Where `~` and relative paths point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    pub cwd: PathBuf,
+    pub home: Option<PathBuf>,
+}
+
+impl Base {
+    /// The working directory with the process's `HOME`.
+    pub fn new(cwd: &Path) -> Base {
+        Base {
+            cwd: cwd.to_path_buf(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+        }
+    }
+}
+
+/// `~`, `~/x`, `~+`, `~+/x`, `~user`, `~user/x` expanded as bash does; a
+/// `~user` naming nobody stays as written. `~-` (the previous directory)
+/// has no meaning for tern and is refused.
+pub fn expand_tilde(raw: &str, base: &Base) -> Result<PathBuf, String> {
+    let Some(rest) = raw.strip_prefix('~') else {
+        return Ok(PathBuf::from(raw));
+    };
+    let (user, tail) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let dir = match user {
+        "" => base
+            .home
+            .clone()
+            .ok_or_else(|| format!("{raw}: HOME is not set, so ~ has no meaning"))?,
+        "+" => base.cwd.clone(),
+        "-" => {
+            return Err(format!(
+                "{raw}: ~- (the previous directory) is not supported"
+            ));
+        }
+        name => match home_of(name) {
+            Some(h) => h,
+            None => return Ok(PathBuf::from(raw)),
+        },
+    };
+    Ok(if tail.is_empty() { dir } else { dir.join(tail) })
+}
+
+/// The home directory of a user, from the password database.
+fn home_of(name: &str) -> Option<PathBuf> {
+    // Bash only expands names made of portable user-name characters.
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return None;
+    }
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 6 && fields[0] == name).then(|| PathBuf::from(fields[5]))
+    })
+}
+
+/// The path `raw` names, resolved as described in the module docs.
+pub fn resolve(raw: &str, base: &Base) -> Result<PathBuf, String> {
+    if raw.is_empty() {
+        return Err("the path is empty".into());
+    }
+    if raw.contains('\0') {
+        return Err("the path contains a NUL byte".into());
+    }
+    let expanded = expand_tilde(raw, base)?;
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        base.cwd.join(expanded)
+    };
+    walk(&absolute).map_err(|e| format!("{raw}: {e}"))
+}
+
+fn walk(absolute: &Path) -> Result<PathBuf, String> {
+    let mut queue: VecDeque<OsString> = VecDeque::new();
+    push_components(&mut queue, absolute, false);
+    let mut out = PathBuf::from("/");
+    let mut missing = false;
+    let mut links = 0usize;
+    while let Some(part) = queue.pop_front() {
+        if part == "." {
+            continue;
+        }
+        if part == ".." {
+            if missing {
+                return Err(".. follows a directory that does not exist".into());
+            }
+            out.pop();
+            continue;
+        }
+        out.push(&part);
+        if missing {
+            continue;
+        }
+        match std::fs::symlink_metadata(&out) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err("too many levels of symbolic links".into());
+                }
+                let target = std::fs::read_link(&out)
+                    .map_err(|e| format!("cannot read the link {}: {e}", out.display()))?;
+                out.pop();
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_components(&mut queue, &target, true);
+            }
+            Ok(_) => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                missing = true;
+            }
+            // Unknowable (EACCES on a parent, EIO): whether it is a link
+            // cannot be told, so the path cannot be vouched for.
+            Err(e) => return Err(format!("cannot look at {}: {e}", out.display())),
+        }
+    }
+    Ok(out)
+}
+
+/// Queues the components of `path`, at the front (a link's target, which
+/// comes before what followed the link) or at the back.
+fn push_components(queue: &mut VecDeque<OsString>, path: &Path, front: bool) {
+    let parts: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::CurDir => Some(OsString::from(".")),
+            Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    if front {
+        for p in parts.into_iter().rev() {
+            queue.push_front(p);
+        }
+    } else {
+        queue.extend(parts);
+    }
+}
+
+/// The path with symlinks resolved, for paths that are already absolute
+/// (working directories, rule bases). A path that cannot be resolved is
+/// returned as given.
+pub fn canonical(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(path),
+            Err(_) => return path.to_path_buf(),
+        }
+    };
+    walk(&absolute).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn temp() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "tern-path-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::canonicalize(&d).unwrap()
+    }
+
+    #[test]
+    fn dotdot_after_a_symlink_is_taken_physically() {
+        let t = temp();
+        let repo = t.join("repo");
+        let outside = t.join("outside/deep");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(t.join("outside/secret"), "s").unwrap();
+        symlink(&outside, repo.join("link")).unwrap();
+        let base = Base {
+            cwd: repo.clone(),
+            home: None,
+        };
+        // Lexically `link/../secret` is `repo/secret`; the kernel opens
+        // `outside/secret`. The resolver must agree with the kernel.
+        let got = resolve("link/../secret", &base).unwrap();
+        assert_eq!(got, t.join("outside/secret"));
+        assert_eq!(
+            std::fs::read_to_string(repo.join("link/../secret")).unwrap(),
+            "s"
+        );
+        assert_eq!(resolve("link", &base).unwrap(), outside);
+        assert_eq!(resolve("./a/./b", &base).unwrap(), repo.join("a/b"));
+    }
+
+    #[test]
+    fn missing_parts_are_appended_but_dotdot_after_them_is_refused() {
+        let t = temp();
+        let base = Base {
+            cwd: t.clone(),
+            home: None,
+        };
+        assert_eq!(resolve("new/dir/f", &base).unwrap(), t.join("new/dir/f"));
+        assert!(
+            resolve("new/../../etc/passwd", &base)
+                .unwrap_err()
+                .contains("does not exist")
+        );
+    }
+
+    #[test]
+    fn relative_links_chains_and_loops() {
+        let t = temp();
+        std::fs::create_dir_all(t.join("a/b")).unwrap();
+        symlink("a/b", t.join("l1")).unwrap();
+        symlink("l1/../b", t.join("l2")).unwrap();
+        symlink("loop2", t.join("loop1")).unwrap();
+        symlink("loop1", t.join("loop2")).unwrap();
+        let base = Base {
+            cwd: t.clone(),
+            home: None,
+        };
+        assert_eq!(resolve("l1", &base).unwrap(), t.join("a/b"));
+        // l2 -> l1/../b -> a/b/../b -> a/b
+        assert_eq!(resolve("l2", &base).unwrap(), t.join("a/b"));
+        assert!(resolve("loop1/x", &base).unwrap_err().contains("too many"));
+    }
+
+    #[test]
+    fn tilde_forms() {
+        let t = temp();
+        let base = Base {
+            cwd: t.join("w"),
+            home: Some(t.join("h")),
+        };
+        assert_eq!(resolve("~", &base).unwrap(), t.join("h"));
+        assert_eq!(resolve("~/x", &base).unwrap(), t.join("h/x"));
+        assert_eq!(resolve("~+/x", &base).unwrap(), t.join("w/x"));
+        assert!(resolve("~-/x", &base).is_err());
+        // root's home from /etc/passwd, when the file says so.
+        if let Some(root) = home_of("root") {
+            assert_eq!(expand_tilde("~root/y", &base).unwrap(), root.join("y"));
+        }
+        // Nobody by that name: the word stays as written (relative).
+        assert_eq!(
+            resolve("~no-such-user-xyz/f", &base).unwrap(),
+            t.join("w/~no-such-user-xyz/f")
+        );
+        let unset = Base {
+            cwd: t.clone(),
+            home: None,
+        };
+        assert!(resolve("~/x", &unset).is_err());
+    }
+}

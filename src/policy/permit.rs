@@ -1,0 +1,209 @@
+//! What policy decides over and what it hands out.
+//!
+//! A tool call comes to policy as [`Call`]: facts only (the tool's name,
+//! its kind, whether this input only reads, the paths it will open as the
+//! model wrote them, the input). Policy answers with a [`Decision`]; only
+//! an `Allow` carries a [`Permit`], and a [`Question`] turns into one only
+//! when someone says yes. Every field of both is private to this module,
+//! so no other code can make one: a tool that needs a permit to run can
+//! only run through policy.
+//!
+//! The permit carries what was checked — the resolved paths, and for
+//! searches the read rules a result must pass — so the tool opens exactly
+//! what policy looked at, not a string it resolves again.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::rules::PathPattern;
+use crate::json::Value;
+
+/// Whether a tool, by its nature, edits files (acceptEdits allows these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Edit,
+    Execute,
+    Other,
+}
+
+/// How a tool uses a path it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Opens one file to read it (Read).
+    Read,
+    /// Walks a directory, or reads one file, and reports what it finds (Grep, Glob).
+    Search,
+    /// Creates or changes the file (Write, Edit).
+    Write,
+}
+
+/// A path a call will open, as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathUse {
+    pub access: Access,
+    pub raw: String,
+}
+
+impl PathUse {
+    pub fn new(access: Access, raw: impl Into<String>) -> PathUse {
+        PathUse {
+            access,
+            raw: raw.into(),
+        }
+    }
+}
+
+/// The facts of one call: all that [`super::Policy::decide`] looks at.
+pub struct Call<'a> {
+    /// The tool_use id.
+    pub id: &'a str,
+    pub tool: &'a str,
+    pub kind: Kind,
+    /// True when this input cannot change anything outside tern.
+    pub read_only: bool,
+    pub input: &'a Value,
+    /// What the tool will open, in the order the tool asks for them back.
+    pub paths: Vec<PathUse>,
+}
+
+/// Paths a search must leave out: those read rules deny or ask about.
+#[derive(Default)]
+pub struct ReadFilter {
+    pub(super) patterns: Vec<PathPattern>,
+}
+
+impl ReadFilter {
+    /// May a search open (or list) this path? The path is one the search
+    /// reached without following symlinks, below a root policy resolved.
+    pub fn allows(&self, path: &Path) -> bool {
+        !self.patterns.iter().any(|p| p.matches(path))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+}
+
+/// Proof that policy allowed one call, and what it allowed.
+/// [`crate::tools::Tool::call`] takes one; only policy makes them.
+pub struct Permit {
+    pub(super) call_id: String,
+    /// The call's paths resolved, in the order of [`Call::paths`].
+    pub(super) paths: Vec<PathBuf>,
+    pub(super) filter: std::sync::Arc<ReadFilter>,
+}
+
+impl Permit {
+    /// The tool_use id of the call this permit was issued for.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The `i`th path of the call, as policy resolved and checked it.
+    pub fn path(&self, i: usize) -> Option<&Path> {
+        self.paths.get(i).map(PathBuf::as_path)
+    }
+
+    /// The first path, or an error result's text when the call had none
+    /// (a tool asking for a path it did not declare).
+    pub fn target(&self) -> Result<&Path, String> {
+        self.path(0)
+            .ok_or_else(|| "no path was checked for this call; it was not run".to_string())
+    }
+
+    /// What a search must leave out. Shared so a search on a worker
+    /// thread can hold it.
+    pub fn read_filter(&self) -> std::sync::Arc<ReadFilter> {
+        std::sync::Arc::clone(&self.filter)
+    }
+
+    /// The permit, kept back until a person says yes (a PreToolUse hook
+    /// asked for approval of an allowed call).
+    pub fn into_question(self, text: String) -> Question {
+        Question { text, permit: self }
+    }
+
+    /// A permit for unit tests of single tools: the paths as given.
+    #[cfg(test)]
+    pub(crate) fn for_tests(paths: Vec<PathBuf>) -> Permit {
+        Permit {
+            call_id: "toolu_test".into(),
+            paths,
+            filter: Default::default(),
+        }
+    }
+}
+
+/// A call that may run if a person (or a hook speaking for one) says yes.
+pub struct Question {
+    pub(super) text: String,
+    pub(super) permit: Permit,
+}
+
+impl Question {
+    /// What is being asked, for the person.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The yes: the permit for exactly the call that was asked about.
+    /// Call only with an answer from the user, an SDK's `can_use_tool`,
+    /// or a PreToolUse hook's `allow`.
+    pub fn approve(self) -> Permit {
+        self.permit
+    }
+}
+
+impl fmt::Debug for Question {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Question({:?})", self.text)
+    }
+}
+
+/// Why a call was refused, for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason(pub String);
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub enum Decision {
+    Allow(Permit),
+    /// Needs a person's yes; the question says what is being asked.
+    Ask(Question),
+    Deny(Reason),
+}
+
+impl fmt::Debug for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Allow(p) => write!(f, "Allow({:?})", p.paths),
+            Decision::Ask(q) => write!(f, "Ask({:?})", q.text),
+            Decision::Deny(r) => write!(f, "Deny({:?})", r.0),
+        }
+    }
+}
+
+impl Decision {
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Decision::Allow(_))
+    }
+    pub fn is_ask(&self) -> bool {
+        matches!(self, Decision::Ask(_))
+    }
+    pub fn is_deny(&self) -> bool {
+        matches!(self, Decision::Deny(_))
+    }
+    /// The question's or the refusal's text (empty for an allow).
+    pub fn text(&self) -> &str {
+        match self {
+            Decision::Allow(_) => "",
+            Decision::Ask(q) => &q.text,
+            Decision::Deny(r) => &r.0,
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Permission rules and modes: the grammar of `Tool` / `Tool(spec)`
+//! rules, where each rule was written, and how a spec matches a command
+//! or a path. The settings layers produce these; [`super::Policy`]
+//! evaluates them.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::path::{self, Base};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    User,
+    Project,
+    Local,
+    Cli,
+    Managed,
+}
+
+impl Source {
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::User => "user",
+            Source::Project => "project",
+            Source::Local => "local",
+            Source::Cli => "command line",
+            Source::Managed => "managed policy",
+        }
+    }
+
+    /// The `--setting-sources` name, for the layers it can filter.
+    pub(crate) fn filter_name(self) -> Option<&'static str> {
+        match self {
+            Source::User => Some("user"),
+            Source::Project => Some("project"),
+            Source::Local => Some("local"),
+            Source::Cli | Source::Managed => None,
+        }
+    }
+}
+
+/// Where a setting was read: the layer and the file (or `--settings`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub source: Source,
+    pub file: String,
+    /// Directory that relative paths in this layer's rules are taken from.
+    pub base: PathBuf,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.source.label(), self.file)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Default,
+    AcceptEdits,
+    BypassPermissions,
+    Plan,
+    DontAsk,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        Some(match s {
+            "default" | "manual" => Mode::Default,
+            "acceptEdits" => Mode::AcceptEdits,
+            "bypassPermissions" => Mode::BypassPermissions,
+            "plan" => Mode::Plan,
+            "dontAsk" => Mode::DontAsk,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "acceptEdits",
+            Mode::BypassPermissions => "bypassPermissions",
+            Mode::Plan => "plan",
+            Mode::DontAsk => "dontAsk",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub behavior: Behavior,
+    pub tool: String,
+    pub spec: Option<String>,
+    /// Where it was written (None for rules built in code).
+    pub origin: Option<Origin>,
+}
+
+impl Rule {
+    pub fn parse(text: &str, behavior: Behavior, origin: Option<Origin>) -> Rule {
+        let text = text.trim();
+        let (tool, spec) = match text.split_once('(') {
+            Some((tool, rest)) if rest.ends_with(')') => {
+                (tool.trim(), Some(rest[..rest.len() - 1].to_string()))
+            }
+            _ => (text, None),
+        };
+        Rule {
+            behavior,
+            tool: tool.to_string(),
+            spec: spec.filter(|s| !s.is_empty() && s != "*"),
+            origin,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        match &self.spec {
+            Some(s) => format!("{}({s})", self.tool),
+            None => self.tool.clone(),
+        }
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        match &self.origin {
+            Some(o) => format!("the rule {} from {o}", self.text()),
+            None => format!("the rule {}", self.text()),
+        }
+    }
+
+    /// Does this rule's tool part cover `tool`?
+    pub(crate) fn covers_tool(&self, tool: &str) -> bool {
+        if self.tool == tool {
+            return true;
+        }
+        match self.tool.as_str() {
+            "Read" => matches!(tool, "Glob" | "Grep"),
+            "Edit" => matches!(tool, "Write" | "NotebookEdit"),
+            server if server.starts_with("mcp__") && !server[5..].contains("__") => tool
+                .strip_prefix(server)
+                .is_some_and(|rest| rest.starts_with("__")),
+            _ => false,
+        }
+    }
+}
+
+/// Splits a tool list the way the CLI accepts it: commas and spaces,
+/// except inside parentheses (`Bash(git log:*), Read`).
+pub fn split_tool_list(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                cur.push(c);
+            }
+            ',' | ' ' if depth == 0 => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// How a Bash spec matches one simple command.
+pub fn command_matches(spec: &str, command: &str) -> bool {
+    if let Some(prefix) = spec.strip_suffix(":*") {
+        return command == prefix || command.starts_with(&format!("{prefix} "));
+    }
+    if let Some(prefix) = spec.strip_suffix(" *")
+        && !prefix.contains('*')
+    {
+        return command == prefix || command.starts_with(&format!("{prefix} "));
+    }
+    if spec.contains('*') {
+        return wildcard(spec, command);
+    }
+    spec == command
+}
+
+/// `*` matches any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    rest.is_empty()
+}
+
+/// A file rule's spec, compiled: gitignore-style, matched against
+/// resolved paths. `//x` is absolute, `~/x` is home, `/x` is relative to
+/// the settings file's directory, anything else to the working directory;
+/// a plain path covers itself and everything under it.
+pub(crate) struct PathPattern {
+    plain: Option<PathBuf>,
+    glob: Option<globset::GlobMatcher>,
+}
+
+impl PathPattern {
+    pub(crate) fn new(spec: &str, rule_base: &Path, base: &Base) -> PathPattern {
+        let pattern = if let Some(abs) = spec.strip_prefix("//") {
+            format!("/{abs}")
+        } else if spec == "~" || spec.starts_with("~/") {
+            path::expand_tilde(spec, base)
+                .map(|p| p.display().to_string())
+                // No home: the rule can name nothing.
+                .unwrap_or_default()
+        } else if let Some(rel) = spec.strip_prefix('/') {
+            rule_base.join(rel).display().to_string()
+        } else {
+            base.cwd
+                .join(spec.strip_prefix("./").unwrap_or(spec))
+                .display()
+                .to_string()
+        };
+        if pattern.is_empty() {
+            return PathPattern {
+                plain: None,
+                glob: None,
+            };
+        }
+        let pattern = canonical_prefix(&pattern);
+        if !pattern.contains(['*', '?', '[', '{']) {
+            return PathPattern {
+                plain: Some(PathBuf::from(pattern)),
+                glob: None,
+            };
+        }
+        let glob = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+            .ok()
+            .map(|g| g.compile_matcher());
+        PathPattern { plain: None, glob }
+    }
+
+    /// Does the pattern cover this resolved path (or a directory above it)?
+    pub(crate) fn matches(&self, path: &Path) -> bool {
+        if let Some(p) = &self.plain {
+            return path.starts_with(p);
+        }
+        match &self.glob {
+            Some(m) => m.is_match(path) || path.ancestors().any(|a| m.is_match(a)),
+            None => false,
+        }
+    }
+}
+
+/// Resolves symlinks in the part of a pattern before its first wildcard,
+/// so a rule and a resolved path compare like with like.
+fn canonical_prefix(pattern: &str) -> String {
+    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let dir_end = pattern[..cut].rfind('/').unwrap_or(0);
+    let (dir, rest) = pattern.split_at(dir_end);
+    if dir.is_empty() {
+        return pattern.to_string();
+    }
+    format!("{}{rest}", path::canonical(Path::new(dir)).display())
+}
+
+pub(crate) fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split(['/', '?', '#']).next()?;
+    let host = host.rsplit('@').next()?;
+    Some(host.split(':').next().unwrap_or(host))
+}
