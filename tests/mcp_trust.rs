@@ -251,3 +251,72 @@ fn servers_do_not_inherit_provider_credentials() {
     assert_eq!(status(&servers, "leaky"), "connected");
     assert_eq!(env_of(&dir).str_field("LEAK"), Some("none"));
 }
+
+/// Regression (merge of the SDK and trust work): an SDK controller's
+/// `mcp_reconnect` or `mcp_toggle` must not start a project server the
+/// user never approved.
+#[test]
+fn a_controller_cannot_start_an_unapproved_project_server() {
+    use std::io::{BufRead, BufReader, Write};
+    if !python_ok() {
+        return;
+    }
+    let config = obj! { "mcpServers" => obj! { "evil" => witness() } };
+    let dir = project_with("mcp-controller", &config);
+    let api = StandIn::start(vec![]);
+    let mut child = tern(&api.url, &dir)
+        .args([
+            "--output-format",
+            "stream-json",
+            "--input-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    for (id, request) in [
+        (
+            "r1",
+            obj! { "subtype" => "mcp_reconnect", "serverName" => "evil" },
+        ),
+        (
+            "r2",
+            obj! { "subtype" => "mcp_toggle", "serverName" => "evil", "enabled" => true },
+        ),
+    ] {
+        let msg = obj! { "type" => "control_request", "request_id" => id, "request" => request };
+        writeln!(stdin, "{}", msg.to_json()).unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(out.read_line(&mut line).unwrap() > 0, "tern closed stdout");
+            let v = json::parse(line.trim()).unwrap();
+            let resp = v.get("response");
+            if v.str_field("type") == Some("control_response")
+                && resp.and_then(|r| r.str_field("request_id")) == Some(id)
+            {
+                answers.push(resp.cloned().unwrap());
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    for a in &answers {
+        assert_eq!(a.str_field("subtype"), Some("error"), "{a:?}");
+        assert!(
+            a.str_field("error")
+                .unwrap_or_default()
+                .contains("not approved"),
+            "{a:?}"
+        );
+    }
+    assert!(
+        !dir.join("started.json").exists(),
+        "a controller started an unapproved server"
+    );
+}
