@@ -25,7 +25,7 @@ use tern::model::stream::Assembler;
 struct Sample {
     wall: Duration,
     cpu: Duration,
-    max_rss_kb: i64,
+    max_rss_kb: libc::c_long,
 }
 
 /// Runs the command and reads its peak RSS from wait4's rusage.
@@ -59,7 +59,7 @@ fn measure(cmd: &mut Command) -> Sample {
 }
 
 /// Median wall, median CPU, peak RSS.
-fn report(name: &str, samples: &mut [Sample]) -> (Duration, Duration, i64) {
+fn report(name: &str, samples: &mut [Sample]) -> (Duration, Duration, libc::c_long) {
     samples.sort_by_key(|s| s.wall);
     let median = samples[samples.len() / 2].wall;
     let mut cpus: Vec<Duration> = samples.iter().map(|s| s.cpu).collect();

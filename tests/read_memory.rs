@@ -15,7 +15,7 @@ use tern::obj;
 const FILE_MB: usize = 320;
 
 /// Runs the child to the end; its exit status and peak resident set (KiB).
-fn wait_with_peak(child: std::process::Child) -> (i32, i64) {
+fn wait_with_peak(child: std::process::Child) -> (i32, libc::c_long) {
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
