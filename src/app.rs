@@ -363,6 +363,9 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         Rc::clone(&hooks),
     );
     pipeline.subagents = Some(host);
+    // The session's own loop also carries what parts without a pipeline
+    // (MCP, the transcript writer, sub-agents) have to say.
+    pipeline.reports = crate::report::notices();
     pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
     let mut agent = Agent {
         ex,
@@ -495,6 +498,12 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     #[cfg(feature = "mcp")]
     if let Some(hub) = &mcp_hub {
         hub.shutdown().await;
+    }
+    // Said after the last turn (a server that failed late, say).
+    for r in crate::report::notices().take() {
+        if let crate::report::Report::Notice { text, .. } = r {
+            eprintln!("tern: {text}");
+        }
     }
     // Spill files are referenced by tool results the model has seen; they
     // stay for the user to inspect unless nothing was spilled.
@@ -780,6 +789,8 @@ pub(crate) fn record(t: &mut Transcript, ev: &Event<'_>) {
         }
         Event::TextDelta(_)
         | Event::Relayed(_)
+        | Event::Report(_)
+        | Event::TurnEnded(_)
         | Event::Retrying { .. }
         | Event::FallbackModel { .. }
         | Event::MicroCompacted { .. }

@@ -5,11 +5,36 @@
 //!
 //! | plane | owns | module |
 //! |---|---|---|
-//! | control | flags, environment, system prompt | [`cli`], [`config`] |
-//! | request | Messages API client, SSE, retries, request assembly | [`model`] |
-//! | execution | agent loop, streaming executor, tools, permissions | [`agent`], [`tools`], [`policy`] |
-//! | state | session identity (transcripts come later) | [`session`] |
-//! | observation | text / json / stream-json output | [`frontend`] |
+//! | control | flags, environment, settings, system prompt | [`cli`], [`config`] |
+//! | request | model clients, SSE, retries, request assembly, discovery | [`model`] |
+//! | execution | agent loop, pipeline, tools, permissions, sandbox, MCP | [`agent`], [`tools`], [`policy`], [`sandbox`], [`mcp`] |
+//! | state | transcripts, resume, checkpoints, context accounting | [`session`], [`context`] |
+//! | observation | reports out of the planes; text / json / stream-json / SDK | [`report`], [`frontend`] |
+//!
+//! Layers, lowest first. A module imports only modules on earlier lines
+//! (tests/architecture.rs holds the tree to this), so the arrows form a
+//! DAG: the loop reaches tools, tools never reach the loop; what flows
+//! back up does so through traits the upper plane implements
+//! (`tools::Subagents`, `tools::ToolSource`, `agent::Approver`) and through [`report`].
+//!
+//! ```text
+//! json      values and the wire format
+//! sys       process groups, signals, raw syscalls
+//! abort     cancellation
+//! report    events out of the planes
+//! session   transcripts and ids
+//! context   token accounting
+//! model     the model's wire
+//! sandbox   landlock, seccomp, namespaces
+//! policy    decisions; mints Permits
+//! cli       flags
+//! config    settings and the Runtime
+//! tools     the tool belt
+//! mcp       MCP servers as tools
+//! agent     the loop, hooks, sub-agents
+//! frontend  printers, approvers, the SDK protocol
+//! app       wiring and subcommands
+//! ```
 //!
 //! The library exists so tests and benchmarks can drive the parts; the
 //! binary is `src/main.rs`.
@@ -26,6 +51,7 @@ pub mod json;
 pub mod mcp;
 pub mod model;
 pub mod policy;
+pub mod report;
 pub mod sandbox;
 pub mod session;
 mod sys;

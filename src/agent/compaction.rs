@@ -151,9 +151,7 @@ impl Agent<'_> {
             fields.insert("trigger", trigger);
             fields.insert("custom_instructions", custom.unwrap_or_default());
             let v = hooks.run("PreCompact", trigger, fields).await;
-            for n in &v.notices {
-                eprintln!("tern: hook: {n}");
-            }
+            self.pipeline.report(&v.notices);
             if let Some(reason) = v.block.or(v.stop) {
                 return Err(format!("a PreCompact hook refused: {reason}"));
             }

@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod executor;
 pub mod hooks;
 pub mod pipeline;
+
 pub mod subagent;
 
 use std::rc::Rc;
@@ -25,6 +26,7 @@ use crate::model::sse::{Flow, SseParser};
 use crate::model::stream::{Assembler, Block, StreamError, Update, Usage};
 use crate::model::{ApiError, RetryPolicy};
 use crate::obj;
+use crate::report;
 use executor::StreamingExecutor;
 use pipeline::Pipeline;
 
@@ -68,6 +70,18 @@ pub enum Event<'a> {
     /// What a sub-agent started by this agent did (its messages, its
     /// start and end), passed up as it happens.
     Relayed(&'a subagent::Relayed),
+    /// A tool's start or end, a permission question, a notice.
+    Report(&'a report::Report),
+    /// The run is over; the outcome follows.
+    TurnEnded(&'a Ending),
+}
+
+/// Returns once the pipeline or a sub-agent has something to report.
+async fn news(relay: Option<&subagent::Relay>, reports: &report::Mailbox<report::Report>) {
+    match relay {
+        Some(r) => r.wait().or(reports.wait()).await,
+        None => reports.wait().await,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -123,10 +137,6 @@ pub struct ModelUse {
     pub cost_usd: f64,
 }
 
-/// Overloaded answers in a row after which a turn moves to the fallback
-/// model, unless TERN_FALLBACK_AFTER says otherwise.
-pub const DEFAULT_FALLBACK_AFTER: u32 = 3;
-
 /// How often a model that should answer through StructuredOutput is sent
 /// back to do so.
 const MAX_STRUCTURED_RETRIES: u32 = 5;
@@ -167,8 +177,15 @@ enum AttemptEnd {
 }
 
 impl<'ex> Agent<'ex> {
-    /// Runs one user prompt to its end.
+    /// Runs one user prompt to its end; the last event is `TurnEnded`.
     pub async fn run(&mut self, prompt: Value, sink: &mut dyn FnMut(Event<'_>)) -> Outcome {
+        let outcome = self.run_prompt(prompt, sink).await;
+        self.drain(sink);
+        sink(Event::TurnEnded(&outcome.ending));
+        outcome
+    }
+
+    async fn run_prompt(&mut self, prompt: Value, sink: &mut dyn FnMut(Event<'_>)) -> Outcome {
         let started = Instant::now();
         let mut outcome = Outcome {
             ending: Ending::Completed,
@@ -200,9 +217,8 @@ impl<'ex> Agent<'ex> {
             let mut fields = Map::new();
             fields.insert("prompt", prompt_text(&prompt));
             let v = hooks.run("UserPromptSubmit", "", fields).await;
-            for n in &v.notices {
-                eprintln!("tern: hook: {n}");
-            }
+            self.pipeline.report(&v.notices);
+            self.drain(sink);
             if let Some(reason) = v.block.or(v.stop) {
                 outcome.ending =
                     Ending::Blocked(format!("The prompt was blocked by a hook: {reason}"));
@@ -239,7 +255,7 @@ impl<'ex> Agent<'ex> {
             {
                 return Ending::BudgetExceeded(outcome.cost_usd);
             }
-            self.drain_relay(sink);
+            self.drain(sink);
             self.deliver_notifications(sink);
             outcome.num_turns += 1;
             // Only a changing catalog (MCP servers) is asked again each
@@ -350,9 +366,8 @@ impl<'ex> Agent<'ex> {
                     let mut fields = Map::new();
                     fields.insert("stop_hook_active", stop_rounds > 0);
                     let v = self.pipeline.hooks.run("Stop", "", fields).await;
-                    for n in &v.notices {
-                        eprintln!("tern: hook: {n}");
-                    }
+                    self.pipeline.report(&v.notices);
+                    self.drain(sink);
                     if let Some(reason) = v.block {
                         stop_rounds += 1;
                         let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => reason }] };
@@ -373,6 +388,7 @@ impl<'ex> Agent<'ex> {
                 {
                     let abort = self.abort.clone();
                     let relay = self.relay();
+                    let reports = Rc::clone(&self.pipeline.reports);
                     let woke = loop {
                         enum Wake {
                             Finished,
@@ -384,10 +400,7 @@ impl<'ex> Agent<'ex> {
                             Wake::Finished
                         }
                         .or(async {
-                            match &relay {
-                                Some(r) => r.wait().await,
-                                None => smol::future::pending::<()>().await,
-                            }
+                            news(relay.as_deref(), &reports).await;
                             Wake::Relay
                         })
                         .or(async {
@@ -397,7 +410,7 @@ impl<'ex> Agent<'ex> {
                         .await;
                         match wake {
                             Wake::Finished => break true,
-                            Wake::Relay => self.drain_relay(sink),
+                            Wake::Relay => self.drain(sink),
                             Wake::Abort => break false,
                         }
                     };
@@ -478,6 +491,7 @@ impl<'ex> Agent<'ex> {
             exec.stop_waiting("Interrupted by the user before it ran");
         } else {
             let relay = self.relay();
+            let reports = Rc::clone(&self.pipeline.reports);
             let mut watcher = Box::pin(watcher);
             loop {
                 enum Wake {
@@ -493,10 +507,7 @@ impl<'ex> Agent<'ex> {
                     Wake::Done
                 }
                 .or(async {
-                    match &relay {
-                        Some(r) => r.wait().await,
-                        None => smol::future::pending::<()>().await,
-                    }
+                    news(relay.as_deref(), &reports).await;
                     Wake::Relay
                 })
                 .or(async {
@@ -506,14 +517,14 @@ impl<'ex> Agent<'ex> {
                 .await;
                 match wake {
                     Wake::Done => {}
-                    Wake::Relay => self.drain_relay(sink),
+                    Wake::Relay => self.drain(sink),
                     Wake::Abort => {
                         interrupted = true;
                         break;
                     }
                 }
             }
-            self.drain_relay(sink);
+            self.drain(sink);
             if interrupted {
                 exec.stop_waiting("Interrupted by the user before it ran");
             }
@@ -625,6 +636,7 @@ impl<'ex> Agent<'ex> {
             .then(crate::model::openai::Translator::default);
         let mut buf = vec![0u8; 16 * 1024];
         let relay = self.relay();
+        let reports = Rc::clone(&self.pipeline.reports);
         loop {
             enum Step {
                 Chunk(Result<usize, ApiError>),
@@ -643,10 +655,7 @@ impl<'ex> Agent<'ex> {
                     Step::ToolDone
                 })
                 .or(async {
-                    match &relay {
-                        Some(r) => r.wait().await,
-                        None => smol::future::pending::<()>().await,
-                    }
+                    news(relay.as_deref(), &reports).await;
                     Step::Relay
                 })
                 .or(async {
@@ -657,7 +666,7 @@ impl<'ex> Agent<'ex> {
             let n = match step {
                 Step::ToolDone => continue,
                 Step::Relay => {
-                    self.drain_relay(sink);
+                    self.drain(sink);
                     continue;
                 }
                 Step::Abort => return AttemptEnd::Aborted,
@@ -730,8 +739,12 @@ impl Agent<'_> {
             .map(|h| Rc::clone(&h.relay))
     }
 
-    /// Passes on what sub-agents reported since the last look.
-    fn drain_relay(&self, sink: &mut dyn FnMut(Event<'_>)) {
+    /// Passes on what the pipeline and sub-agents reported since the
+    /// last look.
+    fn drain(&self, sink: &mut dyn FnMut(Event<'_>)) {
+        for r in self.pipeline.reports.take() {
+            sink(Event::Report(&r));
+        }
         if let Some(relay) = self.relay() {
             for r in relay.take() {
                 sink(Event::Relayed(&r));

@@ -13,6 +13,7 @@ use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
 use crate::policy::{Behavior, Decision, Origin, Permit, Policy, Rule, Source};
+use crate::report::{Level, Mailbox, Report};
 use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema, facts};
 
 /// A person's answer to a permission question.
@@ -76,6 +77,8 @@ pub struct Pipeline {
     /// The sub-agents this session's Agent tool starts (also reachable,
     /// as a trait object, from the tool context).
     pub subagents: Option<Rc<super::subagent::Host>>,
+    /// Tool starts and ends, questions and notices, for the loop to pass on.
+    pub reports: Rc<Mailbox<Report>>,
     denials: RefCell<Vec<Value>>,
 }
 
@@ -95,6 +98,7 @@ impl Pipeline {
             hooks,
             checkpoints: None,
             subagents: None,
+            reports: Rc::default(),
             denials: RefCell::new(Vec::new()),
         }
     }
@@ -112,7 +116,25 @@ impl Pipeline {
         }
     }
 
+    /// Runs one call through every step, reporting its start and end.
     pub async fn run(&self, call: ToolUse) -> ToolOutput {
+        let (id, name) = (call.id.clone(), call.name.clone());
+        self.reports.push(Report::ToolStarted {
+            id: id.clone(),
+            name: name.clone(),
+            input: call.input.clone().unwrap_or(Value::Null),
+        });
+        let output = self.steps(call).await;
+        self.reports.push(Report::ToolFinished {
+            id,
+            name,
+            is_error: output.is_error,
+            summary: crate::report::summary(&output.content),
+        });
+        output
+    }
+
+    async fn steps(&self, call: ToolUse) -> ToolOutput {
         if self.ctx.abort.is_triggered() {
             return ToolOutput::error("Interrupted by the user before it started");
         }
@@ -203,6 +225,11 @@ impl Pipeline {
                 self.notify(&format!("tern needs your permission to use {}", call.name))
                     .await;
                 let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
+                self.reports.push(Report::PermissionAsked {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    question: question.text().to_string(),
+                });
                 let answer = approver
                     .approve(
                         &call.name,
@@ -212,6 +239,11 @@ impl Pipeline {
                         &call.id,
                     )
                     .await;
+                self.reports.push(Report::PermissionAnswered {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    allowed: !matches!(answer, Approval::Deny(_) | Approval::Refuse(_)),
+                });
                 match (answer, suggestion) {
                     (Approval::Once, _) => question.approve(),
                     (Approval::OnceWith(changed), _) => {
@@ -274,10 +306,13 @@ impl Pipeline {
         {
             // Without the old bytes a rewind could not restore this file:
             // say so now rather than at rewind time.
-            self.report(&[format!(
-                "could not keep a checkpoint of {} ({e}); rewind will not restore it",
-                path.display()
-            )]);
+            self.reports.push(Report::notice(
+                Level::Warning,
+                format!(
+                    "could not keep a checkpoint of {} ({e}); rewind will not restore it",
+                    path.display()
+                ),
+            ));
         }
         let mut output = tool.call(input.clone(), &self.ctx, &permit).await;
         if let Some(limit) = self.ctx.result_limit {
@@ -386,10 +421,13 @@ impl Pipeline {
             Some(self.granted_origin(save)),
         ));
         if save {
-            match crate::config::settings::add_local_allow(&self.policy.cwd, rule) {
-                Ok(path) => eprintln!("tern: saved {rule} to {}", path.display()),
-                Err(e) => eprintln!("tern: could not save {rule}: {e}"),
-            }
+            let notice = match crate::config::settings::add_local_allow(&self.policy.cwd, rule) {
+                Ok(path) => {
+                    Report::notice(Level::Info, format!("saved {rule} to {}", path.display()))
+                }
+                Err(e) => Report::notice(Level::Warning, format!("could not save {rule}: {e}")),
+            };
+            self.reports.push(notice);
         }
     }
 
@@ -402,9 +440,11 @@ impl Pipeline {
         }
     }
 
-    fn report(&self, notices: &[String]) {
+    /// What hooks had to say.
+    pub fn report(&self, notices: &[String]) {
         for n in notices {
-            eprintln!("tern: hook: {n}");
+            self.reports
+                .push(Report::notice(Level::Warning, format!("hook: {n}")));
         }
     }
 

@@ -128,42 +128,7 @@ pub enum Relayed {
 }
 
 /// A queue of [`Relayed`] reports with a wake-up for whoever drains it.
-pub struct Relay {
-    queue: RefCell<Vec<Relayed>>,
-    tx: smol::channel::Sender<()>,
-    rx: smol::channel::Receiver<()>,
-}
-
-impl Default for Relay {
-    fn default() -> Self {
-        let (tx, rx) = smol::channel::unbounded();
-        Relay {
-            queue: RefCell::new(Vec::new()),
-            tx,
-            rx,
-        }
-    }
-}
-
-impl Relay {
-    pub fn push(&self, r: Relayed) {
-        self.queue.borrow_mut().push(r);
-        let _ = self.tx.try_send(());
-    }
-
-    pub fn take(&self) -> Vec<Relayed> {
-        while self.rx.try_recv().is_ok() {}
-        std::mem::take(&mut *self.queue.borrow_mut())
-    }
-
-    /// Returns once something is queued.
-    pub async fn wait(&self) {
-        if !self.queue.borrow().is_empty() {
-            return;
-        }
-        let _ = self.rx.recv().await;
-    }
-}
+pub type Relay = crate::report::Mailbox<Relayed>;
 
 /// A running background child: how to stop it and how to reach it.
 pub struct Worker {
@@ -346,6 +311,11 @@ impl Host {
                         // A grandchild's report goes up unchanged.
                         Event::Relayed(r) => {
                             relay.push(r.clone());
+                            return;
+                        }
+                        // The child's notices reach whoever watches the session.
+                        Event::Report(crate::report::Report::Notice { level, text }) => {
+                            crate::report::notice(*level, text.clone());
                             return;
                         }
                         _ => return,
@@ -577,7 +547,7 @@ impl Host {
                 fallback_models: Vec::new(),
                 max_budget_usd: None,
                 context_window: self.context_window,
-                fallback_after: super::DEFAULT_FALLBACK_AFTER,
+                fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
                 structured: None,
             },
             pipeline: Rc::new(pipeline),

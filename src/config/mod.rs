@@ -13,6 +13,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{Args, OutputFormat};
+
+/// Overloaded answers in a row after which a turn moves to the fallback
+/// model, unless TERN_FALLBACK_AFTER says otherwise.
+pub const DEFAULT_FALLBACK_AFTER: u32 = 3;
 use crate::model::client::{Auth, ClientConfig};
 use crate::model::{Provider, RetryPolicy};
 use crate::policy::{Mode, Rule};
@@ -618,8 +622,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         settings_files: layered.files.clone(),
         settings_broken: layered.broken.clone(),
         json_schema: args.json_schema,
-        fallback_after: number("TERN_FALLBACK_AFTER")?
-            .unwrap_or(crate::agent::DEFAULT_FALLBACK_AFTER),
+        fallback_after: number("TERN_FALLBACK_AFTER")?.unwrap_or(DEFAULT_FALLBACK_AFTER),
         ignored: args.ignored,
     })
 }

@@ -5,6 +5,7 @@
 //! A closed stdout (`tern -p … | head -1`) is not an error: writes after
 //! that are dropped quietly.
 
+mod activity;
 pub mod approve;
 pub mod commands;
 pub mod line;
@@ -18,6 +19,7 @@ use crate::agent::{Ending, Event, Outcome};
 use crate::cli::OutputFormat;
 use crate::json::Value;
 use crate::obj;
+use crate::report::{Level, Report};
 use crate::session::new_uuid;
 
 pub struct SessionInfo {
@@ -62,6 +64,8 @@ pub struct Printer {
     wrote_live: bool,
     /// `--include-partial-messages`: raw stream events as `stream_event` lines.
     pub include_partial: bool,
+    /// Tool lines for a person watching (line mode), and start times.
+    activity: activity::Activity,
 }
 
 impl Printer {
@@ -74,6 +78,7 @@ impl Printer {
             out: std::io::stdout(),
             wrote_live: false,
             include_partial: false,
+            activity: activity::Activity::for_stdout(),
         }
     }
 
@@ -113,6 +118,82 @@ impl Printer {
                 );
             }
             self.line(&v);
+        }
+    }
+
+    /// A person in line mode sees every tool start and end; `--verbose`
+    /// puts them on stderr; stream-json gets Claude Code's progress and
+    /// informational messages. Warnings always reach stderr.
+    fn report(&mut self, r: &Report) {
+        match r {
+            Report::ToolStarted { id, name, input } => {
+                let line = self.activity.start(id, name, input);
+                self.activity_line(&line);
+            }
+            Report::ToolProgress { id, text } => {
+                if self.format == OutputFormat::StreamJson {
+                    let mut fields = crate::json::Map::new();
+                    fields.insert("tool_use_id", id.as_str());
+                    fields.insert("text", text.as_str());
+                    fields.insert(
+                        "elapsed_time_seconds",
+                        self.activity.elapsed(id).as_secs_f64(),
+                    );
+                    fields.insert("parent_tool_use_id", Value::Null);
+                    fields.insert("type", "tool_progress");
+                    fields.insert("session_id", self.info.session_id.as_str());
+                    fields.insert("uuid", new_uuid());
+                    self.line(&Value::Object(fields));
+                }
+            }
+            Report::ToolFinished {
+                id,
+                name,
+                is_error,
+                summary,
+            } => {
+                let line = self.activity.finish(id, name, *is_error, summary);
+                self.activity_line(&line);
+            }
+            Report::PermissionAsked { .. } | Report::PermissionAnswered { .. } => {}
+            Report::Notice { level, text } => {
+                if self.format == OutputFormat::StreamJson {
+                    let mut fields = crate::json::Map::new();
+                    fields.insert("content", text.as_str());
+                    fields.insert(
+                        "level",
+                        match level {
+                            Level::Info => "info",
+                            Level::Warning => "warning",
+                        },
+                    );
+                    self.system("informational", fields);
+                }
+                if *level == Level::Warning || self.verbose || self.live_text {
+                    self.end_live_line();
+                    eprintln!("tern: {text}");
+                }
+            }
+        }
+    }
+
+    /// A tool line: on stdout in line mode, on stderr with `--verbose`.
+    fn activity_line(&mut self, line: &str) {
+        if self.live_text {
+            self.end_live_line();
+            let mut out = self.out.lock();
+            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+        } else if self.verbose && self.format != OutputFormat::StreamJson {
+            eprintln!("tern: {line}");
+        }
+    }
+
+    /// Streamed text left without its newline gets one before anything
+    /// else is written.
+    fn end_live_line(&mut self) {
+        if self.wrote_live {
+            let _ = self.out.lock().write_all(b"\n");
+            self.wrote_live = false;
         }
     }
 
@@ -285,11 +366,6 @@ impl Printer {
                     let _ = self.out.lock().write_all(b"\n");
                     self.wrote_live = false;
                 }
-                if self.verbose {
-                    for call in tool_uses(m) {
-                        eprintln!("tern: tool {call}");
-                    }
-                }
             }
             Event::ToolResults(m) => {
                 if self.format == OutputFormat::StreamJson {
@@ -301,6 +377,9 @@ impl Printer {
                     self.relayed(r);
                 }
             }
+            Event::Report(r) => self.report(r),
+            // The outcome follows through `finish`.
+            Event::TurnEnded(_) => {}
             Event::Stream(data) => {
                 if self.include_partial && self.format == OutputFormat::StreamJson {
                     let event = crate::json::parse(data).unwrap_or(Value::Null);
@@ -521,24 +600,4 @@ impl Printer {
         }
         Value::Object(out)
     }
-}
-
-fn tool_uses(message: &Value) -> Vec<String> {
-    message
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|b| b.str_field("type") == Some("tool_use"))
-                .map(|b| {
-                    format!(
-                        "{} {}",
-                        b.str_field("name").unwrap_or("?"),
-                        b.get("input").map(Value::to_json).unwrap_or_default()
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }

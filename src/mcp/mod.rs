@@ -166,9 +166,12 @@ impl ToolSource for Hub {
                         *server.tools.borrow_mut() = catalog;
                         server.generation.set(server.generation.get() + 1);
                     }
-                    Err(e) => eprintln!(
-                        "tern: MCP server {}: refreshing its tools failed: {e}",
-                        server.name
+                    Err(e) => crate::report::notice(
+                        crate::report::Level::Warning,
+                        format!(
+                            "MCP server {}: refreshing its tools failed: {e}",
+                            server.name
+                        ),
                     ),
                 }
             }

@@ -189,8 +189,9 @@ impl Connection {
                 Ok(msg) => self.dispatch(msg).await,
                 Err(e) if !complained => {
                     complained = true;
-                    eprintln!(
-                        "tern: an MCP server wrote a line that is not JSON-RPC ({e}); ignored"
+                    crate::report::notice(
+                        crate::report::Level::Warning,
+                        format!("an MCP server wrote a line that is not JSON-RPC ({e}); ignored"),
                     );
                 }
                 Err(_) => {}

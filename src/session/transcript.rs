@@ -206,9 +206,12 @@ impl Transcript {
         // a truncated last line, never interleaved ones.
         if let Err(e) = self.file.write_all(text.as_bytes()) {
             self.broken = true;
-            eprintln!(
-                "tern: warning: writing the transcript {} failed ({e}); recording stops here",
-                self.path.display()
+            crate::report::notice(
+                crate::report::Level::Warning,
+                format!(
+                    "writing the transcript {} failed ({e}); recording stops here",
+                    self.path.display()
+                ),
             );
             return None;
         }
