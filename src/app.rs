@@ -221,7 +221,10 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             cwd: rt.cwd.clone(),
         }))
     } else if let Some(input) = &line_input {
-        Some(Rc::new(line::LineApprover::new(Rc::clone(input))))
+        Some(Rc::new(line::LineApprover::new(
+            Rc::clone(input),
+            rt.cwd.clone(),
+        )))
     } else {
         None
     };

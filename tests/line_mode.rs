@@ -1,6 +1,8 @@
 //! Line mode in a real terminal (tmux): a prompt, an approval, a message
 //! typed during a turn and sent after it, Ctrl-C interrupting a turn,
-//! history recall, slash commands and a custom command.
+//! history recall, slash commands and a custom command; tool lines as
+//! calls start and end, the diff an Edit approval is about, a Bash
+//! command shown whole, refusals, and no colour under NO_COLOR.
 
 mod support;
 
@@ -26,6 +28,44 @@ impl Tmux {
     }
     fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-S", "-200", "-t", &self.session])
+    }
+    /// The screen with its escape sequences (colours) kept.
+    fn screen_escaped(&self) -> String {
+        self.run(&[
+            "capture-pane",
+            "-p",
+            "-e",
+            "-S",
+            "-200",
+            "-t",
+            &self.session,
+        ])
+    }
+    /// Starts tern in `dir` in a fresh 150x50 terminal.
+    fn start(name: &str, dir: &std::path::Path, api: &StandIn, env: &str) -> Tmux {
+        let tmux = Tmux {
+            session: format!("tern-{name}-{}", std::process::id()),
+        };
+        let script = format!(
+            "cd {} && env -i PATH=\"$PATH\" TERM=xterm {env} HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {}; echo EXIT=$?; sleep 30",
+            dir.display(),
+            home_of(dir).display(),
+            api.url,
+            tern_shell_words()
+        );
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            &tmux.session,
+            "-x",
+            "150",
+            "-y",
+            "50",
+            &script,
+        ]);
+        tmux.wait_for("/help for commands", 1);
+        tmux
     }
     fn wait_for(&self, needle: &str, count: usize) -> String {
         let began = Instant::now();
@@ -96,28 +136,7 @@ fn a_session_with_approval_queue_interrupt_history_and_commands() {
         slow_text("Once upon ", Duration::from_secs(30), "never reached"),
         standin::text_reply("HELLO"),
     ]);
-    let tmux = Tmux {
-        session: format!("tern-line-{}", std::process::id()),
-    };
-    let script = format!(
-        "cd {} && env -i PATH=\"$PATH\" TERM=xterm HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {}; echo EXIT=$?; sleep 30",
-        dir.display(),
-        home_of(&dir).display(),
-        api.url,
-        tern_shell_words()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        &tmux.session,
-        "-x",
-        "150",
-        "-y",
-        "50",
-        &script,
-    ]);
-    tmux.wait_for("/help for commands", 1);
+    let tmux = Tmux::start("line", &dir, &api, "");
 
     // A prompt, and an approval for its Bash call.
     tmux.keys(&["first task", "Enter"]);
@@ -128,6 +147,9 @@ fn a_session_with_approval_queue_interrupt_history_and_commands() {
     tmux.keys(&["second task", "Enter"]);
     tmux.wait_for("(queued: second task)", 1);
     tmux.wait_for("Second task handled.", 1);
+    // On a terminal without NO_COLOR the tool lines are coloured.
+    let coloured = tmux.screen_escaped();
+    assert!(coloured.contains("\x1b[32m✓"), "{coloured}");
     assert!(
         dir.join("approved").exists(),
         "the approved command did not run"
@@ -165,4 +187,80 @@ fn a_session_with_approval_queue_interrupt_history_and_commands() {
     tmux.keys(&["C-c"]);
     let done = tmux.wait_for("EXIT=", 1);
     assert!(done.contains("EXIT=130"), "{done}");
+}
+
+#[test]
+fn tool_lines_an_edit_diff_a_whole_command_and_refusals() {
+    if runner().is_some() {
+        return skip_emulated("line mode test", "qemu-user lacks the terminal ioctls");
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return skip("line mode test", "needs tmux (ci/setup.sh installs it)");
+    }
+    let dir = scratch("line-tools");
+    let notes: String = (1..=30)
+        .map(|i| {
+            if i == 17 {
+                "the color of the sky\n".to_string()
+            } else {
+                format!("note {i}\n")
+            }
+        })
+        .collect();
+    std::fs::write(dir.join("notes.txt"), &notes).unwrap();
+    let edit = r#"{"file_path": "notes.txt", "old_string": "color", "new_string": "colour"}"#;
+    let api = StandIn::start(vec![
+        // An edit before the file was read: refused by the tool.
+        standin::tools_reply(&[("toolu_e0", "Edit", edit)]),
+        standin::tools_reply(&[("toolu_r", "Read", r#"{"file_path": "notes.txt"}"#)]),
+        // Asks; the approval shows the diff; yes.
+        standin::tools_reply(&[("toolu_e1", "Edit", edit)]),
+        // A two-line command whose second line hides the harm; no.
+        standin::tools_reply(&[(
+            "toolu_b",
+            "Bash",
+            r#"{"command": "echo harmless\ntouch pwned"}"#,
+        )]),
+        standin::text_reply("All finished."),
+    ]);
+    let tmux = Tmux::start("tools", &dir, &api, "NO_COLOR=1");
+    tmux.keys(&["spell it the British way", "Enter"]);
+
+    // The refused edit: a start line, then a ✗ line saying why.
+    let s = tmux.wait_for("has not been read", 1);
+    assert!(s.contains("● Edit notes.txt"), "{s}");
+    assert!(s.contains("✗ Edit"), "{s}");
+    // The read: ✓.
+    tmux.wait_for("✓ Read", 1);
+
+    // The approval names the file and shows the change with line numbers
+    // and context.
+    let s = tmux.wait_for("[y/s/a/N]", 1);
+    assert!(s.contains("notes.txt"), "{s}");
+    assert!(s.contains("   17 - the color of the sky"), "{s}");
+    assert!(s.contains("   17 + the colour of the sky"), "{s}");
+    assert!(s.contains("   16   note 16"), "{s}");
+    tmux.keys(&["y", "Enter"]);
+    tmux.wait_for("✓ Edit", 1);
+
+    // The Bash approval shows every line of the command.
+    let s = tmux.wait_for("[y/s/a/N]", 2);
+    let asked = &s[s.rfind("Running").unwrap_or(0)..];
+    assert!(asked.contains("echo harmless"), "{s}");
+    assert!(asked.contains("touch pwned"), "{s}");
+    tmux.keys(&["n", "Enter"]);
+    let s = tmux.wait_for("All finished.", 1);
+    assert!(s.contains("✗ Bash"), "the refusal is shown: {s}");
+    assert!(!dir.join("pwned").exists());
+    let edited = std::fs::read_to_string(dir.join("notes.txt")).unwrap();
+    assert!(edited.contains("the colour of the sky"), "{edited}");
+
+    // NO_COLOR: plain text only.
+    let raw = tmux.screen_escaped();
+    for sgr in ["\x1b[31m", "\x1b[32m", "\x1b[36m"] {
+        assert!(!raw.contains(sgr), "colour {sgr:?} under NO_COLOR:\n{raw}");
+    }
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXIT=", 1);
 }

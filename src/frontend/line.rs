@@ -318,13 +318,22 @@ impl Input {
 pub struct LineApprover {
     pub input: std::rc::Rc<Input>,
     lock: smol::lock::Mutex<()>,
+    /// Relative paths in tool inputs are read from here for the preview.
+    cwd: std::path::PathBuf,
+    color: bool,
 }
 
 impl LineApprover {
-    pub fn new(input: std::rc::Rc<Input>) -> LineApprover {
+    pub fn new(input: std::rc::Rc<Input>, cwd: std::path::PathBuf) -> LineApprover {
+        use std::io::IsTerminal;
+        let color = std::io::stderr().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && std::env::var("TERM").map_or(true, |t| t != "dumb");
         LineApprover {
             input,
             lock: smol::lock::Mutex::new(()),
+            cwd,
+            color,
         }
     }
 }
@@ -332,8 +341,8 @@ impl LineApprover {
 impl Approver for LineApprover {
     fn approve<'a>(
         &'a self,
-        _tool: &'a str,
-        _input: &'a Value,
+        tool: &'a str,
+        input: &'a Value,
         question: &'a str,
         suggestion: Option<&'a str>,
         _call_id: &'a str,
@@ -346,7 +355,12 @@ impl Approver for LineApprover {
                 ),
                 None => "  y = yes, once   n = no   (n <reason> tells tern why)".to_string(),
             };
-            eprint!("\n{question}.\n{options}\nAllow? [y/s/a/N] ");
+            let shown: String = super::preview::preview(tool, input, &self.cwd)
+                .iter()
+                .map(|l| l.render(self.color) + "\n")
+                .collect();
+            let question = super::preview::visible(question);
+            eprint!("\n{question}.\n{shown}{options}\nAllow? [y/s/a/N] ");
             loop {
                 let (tx, rx) = smol::channel::bounded(1);
                 *self.input.answer.borrow_mut() = Some(tx);

@@ -9,6 +9,7 @@ mod activity;
 pub mod approve;
 pub mod commands;
 pub mod line;
+mod preview;
 pub mod sdk;
 
 use std::io::Write;
