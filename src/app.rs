@@ -134,7 +134,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     }
     // Coordinator mode: the top level only delegates; workers get the
     // other tools (but not Agent: they do the work) and a shared scratchpad.
-    let worker_tools: Vec<&'static str> = if rt.coordinator {
+    let worker_tools: Vec<String> = if rt.coordinator {
         registry
             .names()
             .into_iter()
@@ -403,7 +403,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         () => {
             &mut |ev: Event<'_>| {
                 if let Some(t) = transcript.as_mut() {
-                    record(t, &ev);
+                    crate::agent::record(t, &ev);
                 }
                 printer.event(ev);
             }
@@ -435,7 +435,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         let mut code = 0;
         loop {
             match rx.recv().await {
-                Ok(sdk::Input::Prompt(content)) => {
+                Ok(sdk::Input::Prompt { content, uuid }) => {
                     agent.abort.reset();
                     // Servers an SDK named get the first turn's usual wait.
                     #[cfg(feature = "mcp")]
@@ -451,7 +451,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
                     printer.start();
                     *context.borrow_mut() =
                         sdk::context_view(&agent, system_parts.memory.as_deref());
-                    let outcome = agent.run(content, sink!()).await;
+                    let outcome = agent.run_as(content, uuid, sink!()).await;
                     code = printer.finish(&outcome);
                     let mut view = sdk::context_view(&agent, system_parts.memory.as_deref());
                     view.api_usage = outcome.model_usage.last().map(|m| m.usage);
@@ -700,6 +700,7 @@ fn open_session(
             t.append(
                 "user",
                 &obj! { "role" => "user", "content" => loaded.synthesized.clone() },
+                &crate::session::new_uuid(),
             );
         }
         return Ok(OpenedSession {
@@ -715,7 +716,7 @@ fn open_session(
         .flatten();
     if let Some(t) = transcript.as_mut() {
         for m in &loaded.messages {
-            t.append(m.str_field("role").unwrap_or("user"), m);
+            t.append(m.str_field("role").unwrap_or("user"), m, &new_uuid());
         }
     }
     Ok(OpenedSession {
@@ -771,34 +772,6 @@ fn sandbox_summary(policy: Option<&crate::sandbox::SandboxPolicy>) -> Value {
         "write_roots" => paths(&policy.write_roots),
         "deny_read" => paths(&policy.deny_read),
         "protected_extra" => paths(&policy.protected),
-    }
-}
-
-pub(crate) fn record(t: &mut Transcript, ev: &Event<'_>) {
-    match ev {
-        Event::Prompt(m) | Event::ToolResults(m) => {
-            t.append("user", m);
-        }
-        Event::Assistant(m) => {
-            t.append("assistant", m);
-        }
-        Event::Compacted {
-            trigger,
-            pre_tokens,
-            summary,
-        } => {
-            t.append_boundary(trigger, *pre_tokens);
-            t.append("user", summary);
-        }
-        Event::TextDelta(_)
-        | Event::Relayed(_)
-        | Event::Report(_)
-        | Event::TurnEnded(_)
-        | Event::Retrying { .. }
-        | Event::FallbackModel { .. }
-        | Event::MicroCompacted { .. }
-        | Event::RequestUsage(_)
-        | Event::Stream(_) => {}
     }
 }
 

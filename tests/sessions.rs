@@ -489,3 +489,68 @@ fn interrupted(sent: &[Value], id: &str) -> bool {
             })
     })
 }
+
+/// Each message has one identity: the uuid stream-json prints for an
+/// assistant message or a tool result is the one the transcript records,
+/// and `tern rewind --to` takes it.
+#[test]
+fn stream_json_uuids_are_the_transcripts_and_rewind_takes_them() {
+    let dir = scratch("one-identity");
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    let edit = |id: &str, from: &str, to: &str| {
+        standin::tools_reply(&[(
+            id,
+            "Edit",
+            &format!(r#"{{"file_path": "a.txt", "old_string": "{from}", "new_string": "{to}"}}"#),
+        )])
+    };
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_r", "Read", r#"{"file_path": "a.txt"}"#)]),
+        edit("toolu_e1", "one", "two"),
+        edit("toolu_e2", "two", "three"),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "acceptEdits",
+    ]));
+    assert_ok(&out);
+    let printed: Vec<Value> = lines(&out)
+        .into_iter()
+        .filter(|l| matches!(l.str_field("type"), Some("user" | "assistant")))
+        .collect();
+    let path = &transcripts(&dir)[0];
+    let recorded: Vec<Value> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| tern::json::parse(l).unwrap())
+        .collect();
+    // Every printed message is in the transcript under the same uuid,
+    // with the same content.
+    for p in &printed {
+        let uuid = p.str_field("uuid").unwrap();
+        let r = recorded
+            .iter()
+            .find(|r| r.str_field("uuid") == Some(uuid))
+            .unwrap_or_else(|| panic!("printed uuid {uuid} is not in the transcript"));
+        assert_eq!(r.get("message"), p.get("message"), "{uuid}");
+        assert_eq!(r.str_field("type"), p.str_field("type"));
+    }
+    assert_eq!(printed.len(), 7, "4 assistant messages and 3 tool results");
+    // Rewind to the first edit's result: the second edit is undone.
+    let first_edit_result = printed
+        .iter()
+        .find(|p| p.to_json().contains("\"tool_use_id\":\"toolu_e1\""))
+        .and_then(|p| p.str_field("uuid"))
+        .unwrap()
+        .to_string();
+    let id = session_id(path);
+    let done = run(tern(&api.url, &dir).args(["rewind", &id, "--to", &first_edit_result]));
+    assert_ok(&done);
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "two\n");
+}

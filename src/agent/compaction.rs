@@ -206,6 +206,8 @@ impl Agent<'_> {
         sink(Event::Compacted {
             trigger,
             pre_tokens,
+            boundary_id: &crate::session::new_uuid(),
+            summary_id: &crate::session::new_uuid(),
             summary: &self.messages[0],
         });
         Ok(())

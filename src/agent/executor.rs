@@ -227,10 +227,10 @@ mod tests {
     }
 
     impl Tool for Gated {
-        fn name(&self) -> &'static str {
+        fn name(&self) -> &str {
             self.name
         }
-        fn description(&self) -> &'static str {
+        fn description(&self) -> &str {
             "test"
         }
         fn input_schema(&self) -> Value {

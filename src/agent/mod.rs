@@ -27,19 +27,28 @@ use crate::model::stream::{Assembler, Block, StreamError, Update, Usage};
 use crate::model::{ApiError, RetryPolicy};
 use crate::obj;
 use crate::report;
+use crate::session::new_uuid;
+use crate::session::transcript::Transcript;
 use executor::StreamingExecutor;
 use pipeline::Pipeline;
 
 /// What the loop reports as it goes.
 pub enum Event<'a> {
-    /// The user message that starts a run.
-    Prompt(&'a Value),
+    /// A user message: the one that starts a run, or one the loop adds
+    /// (a continuation, a hook's reason, background results). `id` is
+    /// the message's one identity: the transcript records it, stream-json
+    /// prints it, `tern rewind --to` takes it.
+    Prompt { id: &'a str, message: &'a Value },
     /// Visible text as the model writes it.
     TextDelta(&'a str),
     /// A complete assistant message (API shape).
-    Assistant(&'a Value),
-    /// The user message carrying a turn's tool results.
-    ToolResults(&'a Value),
+    Assistant { id: &'a str, message: &'a Value },
+    /// The user message carrying a turn's tool results; each result is a
+    /// message of its own downstream, named by `ids[i]` for `content[i]`.
+    ToolResults {
+        ids: &'a [String],
+        message: &'a Value,
+    },
     /// The model is unavailable; the turn goes on with the next fallback.
     FallbackModel {
         from: &'a str,
@@ -58,6 +67,8 @@ pub enum Event<'a> {
     Compacted {
         trigger: &'a str,
         pre_tokens: u64,
+        boundary_id: &'a str,
+        summary_id: &'a str,
         summary: &'a Value,
     },
     /// A failed attempt is about to be retried.
@@ -179,13 +190,30 @@ enum AttemptEnd {
 impl<'ex> Agent<'ex> {
     /// Runs one user prompt to its end; the last event is `TurnEnded`.
     pub async fn run(&mut self, prompt: Value, sink: &mut dyn FnMut(Event<'_>)) -> Outcome {
-        let outcome = self.run_prompt(prompt, sink).await;
+        self.run_as(prompt, None, sink).await
+    }
+
+    /// The same, with the prompt's identity given by the caller (an SDK
+    /// message's `uuid`) instead of made here.
+    pub async fn run_as(
+        &mut self,
+        prompt: Value,
+        id: Option<String>,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> Outcome {
+        let id = id.unwrap_or_else(new_uuid);
+        let outcome = self.run_prompt(prompt, &id, sink).await;
         self.drain(sink);
         sink(Event::TurnEnded(&outcome.ending));
         outcome
     }
 
-    async fn run_prompt(&mut self, prompt: Value, sink: &mut dyn FnMut(Event<'_>)) -> Outcome {
+    async fn run_prompt(
+        &mut self,
+        prompt: Value,
+        id: &str,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> Outcome {
         let started = Instant::now();
         let mut outcome = Outcome {
             ending: Ending::Completed,
@@ -232,7 +260,10 @@ impl<'ex> Agent<'ex> {
             }
         }
         let message = obj! { "role" => "user", "content" => prompt };
-        sink(Event::Prompt(&message));
+        sink(Event::Prompt {
+            id,
+            message: &message,
+        });
         push_message(&mut self.messages, message);
         outcome.ending = self.turns(&mut outcome, sink).await;
         outcome.duration = started.elapsed();
@@ -315,7 +346,10 @@ impl<'ex> Agent<'ex> {
             }
 
             let message = asm.message();
-            sink(Event::Assistant(&message));
+            sink(Event::Assistant {
+                id: &new_uuid(),
+                message: &message,
+            });
             self.messages.push(message);
             let u = &asm.usage;
             self.context.note_usage(
@@ -349,7 +383,10 @@ impl<'ex> Agent<'ex> {
                 // rather than hand back half a sentence.
                 length_recoveries += 1;
                 let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => CONTINUE_AFTER_LIMIT }] };
-                sink(Event::Prompt(&message));
+                sink(Event::Prompt {
+                    id: &new_uuid(),
+                    message: &message,
+                });
                 self.messages.push(message);
                 continue;
             }
@@ -371,7 +408,10 @@ impl<'ex> Agent<'ex> {
                     if let Some(reason) = v.block {
                         stop_rounds += 1;
                         let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => reason }] };
-                        sink(Event::Prompt(&message));
+                        sink(Event::Prompt {
+                            id: &new_uuid(),
+                            message: &message,
+                        });
                         self.messages.push(message);
                         continue;
                     }
@@ -428,7 +468,10 @@ impl<'ex> Agent<'ex> {
                         return Ending::StructuredOutputRetries(MAX_STRUCTURED_RETRIES);
                     }
                     let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => STRUCTURED_REMINDER }] };
-                    sink(Event::Prompt(&message));
+                    sink(Event::Prompt {
+                        id: &new_uuid(),
+                        message: &message,
+                    });
                     self.messages.push(message);
                     continue;
                 }
@@ -530,8 +573,12 @@ impl<'ex> Agent<'ex> {
             }
         }
         let results = exec.drain().await;
+        let ids: Vec<String> = results.iter().map(|_| new_uuid()).collect();
         let message = obj! { "role" => "user", "content" => results };
-        sink(Event::ToolResults(&message));
+        sink(Event::ToolResults {
+            ids: &ids,
+            message: &message,
+        });
         self.messages.push(message);
         interrupted
     }
@@ -779,7 +826,10 @@ impl Agent<'_> {
             .map(|n| obj! { "type" => "text", "text" => n })
             .collect();
         let message = obj! { "role" => "user", "content" => blocks };
-        sink(Event::Prompt(&message));
+        sink(Event::Prompt {
+            id: &new_uuid(),
+            message: &message,
+        });
         push_message(&mut self.messages, message);
     }
 }
@@ -859,4 +909,38 @@ fn final_text(asm: &Assembler) -> String {
         }
     }
     text
+}
+
+/// Writes an event's messages to a transcript under the event's ids.
+pub fn record(t: &mut Transcript, ev: &Event<'_>) {
+    match ev {
+        Event::Prompt { id, message } => t.append("user", message, id),
+        Event::Assistant { id, message } => t.append("assistant", message, id),
+        Event::ToolResults { ids, message } => {
+            let blocks = message.get("content").and_then(Value::as_array);
+            for (block, id) in blocks.into_iter().flatten().zip(ids.iter()) {
+                let single = obj! { "role" => "user", "content" => vec![block.clone()] };
+                t.append("user", &single, id);
+            }
+        }
+        Event::Compacted {
+            trigger,
+            pre_tokens,
+            boundary_id,
+            summary_id,
+            summary,
+        } => {
+            t.append_boundary(trigger, *pre_tokens, boundary_id);
+            t.append("user", summary, summary_id);
+        }
+        Event::TextDelta(_)
+        | Event::Relayed(_)
+        | Event::Report(_)
+        | Event::TurnEnded(_)
+        | Event::Retrying { .. }
+        | Event::FallbackModel { .. }
+        | Event::MicroCompacted { .. }
+        | Event::RequestUsage(_)
+        | Event::Stream(_) => {}
+    }
 }

@@ -56,7 +56,7 @@ pub struct Host {
     /// Paths whose writing always asks (see `config::Runtime::protected`).
     pub protected: Vec<PathBuf>,
     /// Tools the parent may use (a child gets at most these).
-    pub tools: Vec<&'static str>,
+    pub tools: Vec<String>,
     pub child_env: crate::config::ChildEnv,
     pub result_limit: Option<usize>,
     pub cwd: PathBuf,
@@ -102,6 +102,9 @@ pub enum Relayed {
     Message {
         parent_tool_use_id: String,
         kind: MessageKind,
+        /// The message's identity (one per result for tool results), as
+        /// the child's transcript records it.
+        ids: Vec<String>,
         message: Value,
     },
     TaskStarted {
@@ -295,19 +298,15 @@ impl Host {
             let outcome = child
                 .run(prompt_blocks, &mut |ev| {
                     if let Some(t) = record.as_mut() {
-                        match &ev {
-                            Event::Prompt(m) | Event::ToolResults(m) => {
-                                t.append("user", m);
-                            }
-                            Event::Assistant(m) => {
-                                t.append("assistant", m);
-                            }
-                            _ => {}
-                        }
+                        super::record(t, &ev);
                     }
-                    let (kind, message) = match ev {
-                        Event::Assistant(m) => (MessageKind::Assistant, m),
-                        Event::ToolResults(m) => (MessageKind::ToolResults, m),
+                    let (kind, ids, message) = match ev {
+                        Event::Assistant { id, message } => {
+                            (MessageKind::Assistant, vec![id.to_string()], message)
+                        }
+                        Event::ToolResults { ids, message } => {
+                            (MessageKind::ToolResults, ids.to_vec(), message)
+                        }
                         // A grandchild's report goes up unchanged.
                         Event::Relayed(r) => {
                             relay.push(r.clone());
@@ -334,6 +333,7 @@ impl Host {
                     relay.push(Relayed::Message {
                         parent_tool_use_id: parent_call.clone(),
                         kind,
+                        ids,
                         message: message.clone(),
                     });
                 })
@@ -456,7 +456,7 @@ impl Host {
     ) -> Agent<'static> {
         let mut registry = Registry::builtin();
         registry.retain(|name| {
-            self.tools.contains(&name)
+            self.tools.iter().any(|t| t == name)
                 && def
                     .tools
                     .as_ref()

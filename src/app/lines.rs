@@ -4,7 +4,6 @@ use std::rc::Rc;
 
 use smol::future::FutureExt;
 
-use super::record;
 use crate::agent::{Agent, Ending, Event};
 use crate::frontend::Printer;
 use crate::frontend::commands::{self, Command, Custom};
@@ -77,7 +76,7 @@ impl Lines<'_> {
                     agent
                         .run(prompt, &mut |ev: Event<'_>| {
                             if let Some(t) = transcript.as_mut() {
-                                record(t, &ev);
+                                crate::agent::record(t, &ev);
                             }
                             printer.event(ev);
                         })

@@ -33,6 +33,7 @@ impl Activity {
     pub(crate) fn start(&mut self, id: &str, name: &str, input: &Value) -> String {
         self.started.insert(id.to_string(), Instant::now());
         let arg = key_argument(name, input);
+        let name = super::preview::visible(name);
         let sep = if arg.is_empty() { "" } else { " " };
         format!("{} {name}{sep}{arg}", self.paint("36", "●"))
     }
@@ -53,6 +54,11 @@ impl Activity {
             self.paint("32", "✓")
         };
         let sep = if summary.is_empty() { "" } else { "  " };
+        // Model- and tool-written text: escapes are shown, not obeyed.
+        let (name, summary) = (
+            super::preview::visible(name),
+            super::preview::visible(summary),
+        );
         format!(
             "  {mark} {name} {}{sep}{summary}",
             self.paint("2", &format!("({:.1}s)", took.as_secs_f64()))
@@ -90,7 +96,7 @@ pub(crate) fn key_argument(name: &str, input: &Value) -> String {
     let Some(text) = text else {
         return String::new();
     };
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line = super::preview::visible(&text.split_whitespace().collect::<Vec<_>>().join(" "));
     let mut out: String = one_line.chars().take(100).collect();
     if one_line.chars().count() > 100 {
         out.push('…');

@@ -27,7 +27,7 @@ pub struct SessionInfo {
     pub session_id: String,
     pub cwd: String,
     pub model: String,
-    pub tools: Vec<&'static str>,
+    pub tools: Vec<String>,
     pub permission_mode: &'static str,
     pub api_key_source: String,
     /// What the Bash sandbox enforces, for `system/init`.
@@ -90,28 +90,28 @@ impl Printer {
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     }
 
-    fn envelope(&self, kind: &str, message: &Value, parent: Option<&str>) -> Value {
+    fn envelope(&self, kind: &str, id: &str, message: &Value, parent: Option<&str>) -> Value {
         obj! {
             "type" => kind,
             "message" => message.clone(),
             "parent_tool_use_id" => parent,
             "session_id" => self.info.session_id.as_str(),
-            "uuid" => new_uuid(),
+            "uuid" => id,
             "timestamp" => crate::session::time::timestamp(),
         }
     }
 
     /// Tool results as Claude Code sends them: one `user` line per
     /// result, with the result itself in `tool_use_result`.
-    fn tool_results(&mut self, message: &Value, parent: Option<&str>) {
+    fn tool_results(&mut self, ids: &[String], message: &Value, parent: Option<&str>) {
         let blocks = message
             .get("content")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        for block in blocks {
+        for (block, id) in blocks.into_iter().zip(ids) {
             let single = obj! { "role" => "user", "content" => vec![block.clone()] };
-            let mut v = self.envelope("user", &single, parent);
+            let mut v = self.envelope("user", id, &single, parent);
             if let Some(m) = v.as_object_mut() {
                 m.insert(
                     "tool_use_result",
@@ -212,16 +212,19 @@ impl Printer {
             Relayed::Message {
                 parent_tool_use_id,
                 kind: MessageKind::Assistant,
+                ids,
                 message,
             } => {
-                let v = self.envelope("assistant", message, Some(parent_tool_use_id));
+                let id = ids.first().map_or("", String::as_str);
+                let v = self.envelope("assistant", id, message, Some(parent_tool_use_id));
                 self.line(&v);
             }
             Relayed::Message {
                 parent_tool_use_id,
                 kind: MessageKind::ToolResults,
+                ids,
                 message,
-            } => self.tool_results(message, Some(parent_tool_use_id)),
+            } => self.tool_results(ids, message, Some(parent_tool_use_id)),
             Relayed::TaskStarted {
                 task_id,
                 tool_use_id,
@@ -294,7 +297,7 @@ impl Printer {
             "subtype" => "init",
             "session_id" => self.info.session_id.as_str(),
             "cwd" => self.info.cwd.as_str(),
-            "tools" => self.info.tools.iter().map(|t| Value::from(*t)).collect::<Vec<_>>(),
+            "tools" => self.info.tools.iter().map(|t| Value::from(t.as_str())).collect::<Vec<_>>(),
             "mcp_servers" => self.info.mcp_servers.clone(),
             "model" => self.info.model.as_str(),
             "permissionMode" => self.info.permission_mode,
@@ -350,7 +353,7 @@ impl Printer {
     pub fn event(&mut self, ev: Event<'_>) {
         match ev {
             // The prompt is the caller's own; it is not echoed.
-            Event::Prompt(_) => {}
+            Event::Prompt { .. } => {}
             Event::TextDelta(t) => {
                 if self.live_text {
                     let mut out = self.out.lock();
@@ -358,9 +361,9 @@ impl Printer {
                     self.wrote_live = true;
                 }
             }
-            Event::Assistant(m) => {
+            Event::Assistant { id, message: m } => {
                 if self.format == OutputFormat::StreamJson {
-                    let v = self.envelope("assistant", m, None);
+                    let v = self.envelope("assistant", id, m, None);
                     self.line(&v);
                 }
                 if self.live_text && self.wrote_live {
@@ -368,9 +371,9 @@ impl Printer {
                     self.wrote_live = false;
                 }
             }
-            Event::ToolResults(m) => {
+            Event::ToolResults { ids, message: m } => {
                 if self.format == OutputFormat::StreamJson {
-                    self.tool_results(m, None);
+                    self.tool_results(ids, m, None);
                 }
             }
             Event::Relayed(r) => {
@@ -415,6 +418,7 @@ impl Printer {
             Event::Compacted {
                 trigger,
                 pre_tokens,
+                boundary_id,
                 ..
             } => {
                 if self.format == OutputFormat::StreamJson {
@@ -423,7 +427,7 @@ impl Printer {
                         "subtype" => "compact_boundary",
                         "compact_metadata" => obj! { "trigger" => trigger, "pre_tokens" => pre_tokens },
                         "session_id" => self.info.session_id.as_str(),
-                        "uuid" => new_uuid(),
+                        "uuid" => boundary_id,
                     };
                     self.line(&v);
                 }

@@ -284,8 +284,12 @@ impl Callbacks for HookBridge {
 
 /// What the main loop gets from standard input.
 pub enum Input {
-    /// A user message's content.
-    Prompt(Value),
+    /// A user message's content, and the `uuid` the application gave it
+    /// (kept as the message's identity, so `rewind_files` can name it).
+    Prompt {
+        content: Value,
+        uuid: Option<String>,
+    },
     /// `set_model`: from the next prompt on (kept in order with prompts).
     Model(String),
     /// `initialize`'s systemPrompt / appendSystemPrompt: the system prompt
@@ -356,7 +360,11 @@ pub async fn read_input(session: Session, prompts: smol::channel::Sender<Input>)
                         continue;
                     }
                 };
-                let _ = prompts.send(Input::Prompt(content)).await;
+                let uuid = msg
+                    .str_field("uuid")
+                    .filter(|u| crate::session::is_uuid(u))
+                    .map(str::to_string);
+                let _ = prompts.send(Input::Prompt { content, uuid }).await;
             }
             Some("control_request") => {
                 for input in requests::answer(&session, &msg) {

@@ -4,9 +4,7 @@
 //! change things), results mapped to text (and images), and interruption
 //! sent on as `notifications/cancelled`.
 
-use std::collections::HashSet;
 use std::rc::{Rc, Weak};
-use std::sync::Mutex;
 
 use smol::future::FutureExt;
 
@@ -20,23 +18,6 @@ use crate::tools::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
 const MAX_RESULT_CHARS: usize = 100_000;
 /// The API's limit on tool names.
 const MAX_NAME: usize = 64;
-
-/// Tool names and descriptions live as long as the process (the Tool
-/// trait hands out `&'static str`); interning keeps a re-listed catalog
-/// from growing memory.
-fn intern(s: String) -> &'static str {
-    static SEEN: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let Ok(mut guard) = SEEN.lock() else {
-        return Box::leak(s.into_boxed_str());
-    };
-    let set = guard.get_or_insert_with(HashSet::new);
-    if let Some(found) = set.get(s.as_str()) {
-        return found;
-    }
-    let leaked: &'static str = Box::leak(s.into_boxed_str());
-    set.insert(leaked);
-    leaked
-}
 
 fn sanitize(s: &str) -> String {
     s.chars()
@@ -70,8 +51,8 @@ enum Op {
 }
 
 pub struct McpTool {
-    name: &'static str,
-    description: &'static str,
+    name: String,
+    description: String,
     schema: Value,
     read_only: bool,
     server: Weak<Server>,
@@ -103,8 +84,8 @@ impl McpTool {
             .cloned()
             .unwrap_or_else(|| obj! { "type" => "object" });
         Some(McpTool {
-            name: intern(tool_name(&server.name, remote)),
-            description: intern(description),
+            name: tool_name(&server.name, remote),
+            description,
             schema,
             read_only,
             server: Rc::downgrade(server),
@@ -117,8 +98,8 @@ impl McpTool {
 pub fn resource_tools(server: &Rc<Server>) -> Vec<Rc<dyn Tool>> {
     let make = |suffix: &str, description: String, schema: &str, op: Op| -> Rc<dyn Tool> {
         Rc::new(McpTool {
-            name: intern(tool_name(&server.name, suffix)),
-            description: intern(description),
+            name: tool_name(&server.name, suffix),
+            description,
             schema: parse(schema).unwrap_or_default(),
             read_only: true,
             server: Rc::downgrade(server),
@@ -148,11 +129,11 @@ pub fn resource_tools(server: &Rc<Server>) -> Vec<Rc<dyn Tool>> {
 }
 
 impl Tool for McpTool {
-    fn name(&self) -> &'static str {
-        self.name
+    fn name(&self) -> &str {
+        &self.name
     }
-    fn description(&self) -> &'static str {
-        self.description
+    fn description(&self) -> &str {
+        &self.description
     }
     fn input_schema(&self) -> Value {
         self.schema.clone()

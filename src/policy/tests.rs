@@ -21,7 +21,7 @@ fn policy(mode: Mode, cwd: &Path, rules: &[(&str, Behavior)]) -> Policy {
     Policy::new(mode, rules, cwd, &[])
 }
 
-fn facts<'a>(tool: &dyn crate::tools::Tool, input: &'a Value) -> Call<'a> {
+fn facts<'a>(tool: &'a dyn crate::tools::Tool, input: &'a Value) -> Call<'a> {
     crate::tools::facts(tool, "toolu_1", input)
 }
 

@@ -157,15 +157,16 @@ impl Transcript {
     /// Appends one event (`user` or `assistant`, with its API-shaped
     /// message) chained to the previous one. A failed write is reported
     /// once and ends recording; it never ends the session.
-    pub fn append(&mut self, kind: &str, message: &Value) -> Option<String> {
+    /// `uuid` is the message's identity, made where the message was.
+    pub fn append(&mut self, kind: &str, message: &Value, uuid: &str) {
         let mut extra = crate::json::Map::new();
         extra.insert("message", message.clone());
-        self.append_entry(kind, extra)
+        self.append_entry(kind, extra, uuid);
     }
 
     /// A compact boundary: the chain restarts here (no parent), so a
     /// resume loads the summary that follows and nothing before it.
-    pub fn append_boundary(&mut self, trigger: &str, pre_tokens: u64) -> Option<String> {
+    pub fn append_boundary(&mut self, trigger: &str, pre_tokens: u64, uuid: &str) {
         let mut extra = crate::json::Map::new();
         extra.insert("subtype", "compact_boundary");
         extra.insert("logicalParentUuid", self.last_uuid.clone());
@@ -174,20 +175,19 @@ impl Transcript {
             obj! { "trigger" => trigger, "preTokens" => pre_tokens as i64 },
         );
         self.last_uuid = None;
-        self.append_entry("system", extra)
+        self.append_entry("system", extra, uuid);
     }
 
     pub fn session_id(&self) -> &str {
         &self.session_id
     }
 
-    fn append_entry(&mut self, kind: &str, extra: crate::json::Map) -> Option<String> {
+    fn append_entry(&mut self, kind: &str, extra: crate::json::Map, uuid: &str) {
         if self.broken {
-            return None;
+            return;
         }
-        let uuid = crate::session::new_uuid();
         let mut line = obj! {
-            "uuid" => uuid.as_str(),
+            "uuid" => uuid,
             "parentUuid" => self.last_uuid.clone(),
             "sessionId" => self.session_id.as_str(),
             "type" => kind,
@@ -213,10 +213,9 @@ impl Transcript {
                     self.path.display()
                 ),
             );
-            return None;
+            return;
         }
-        self.last_uuid = Some(uuid.clone());
-        Some(uuid)
+        self.last_uuid = Some(uuid.to_string());
     }
 }
 
@@ -244,12 +243,16 @@ mod tests {
         assert!(opened.notice.is_none());
         let mut t = opened.transcript.unwrap();
         assert_eq!(t.path(), home.join("projects/-work-my-app/sess-1.jsonl"));
-        let first = t
-            .append("user", &obj! { "role" => "user", "content" => "hi" })
-            .unwrap();
+        let first = crate::session::new_uuid();
+        t.append(
+            "user",
+            &obj! { "role" => "user", "content" => "hi" },
+            &first,
+        );
         t.append(
             "assistant",
             &obj! { "role" => "assistant", "content" => vec![] },
+            "a-2",
         );
         let text = std::fs::read_to_string(t.path()).unwrap();
         let lines: Vec<Value> = text
@@ -258,6 +261,8 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].get("parentUuid").unwrap().is_null());
+        assert_eq!(lines[0].str_field("uuid"), Some(first.as_str()));
+        assert_eq!(lines[1].str_field("uuid"), Some("a-2"));
         assert_eq!(lines[1].str_field("parentUuid"), Some(first.as_str()));
         assert_eq!(lines[1].str_field("sessionId"), Some("sess-1"));
         assert_eq!(lines[0].str_field("cwd"), Some("/work/my app"));

@@ -10,10 +10,10 @@ use crate::policy::Permit;
 pub struct AgentTool;
 
 impl Tool for AgentTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Agent"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Start a sub-agent for a self-contained task: it works with its own context and tools \
          and returns only its final answer, which keeps your context small. Write `prompt` as a \
          complete brief (the agent sees nothing of this conversation). `subagent_type` picks a \
@@ -61,10 +61,10 @@ impl Tool for AgentTool {
 pub struct SendMessage;
 
 impl Tool for SendMessage {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "SendMessage"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Send a message to a running background agent (by its id, e.g. agent-1a2b3c4d). It \
          reads the message at the start of its next step: use it to redirect or add to its task."
     }
@@ -106,10 +106,10 @@ impl Tool for SendMessage {
 pub struct TaskStop;
 
 impl Tool for TaskStop {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "TaskStop"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Stop a running background agent by its id. Its notification then arrives with status \
          interrupted."
     }

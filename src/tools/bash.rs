@@ -29,10 +29,10 @@ pub const INLINE_LIMIT: usize = 30_000;
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
 impl Tool for Bash {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Bash"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Run a shell command (bash, or sh where bash is missing) in the working \
          directory and return its combined stdout and stderr and exit code. Each call \
          starts a fresh shell: `cd` and variables do not persist. stdin is /dev/null, so \

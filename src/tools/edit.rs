@@ -8,10 +8,10 @@ use crate::json::{Value, parse};
 pub struct Edit;
 
 impl Tool for Edit {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Edit"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Replace `old_string` with `new_string` in a file. The file must have been Read \
          in this session and be unchanged since. `old_string` must match exactly \
          (including indentation) and be unique in the file unless `replace_all` is true; \

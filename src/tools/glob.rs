@@ -15,10 +15,10 @@ pub struct Glob;
 pub const MAX_RESULTS: usize = 100;
 
 impl Tool for Glob {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Glob"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Find files whose path matches a glob pattern such as `**/*.rs` or \
          `src/**/test_*.py`, searched from `path` (default: the working directory). \
          `*` stays within one directory; `**` crosses directories. Files ignored by \

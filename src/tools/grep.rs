@@ -21,10 +21,10 @@ const MAX_FILE: u64 = 64 * 1024 * 1024;
 const MAX_LINE: usize = 500;
 
 impl Tool for Grep {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Grep"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Search file contents with a regular expression (Rust regex syntax, like \
          ripgrep). Searches `path` (a file or directory, default the working directory), \
          skipping .gitignore'd, hidden-by-.git and binary files. Narrow with `glob` \

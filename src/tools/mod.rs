@@ -61,8 +61,8 @@ impl ToolOutput {
 }
 
 pub trait Tool {
-    fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
     fn input_schema(&self) -> Value;
     fn kind(&self) -> Kind;
     /// True when this input cannot change anything outside tern.
@@ -91,7 +91,7 @@ pub trait Tool {
 }
 
 /// The facts of a call to `tool` with `input`, as policy decides over them.
-pub fn facts<'a>(tool: &dyn Tool, id: &'a str, input: &'a Value) -> crate::policy::Call<'a> {
+pub fn facts<'a>(tool: &'a dyn Tool, id: &'a str, input: &'a Value) -> crate::policy::Call<'a> {
     crate::policy::Call {
         id,
         tool: tool.name(),
@@ -281,11 +281,11 @@ impl Registry {
             .or_else(|| self.dynamic_tools().into_iter().find(|t| t.name() == name))
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<String> {
         self.tools
             .iter()
-            .map(|t| t.name())
-            .chain(self.dynamic_tools().iter().map(|t| t.name()))
+            .map(|t| t.name().to_string())
+            .chain(self.dynamic_tools().iter().map(|t| t.name().to_string()))
             .collect()
     }
 
@@ -386,7 +386,7 @@ mod tests {
     fn builtin_schemas_are_objects_with_properties() {
         let reg = Registry::builtin();
         for name in reg.names() {
-            let schema = reg.schema(name).unwrap();
+            let schema = reg.schema(&name).unwrap();
             let schema = &schema;
             assert_eq!(schema.str_field("type"), Some("object"), "{name}");
             assert!(

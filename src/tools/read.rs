@@ -16,10 +16,10 @@ const MAX_LINE: usize = 2000;
 const MAX_LINE_BYTES: usize = MAX_LINE * 4;
 
 impl Tool for Read {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Read"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Read a text file from the local filesystem. Returns lines numbered from 1 \
          (`cat -n` style). By default up to 2000 lines from the start; pass `offset` (the \
          first line number to show) and `limit` to page through long files. Lines longer \

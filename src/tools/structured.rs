@@ -54,10 +54,10 @@ pub struct StructuredOutput {
 }
 
 impl Tool for StructuredOutput {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         NAME
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Return your final answer in the structured format the user asked for. You MUST call \
          this tool exactly once, at the end, with an input that matches its schema; the input \
          is the answer. If it is refused, read the error and call it again with a corrected input."

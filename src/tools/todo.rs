@@ -7,10 +7,10 @@ use crate::policy::Permit;
 pub struct TodoWrite;
 
 impl Tool for TodoWrite {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "TodoWrite"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Replace the session's task list. Use it for work with several steps: list the \
          steps, keep exactly one `in_progress` while working, and mark each `completed` \
          as soon as it is done. Each item has `content` (imperative, e.g. \"Run the \

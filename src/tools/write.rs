@@ -8,10 +8,10 @@ use crate::json::{Value, parse};
 pub struct Write;
 
 impl Tool for Write {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "Write"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Write a file, creating parent directories as needed. Overwriting an existing \
          file is only allowed after you have Read it in this session and it has not \
          changed since. Prefer Edit for changes to existing files."
