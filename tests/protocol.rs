@@ -145,3 +145,48 @@ fn flags_the_sdk_passes_are_accepted() {
             && version.chars().next().is_some_and(|c| c.is_ascii_digit())
     );
 }
+
+/// A user message the application named keeps its name: the transcript
+/// records the prompt under the application's uuid (so `rewind_files`
+/// can be given it); a malformed one is replaced by tern's own.
+#[test]
+fn an_sdk_user_message_keeps_its_uuid() {
+    let dir = scratch("protocol-uuid");
+    let api = StandIn::start(vec![standin::text_reply("a"), standin::text_reply("b")]);
+    let given = "5f0c6f2e-3b1a-4c8e-9d7a-1e2f3a4b5c6d";
+    let input = format!(
+        "{}\n{}\n",
+        format_args!(
+            r#"{{"type":"user","uuid":"{given}","message":{{"role":"user","content":"one"}},"parent_tool_use_id":null}}"#
+        ),
+        r#"{"type":"user","uuid":"../../not-a-uuid","message":{"role":"user","content":"two"},"parent_tool_use_id":null}"#,
+    );
+    let out = talk(&api, &dir, &[], &input);
+    assert_ok(&out);
+    let home = home_of(&dir);
+    let mut files = Vec::new();
+    let mut stack = vec![home];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") && !p.ends_with("index.jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    let text: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let prompts: Vec<Value> = text
+        .lines()
+        .map(|l| tern::json::parse(l).unwrap())
+        .filter(|v| v.str_field("type") == Some("user"))
+        .collect();
+    assert_eq!(prompts.len(), 2, "{text}");
+    assert_eq!(prompts[0].str_field("uuid"), Some(given));
+    let other = prompts[1].str_field("uuid").unwrap();
+    assert!(other != given && !other.contains('/'), "{other}");
+}
