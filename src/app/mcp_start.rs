@@ -17,6 +17,15 @@ fn timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
     )
 }
 
+/// MCP_TOOL_TIMEOUT (ms): how long one tool call may take.
+fn tool_timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
+    Duration::from_millis(
+        env("MCP_TOOL_TIMEOUT")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(600_000),
+    )
+}
+
 /// How long the first turn waits for servers still starting
 /// (TERN_MCP_FIRST_WAIT_MS); slower ones join later.
 fn first_wait(env: &dyn Fn(&str) -> Option<String>, limit: Duration) -> Duration {
@@ -84,6 +93,7 @@ pub async fn start(
         &rt.child_env,
         &rt.cwd,
         limit,
+        tool_timeout(env),
         wait,
         carrier,
     )
@@ -126,4 +136,20 @@ pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> i32 {
     }
     hub.shutdown().await;
     i32::from(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the tool timeout was read in milliseconds and kept in
+    /// whole seconds, so anything under a second became no time at all.
+    #[test]
+    fn tool_timeouts_keep_their_milliseconds() {
+        let env = |k: &str| (k == "MCP_TOOL_TIMEOUT").then(|| "1500".to_string());
+        assert_eq!(tool_timeout(&env), Duration::from_millis(1500));
+        let half = |k: &str| (k == "MCP_TOOL_TIMEOUT").then(|| "500".to_string());
+        assert_eq!(tool_timeout(&half), Duration::from_millis(500));
+        assert_eq!(tool_timeout(&|_| None), Duration::from_secs(600));
+    }
 }

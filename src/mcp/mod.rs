@@ -30,16 +30,6 @@ use crate::tools::{Tool, ToolSource};
 use config::ServerConfig;
 use rpc::Connection;
 
-/// MCP_TIMEOUT (ms): how long a server may take to start.
-pub fn start_limit() -> Duration {
-    Duration::from_millis(
-        std::env::var("MCP_TIMEOUT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(30_000),
-    )
-}
-
 /// Protocol versions tern speaks, newest first.
 const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -193,15 +183,10 @@ impl Hub {
         env: &crate::config::ChildEnv,
         cwd: &std::path::Path,
         timeout: Duration,
+        tool_timeout: Duration,
         first_wait: Duration,
         carrier: Option<Rc<dyn sdk::Carrier>>,
     ) -> Rc<Hub> {
-        let tool_timeout = Duration::from_secs(
-            std::env::var("MCP_TOOL_TIMEOUT")
-                .ok()
-                .and_then(|v| v.parse::<u64>().ok())
-                .map_or(600, |ms| ms / 1000),
-        );
         let (settled_tx, settled_rx) = smol::channel::unbounded();
         let hub = Rc::new(Hub {
             servers: RefCell::new(Vec::new()),
@@ -228,6 +213,11 @@ impl Hub {
     }
 
     /// Every server, in the order they were added.
+    /// How long a server may take to start (MCP_TIMEOUT).
+    pub fn start_timeout(&self) -> Duration {
+        self.timeout
+    }
+
     pub fn servers(&self) -> Vec<Rc<Server>> {
         self.servers.borrow().clone()
     }

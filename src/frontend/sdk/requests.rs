@@ -447,7 +447,7 @@ fn mcp_change(
         Err(e) => respond(id, Err(e)),
         Ok(hub) => {
             let id = id.to_string();
-            let limit = crate::mcp::start_limit();
+            let limit = hub.start_timeout();
             session
                 .ex
                 .spawn(async move {
