@@ -59,7 +59,7 @@ impl Tool for Bash {
     fn is_read_only(&self, input: &Value) -> bool {
         // Paths do not matter for read-only-ness; the policy checks them.
         let command = input.str_field("command").unwrap_or("");
-        crate::policy::bash::read_only(command, std::path::Path::new("/")).is_ok()
+        crate::policy::bash::read_only(command)
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         if input.str_field("command").unwrap_or("").trim().is_empty() {

@@ -1,0 +1,324 @@
+//! The Bash branch of [`Policy::decide`].
+//!
+//! Order: Bash deny rules against every form of every command (a match
+//! that needs a value computed at run time asks, even in bypass mode);
+//! Read deny rules against every path the commands read; Bash and Read ask
+//! rules; leaving the sandbox; bypass; writes to protected paths ask; plan
+//! mode refuses what is not read-only; then each command must be approved
+//! on its own — by an allow rule (in its form after harmless wrappers,
+//! with harmless variables only), or by being read-only with every path it
+//! reads, and every program it runs from, where it should be. A line whose
+//! commands were all approved as read-only runs with the hardened
+//! environment ([`super::env::hardened`]).
+
+use std::path::Path;
+
+use super::rules::{self, Match};
+use super::{Analysis, analyse};
+use crate::config::settings::Behavior;
+use crate::json::Value;
+use crate::policy::{Mode, Policy, Rule};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BashVerdict {
+    /// `hardened`: run with the hardened environment.
+    Allow {
+        hardened: bool,
+    },
+    Ask(String),
+    Deny(String),
+}
+
+impl Analysis {
+    /// The strongest match of a Bash spec against the commands of a line.
+    pub(crate) fn rule_match(&self, spec: &str) -> Match {
+        let mut best = Match::No;
+        match &self.planned {
+            Ok(p) => {
+                for c in &p.commands {
+                    for f in &c.forms {
+                        match rules::matches(spec, &f.argv) {
+                            Match::Yes => return Match::Yes,
+                            Match::Possible => best = Match::Possible,
+                            Match::No => {}
+                        }
+                    }
+                    // A program computed at run time could be anything.
+                    if c.step.argv.first().is_some_and(|a| a.lit().is_none()) {
+                        best = Match::Possible;
+                    }
+                }
+            }
+            Err(_) => {
+                // No plan: any word that is the rule's program could run it.
+                let program = spec
+                    .split([' ', ':'])
+                    .next()
+                    .unwrap_or("")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("");
+                if self
+                    .words
+                    .iter()
+                    .any(|w| w.rsplit('/').next() == Some(program))
+                {
+                    best = Match::Possible;
+                }
+            }
+        }
+        best
+    }
+
+    /// Every path the line's commands read (where known).
+    fn reads(&self) -> impl Iterator<Item = &super::check::Read> {
+        self.planned.iter().flat_map(|p| {
+            p.commands
+                .iter()
+                .filter_map(|c| c.verdict.as_ref().ok())
+                .chain(p.redirects.iter().filter_map(|r| r.as_ref().ok()))
+                .flat_map(|e| e.reads.iter())
+        })
+    }
+}
+
+impl Policy {
+    pub(crate) fn decide_bash(&self, input: &Value, cmd: &str) -> BashVerdict {
+        let a = analyse(cmd, &self.cwd);
+        let rules = self.all_rules();
+        let bash_rules = |b: Behavior| {
+            rules
+                .iter()
+                .filter(move |r| r.behavior == b && r.covers_tool("Bash"))
+        };
+        let read_rules = |b: Behavior| {
+            rules
+                .iter()
+                .filter(move |r| r.behavior == b && r.tool == "Read" && r.spec.is_some())
+        };
+        let what = super::super::what("Bash", input);
+
+        let mut possible: Option<&Rule> = None;
+        for r in bash_rules(Behavior::Deny) {
+            let m = r.spec.as_deref().map_or(Match::Yes, |s| a.rule_match(s));
+            match m {
+                Match::Yes => {
+                    return BashVerdict::Deny(format!(
+                        "Permission to use Bash was denied by {}",
+                        r.describe()
+                    ));
+                }
+                Match::Possible => possible = possible.or(Some(r)),
+                Match::No => {}
+            }
+        }
+        for read in a.reads() {
+            for r in read_rules(Behavior::Deny) {
+                match self.read_rule_hits(r, &read.path, read.recursive) {
+                    Match::Yes => {
+                        return BashVerdict::Deny(format!(
+                            "{what} would read {}, and {} denies reading it",
+                            read.shown,
+                            r.describe()
+                        ));
+                    }
+                    Match::Possible => possible = possible.or(Some(r)),
+                    Match::No => {}
+                }
+            }
+        }
+        for r in bash_rules(Behavior::Ask) {
+            let m = r.spec.as_deref().map_or(Match::Yes, |s| a.rule_match(s));
+            if m != Match::No {
+                return self.ask_bash(format!("{what} requires approval ({})", r.describe()));
+            }
+        }
+        for read in a.reads() {
+            for r in read_rules(Behavior::Ask) {
+                if self.read_rule_hits(r, &read.path, read.recursive) != Match::No {
+                    return self.ask_bash(format!(
+                        "{what} would read {} ({})",
+                        read.shown,
+                        r.describe()
+                    ));
+                }
+            }
+        }
+        if let Some(r) = possible {
+            return self.ask_bash(format!(
+                "{what} needs approval: part of it is computed at run time, and {} could apply",
+                r.describe()
+            ));
+        }
+        if let Some(sandbox) = &self.sandbox
+            && input
+                .get("dangerouslyDisableSandbox")
+                .and_then(Value::as_bool)
+                == Some(true)
+        {
+            if !sandbox.allow_unsandboxed {
+                return BashVerdict::Deny(
+                    "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false)".into(),
+                );
+            }
+            return self.ask_bash(format!("{what} asks to run outside the sandbox"));
+        }
+        if self.mode() == Mode::BypassPermissions {
+            return BashVerdict::Allow { hardened: false };
+        }
+        if let Ok(p) = &a.planned
+            && let Some(w) = p.writes.iter().find(|w| super::protected(w))
+        {
+            let why = format!(
+                "{what} would write {}, which can make git or tern run code or allow more",
+                w.display()
+            );
+            return if self.mode() == Mode::Plan {
+                BashVerdict::Deny(why)
+            } else {
+                self.ask_bash(why)
+            };
+        }
+        if self.mode() == Mode::Plan && !a.read_only() {
+            return BashVerdict::Deny(format!(
+                "Bash would change things ({}), and plan mode only allows reading. Finish the plan first.",
+                a.why_not().unwrap_or_default()
+            ));
+        }
+        let allows: Vec<&Rule> = bash_rules(Behavior::Allow).collect();
+        if allows.iter().any(|r| r.spec.is_none()) {
+            return BashVerdict::Allow { hardened: false };
+        }
+        match self.approve(&a, &allows) {
+            Ok(hardened) => BashVerdict::Allow { hardened },
+            // The sandbox bounds what it can do; rules still ran.
+            Err(_)
+                if self.sandbox_auto_allow
+                    && self.sandbox.as_ref().is_some_and(|s| s.applies_to(input)) =>
+            {
+                BashVerdict::Allow { hardened: false }
+            }
+            Err(reason) => self.ask_bash(format!("{what} needs approval: {reason}")),
+        }
+    }
+
+    /// Each command approved by an allow rule or as read-only where it
+    /// should be. Ok(true) when every one was read-only.
+    fn approve(&self, a: &Analysis, allows: &[&Rule]) -> Result<bool, String> {
+        let p = a.planned.as_ref().map_err(Clone::clone)?;
+        for r in &p.redirects {
+            let eff = r.as_ref().map_err(Clone::clone)?;
+            self.reads_ok(eff)?;
+        }
+        let mut all_read_only = true;
+        for c in &p.commands {
+            let effective = rules::effective(&c.step.argv);
+            let by_rule = c
+                .step
+                .env
+                .iter()
+                .all(|(n, v)| super::env::check_assignment(n, v).is_ok())
+                && allows.iter().any(|r| {
+                    r.spec
+                        .as_deref()
+                        .is_some_and(|s| rules::matches(s, effective) == Match::Yes)
+                });
+            if by_rule {
+                all_read_only = false;
+                continue;
+            }
+            let eff = c.verdict.as_ref().map_err(Clone::clone)?;
+            self.reads_ok(eff)?;
+        }
+        Ok(all_read_only)
+    }
+
+    /// The paths a read-only command reads are inside the working
+    /// directories (or a Read allow rule names them); the programs it runs
+    /// are not ones the model could have written; git's repository is one
+    /// git can be trusted in.
+    fn reads_ok(&self, eff: &super::check::Effects) -> Result<(), String> {
+        for r in &eff.reads {
+            if !self.inside(&r.path) && !self.read_allowed(&r.path) {
+                return Err(format!(
+                    "it reads {}, outside the working directories",
+                    shown(&r.shown, &r.path)
+                ));
+            }
+        }
+        for e in &eff.execs {
+            let tmp = ["/tmp", "/var/tmp", "/dev/shm"]
+                .iter()
+                .any(|t| e.starts_with(t));
+            if self.inside(e) || tmp {
+                return Err(format!(
+                    "it runs {}, a program in a directory the model can write",
+                    e.display()
+                ));
+            }
+        }
+        let inside = |p: &Path| self.inside(p);
+        for g in &eff.git {
+            super::git::repo_check(g, &inside)?;
+        }
+        Ok(())
+    }
+
+    fn read_allowed(&self, p: &Path) -> bool {
+        self.all_rules().iter().any(|r| {
+            r.behavior == Behavior::Allow
+                && r.tool == "Read"
+                && r.spec.as_deref().is_some_and(|s| self.path_rule(r, s, p))
+        })
+    }
+
+    /// Does a Read rule cover this path? For a tree read recursively, a
+    /// rule naming something inside it could apply: Possible.
+    fn read_rule_hits(&self, r: &Rule, p: &Path, recursive: bool) -> Match {
+        let Some(spec) = r.spec.as_deref() else {
+            return Match::Yes;
+        };
+        if self.path_rule(r, spec, p) {
+            return Match::Yes;
+        }
+        if recursive && self.rule_is_under(r, spec, p) {
+            return Match::Possible;
+        }
+        Match::No
+    }
+
+    fn path_rule(&self, r: &Rule, spec: &str, p: &Path) -> bool {
+        let base = r
+            .origin
+            .as_ref()
+            .map_or(self.cwd.as_path(), |o| o.base.as_path());
+        crate::policy::path_matches(spec, p, base, &self.cwd)
+    }
+
+    /// Could a rule's pattern name something below `dir`?
+    fn rule_is_under(&self, r: &Rule, spec: &str, dir: &Path) -> bool {
+        let base = r
+            .origin
+            .as_ref()
+            .map_or(self.cwd.as_path(), |o| o.base.as_path());
+        let prefix = crate::policy::pattern_root(spec, base, &self.cwd);
+        prefix.starts_with(dir) || (spec.contains(['*', '?', '[', '{']) && dir.starts_with(&prefix))
+    }
+
+    fn ask_bash(&self, q: String) -> BashVerdict {
+        match self.ask(q) {
+            crate::policy::Decision::Deny(d) => BashVerdict::Deny(d),
+            crate::policy::Decision::Ask(q) => BashVerdict::Ask(q),
+            crate::policy::Decision::Allow => BashVerdict::Allow { hardened: false },
+        }
+    }
+}
+
+fn shown(written: &str, resolved: &Path) -> String {
+    let r = resolved.display().to_string();
+    if r == written {
+        r
+    } else {
+        format!("{written} ({r})")
+    }
+}
