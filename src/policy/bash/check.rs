@@ -46,6 +46,11 @@ const BUILTINS: &[&str] = &[
 
 const WRAPPER_DEPTH: usize = 8;
 
+/// Is this name a bash builtin tern knows (found before PATH)?
+pub(crate) fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+}
+
 pub(crate) struct Checker<'a> {
     pub eff: &'a mut Effects,
     cwd: Option<PathBuf>,

@@ -253,11 +253,10 @@ impl Planner<'_> {
         Ok(())
     }
 
+    /// A subshell: what it changes stays in it.
     fn subshell(&mut self, b: &Block, st: &mut State) -> R<()> {
         let mut sub = st.clone();
-        self.block(b, &mut sub)?;
-        *st = merge(st, &sub);
-        Ok(())
+        self.block(b, &mut sub)
     }
 
     fn stmt(&mut self, s: &Stmt, st: &mut State) -> R<()> {
@@ -267,15 +266,12 @@ impl Planner<'_> {
         match s {
             Stmt::Simple(c) => self.simple(c, st),
             Stmt::Test(t) => self.test(t, st),
+            // Every stage runs in a subshell (bash -c has no lastpipe).
             Stmt::Pipeline(stages) => {
-                let start = st.clone();
-                let mut outs = vec![start.clone()];
                 for stage in stages {
-                    let mut sub = start.clone();
+                    let mut sub = st.clone();
                     self.stmt(stage, &mut sub)?;
-                    outs.push(sub);
                 }
-                *st = merge_all(&outs).unwrap_or(start);
                 Ok(())
             }
             Stmt::AndOr(first, rest) => {

@@ -276,6 +276,11 @@ impl<'s> Cx<'s> {
             .get(a..b)
             .ok_or("the command is not valid UTF-8 where it splits")?;
         let clean = gap.replace("\\\n", "");
+        if clean.is_empty() {
+            // bash removes a line continuation, joining what is on either
+            // side into one word; tree-sitter splits there.
+            return Err("a line continuation with no blank beside it".into());
+        }
         if clean.chars().all(|c| matches!(c, ' ' | '\t' | '\n')) {
             Ok(())
         } else {
@@ -668,7 +673,15 @@ impl<'s> Cx<'s> {
             }
             at = line_stop + 1;
         }
-        if body_start != line_end && !(body.is_none() && body_start >= line_end) {
+        // With <<- the tree starts the body after the first line's tabs.
+        let tabs = if strip_tabs {
+            self.src[line_end..].len() - self.src[line_end..].trim_start_matches('\t').len()
+        } else {
+            0
+        };
+        if !(line_end..=line_end + tabs).contains(&body_start)
+            && !(body.is_none() && body_start >= line_end)
+        {
             return Err("a here-document body the parser places elsewhere than bash".into());
         }
         if found != Some(end.start_byte()) {
@@ -945,6 +958,15 @@ impl<'s> Cx<'s> {
                     decode_unquoted(t, first, ctx, out)?;
                 }
             }
+            // A lone `$` at the end of a word is literal to bash; before a
+            // quote it is `$"…"` or `$'…'`, which the tree splits.
+            "$" => {
+                let next = self.src[n.end_byte()..].chars().next();
+                if !next.is_none_or(|c| " \t\n;&|)<>".contains(c)) {
+                    return Err("a `$` the parser left apart from what follows it".into());
+                }
+                push_lit(out, '$', quoted);
+            }
             // `{1..5}`: its text, expanded by the planner like `{a,b}`.
             "brace_expression" => {
                 let t = self.text(n)?;
@@ -1117,7 +1139,8 @@ impl<'s> Cx<'s> {
         for (i, k) in kids.iter().enumerate() {
             match k.kind() {
                 "\"" if i == 0 || i == kids.len() - 1 => {}
-                "string_content" => {}
+                // Text, decoded below with the rest of the literal run.
+                "string_content" | "$" => {}
                 "simple_expansion"
                 | "expansion"
                 | "command_substitution"
