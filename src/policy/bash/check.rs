@@ -47,6 +47,7 @@ const BUILTINS: &[&str] = &[
 const WRAPPER_DEPTH: usize = 8;
 
 /// Is this name a bash builtin tern knows (found before PATH)?
+#[cfg(test)]
 pub(crate) fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name)
 }

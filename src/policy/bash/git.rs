@@ -645,8 +645,14 @@ pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
     let Some((dotgit, gitdir)) = discover(dir)? else {
         return Ok(());
     };
-    if dotgit.is_file() && inside(&gitdir) && !gitdir.components().any(|c| c.as_os_str() == ".git")
-    {
+    let under_dot_git = gitdir.components().any(|c| c.as_os_str() == ".git");
+    if dotgit == gitdir && inside(&gitdir) && !under_dot_git {
+        return Err(format!(
+            "{} looks like a bare repository the model could have made",
+            gitdir.display()
+        ));
+    }
+    if dotgit.is_file() && inside(&gitdir) && !under_dot_git {
         return Err(format!(
             "{} points git at {}, a directory in the project outside .git",
             dotgit.display(),
@@ -677,6 +683,11 @@ pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
 fn discover(dir: &Path) -> R<Option<(PathBuf, PathBuf)>> {
     let mut cur = Some(dir);
     while let Some(d) = cur {
+        // A directory that looks like a repository itself (HEAD, objects,
+        // refs) is one git uses as a bare repository.
+        if d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir() {
+            return Ok(Some((d.to_path_buf(), d.to_path_buf())));
+        }
         let dotgit = d.join(".git");
         if dotgit.is_dir() {
             return Ok(Some((dotgit.clone(), dotgit)));

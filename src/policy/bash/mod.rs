@@ -96,8 +96,10 @@ pub(crate) struct Planned {
 
 /// Analyses `command` as it would run in `cwd` (resolved).
 pub fn analyse(command: &str, cwd: &Path) -> Analysis {
+    // Anything but name characters separates words here: the split is only
+    // for deny rules when there is no plan, so more words is safer.
     let words = command
-        .split(|c: char| c.is_whitespace() || ";&|()<>`'\"$={}".contains(c))
+        .split(|c: char| !(c.is_alphanumeric() || "_./-+@%:".contains(c)))
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect();

@@ -92,7 +92,11 @@ impl Lab {
             std::fs::read_dir(self.log.parent().unwrap())
                 .unwrap()
                 .flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}.")))
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("{name}."))
+                })
                 .map(|e| e.path())
                 .collect::<Vec<_>>()
         };
@@ -103,7 +107,10 @@ impl Lab {
             .arg("-c")
             .arg(cmd)
             .current_dir(&self.dir)
-            .env("PATH", format!("{}:{}", self.shims.display(), self.real_path))
+            .env(
+                "PATH",
+                format!("{}:{}", self.shims.display(), self.real_path),
+            )
             .env("TERN_DIFF_PATH", &self.real_path)
             .env("TERN_DIFF_LOG", &self.log)
             .env("BASH_ENV", &self.env_file)
@@ -146,7 +153,11 @@ fn planned(lab: &Lab, cmd: &str) -> Result<Vec<(String, String, Vec<Arg>)>, Stri
         if prog.contains('/') {
             continue;
         }
-        if c.step.argv.iter().any(|a| matches!(a, Arg::Many { .. } | Arg::Under(_))) {
+        if c.step
+            .argv
+            .iter()
+            .any(|a| matches!(a, Arg::Many { .. } | Arg::Under(_)))
+        {
             return Err("an argument that expands to any number of words".into());
         }
         let dir = c.step.cwd.clone().ok_or("a directory not known")?;
@@ -158,7 +169,11 @@ fn planned(lab: &Lab, cmd: &str) -> Result<Vec<(String, String, Vec<Arg>)>, Stri
                 continue;
             }
             lab.shim(prog);
-            out.push((prog.to_string(), dir.display().to_string(), argv[1..].to_vec()));
+            out.push((
+                prog.to_string(),
+                dir.display().to_string(),
+                argv[1..].to_vec(),
+            ));
         }
     }
     Ok(out)
@@ -361,7 +376,10 @@ fn plans_agree_with_bash() {
     for line in LINES {
         match differential(&lab, line) {
             Ok(true) => compared += 1,
-            Ok(false) => failures.push(format!("{line:?}: no plan ({:?})", analyse(line, &lab.dir).why_not())),
+            Ok(false) => failures.push(format!(
+                "{line:?}: no plan ({:?})",
+                analyse(line, &lab.dir).why_not()
+            )),
             Err(e) => failures.push(e),
         }
     }
@@ -378,16 +396,43 @@ fn random_lines_agree_with_bash() {
     };
     let mut rng = fastrand::Rng::with_seed(14);
     let atoms = [
-        "a", "x y", "*.txt", "dir1/*", "'q w'", "\"d q\"", "$v", "\"$v\"", "~", "~+", "{1,2}",
-        "{a..c}", "$((1+2))", "$(echo s)", "\"$(echo s t)\"", "[ab].txt", "''", "\\*", "a\\ b",
-        "$'t\\tu'", "=", "-n", "--", "dir2", ".*", "x{,y}", "\"$w\"",
+        "a",
+        "x y",
+        "*.txt",
+        "dir1/*",
+        "'q w'",
+        "\"d q\"",
+        "$v",
+        "\"$v\"",
+        "~",
+        "~+",
+        "{1,2}",
+        "{a..c}",
+        "$((1+2))",
+        "$(echo s)",
+        "\"$(echo s t)\"",
+        "[ab].txt",
+        "''",
+        "\\*",
+        "a\\ b",
+        "$'t\\tu'",
+        "=",
+        "-n",
+        "--",
+        "dir2",
+        ".*",
+        "x{,y}",
+        "\"$w\"",
     ];
     let programs = ["echo", "printf '%s|'", "ls -d", "test -n", "cat", "wc -c"];
     let mut compared = 0;
     for _ in 0..300 {
         let mut line = String::new();
         if rng.bool() {
-            line.push_str(&format!("v='{}'; ", ["p q", "*.rs", "z", ""][rng.usize(0..4)]));
+            line.push_str(&format!(
+                "v='{}'; ",
+                ["p q", "*.rs", "z", ""][rng.usize(0..4)]
+            ));
         }
         if rng.u8(0..4) == 0 {
             line.push_str("w=dir1; ");

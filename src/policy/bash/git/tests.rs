@@ -86,7 +86,9 @@ fn read_only_subcommands_and_their_limits() {
         ("git push", "not a known"),
         ("git log --outp=x", "harmless"),
     ] {
-        let e = analyse(cmd, &d).why_not().unwrap_or_else(|| panic!("{cmd:?} passed"));
+        let e = analyse(cmd, &d)
+            .why_not()
+            .unwrap_or_else(|| panic!("{cmd:?} passed"));
         assert!(e.contains(why), "{cmd:?}: {e} (wanted {why:?})");
     }
 }
@@ -109,7 +111,10 @@ fn a_config_that_runs_programs_is_refused() {
     )
     .unwrap();
     let _ = Command::new("git").arg("status").current_dir(&d).output();
-    assert!(marker.exists(), "the fsmonitor hook did not run: the case proves nothing");
+    assert!(
+        marker.exists(),
+        "the fsmonitor hook did not run: the case proves nothing"
+    );
     let e = repo_check(&d, &inside_of(&d)).unwrap_err();
     assert!(e.contains("core.fsmonitor"), "{e}");
     for text in [
@@ -126,7 +131,11 @@ fn a_config_that_runs_programs_is_refused() {
         std::fs::write(d.join(".git/config"), text).unwrap();
         assert!(repo_check(&d, &inside_of(&d)).is_err(), "{text:?}");
     }
-    std::fs::write(d.join(".git/config"), "[core]\n\tbare = false\n[user]\n\tname = a\n").unwrap();
+    std::fs::write(
+        d.join(".git/config"),
+        "[core]\n\tbare = false\n[user]\n\tname = a\n",
+    )
+    .unwrap();
     repo_check(&d, &inside_of(&d)).unwrap();
 }
 
@@ -157,7 +166,10 @@ fn a_planted_gitdir_link_is_refused() {
     std::fs::write(sub.join(".git"), "gitdir: ../fake\n").unwrap();
     std::fs::write(sub.join("x"), "x").unwrap();
     let _ = Command::new("git").arg("status").current_dir(&sub).output();
-    assert!(marker.exists(), "git did not use the planted directory: the case proves nothing");
+    assert!(
+        marker.exists(),
+        "git did not use the planted directory: the case proves nothing"
+    );
     let e = repo_check(&sub, &inside_of(&d)).unwrap_err();
     assert!(e.contains("points git at"), "{e}");
     // A worktree's link into the main repository's .git is fine.

@@ -30,7 +30,13 @@ fn verdict(cmd: &str, dir: &Path) -> Result<(), String> {
 /// really creates `out` when run.
 #[test]
 fn refused_forms_really_write() {
-    let have = |p: &str| Command::new("sh").arg("-c").arg(format!("command -v {p}")).output().is_ok_and(|o| o.status.success());
+    let have = |p: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {p}"))
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     let cases = [
         ("sort -o out in.txt", "sort"),
         ("sort --output=out in.txt", "sort"),
@@ -49,8 +55,15 @@ fn refused_forms_really_write() {
             continue;
         }
         let d = scratch();
-        let _ = Command::new("bash").arg("-c").arg(cmd).current_dir(&d).output();
-        assert!(d.join("out").exists(), "{cmd:?} did not write (the case proves nothing)");
+        let _ = Command::new("bash")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(&d)
+            .output();
+        assert!(
+            d.join("out").exists(),
+            "{cmd:?} did not write (the case proves nothing)"
+        );
         let check = cmd.rsplit("&& ").next().unwrap_or(cmd);
         assert!(verdict(check, &d).is_err(), "{check:?} was read-only");
     }

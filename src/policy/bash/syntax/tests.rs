@@ -93,9 +93,10 @@ fn literal_words_decode_like_bash() {
         s.words.iter().map(|w| w.literal().unwrap()).collect()
     };
     assert_eq!(words("echo a'b'\"c\"d"), ["echo", "abcd"]);
-    assert_eq!(words(r#"echo "a\$b" "c\\d" "e\"f" 'g\h' "\x""#), [
-        "echo", "a$b", "c\\d", "e\"f", "g\\h", "\\x"
-    ]);
+    assert_eq!(
+        words(r#"echo "a\$b" "c\\d" "e\"f" 'g\h' "\x""#),
+        ["echo", "a$b", "c\\d", "e\"f", "g\\h", "\\x"]
+    );
     assert_eq!(words("echo a\\ b \\$x"), ["echo", "a b", "$x"]);
     assert_eq!(words("echo $'a\\tb'"), ["echo", "a\tb"]);
     assert_eq!(words("echo \"a$\" b$ $"), ["echo", "a$", "b$", "$"]);
@@ -104,7 +105,10 @@ fn literal_words_decode_like_bash() {
     assert_eq!(words("echo ''"), ["echo", ""]);
     assert_eq!(words("echo # note"), ["echo"]);
     assert_eq!(words("echo a#b"), ["echo", "a#b"]);
-    assert_eq!(words("git diff HEAD~3 @{u}"), ["git", "diff", "HEAD~3", "@{u}"]);
+    assert_eq!(
+        words("git diff HEAD~3 @{u}"),
+        ["git", "diff", "HEAD~3", "@{u}"]
+    );
 }
 
 #[test]
