@@ -1098,3 +1098,61 @@ fn the_tern_binary_runs_none_of_them() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A line tern auto-allows as read-only runs with the hardened
+/// environment: git's hook and pager settings overridden from the command
+/// line scope, pagers `cat`, LESSOPEN and BASH_ENV gone. A line approved
+/// by an allow rule runs as the user configured it.
+#[test]
+fn read_only_lines_run_hardened() {
+    let p = build("hardened", Plain);
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[
+            (
+                "toolu_cfg",
+                "Bash",
+                r#"{"command": "git config --get core.fsmonitor; git config --get core.hooksPath"}"#,
+            ),
+            (
+                "toolu_env",
+                "Bash",
+                r#"{"command": "printenv PAGER GIT_PAGER; printenv LESSOPEN || echo no-lessopen; printenv BASH_ENV || echo no-bash-env"}"#,
+            ),
+            (
+                "toolu_rule",
+                "Bash",
+                r#"{"command": "touch made && printenv LESSOPEN"}"#,
+            ),
+        ]),
+        standin::text_reply("done"),
+    ]);
+    let out = support::run(
+        support::tern(&api.url, &p.proj)
+            .env("HOME", &p.home)
+            .env("LESSOPEN", "|lesspipe %s")
+            .env("BASH_ENV", p.proj.join("in.txt"))
+            .args(["-p", "look", "--allowedTools", "Bash(touch:*)"]),
+    );
+    let results = tool_results(&api.requests());
+    let text = |id: &str| {
+        results
+            .iter()
+            .find(|r| r.0 == id)
+            .map(|r| r.2.clone())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no result for {id}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+    };
+    let cfg = text("toolu_cfg");
+    assert!(cfg.contains("false") && cfg.contains("/dev/null"), "{cfg}");
+    let env = text("toolu_env");
+    assert!(
+        env.contains("cat\ncat") && env.contains("no-lessopen") && env.contains("no-bash-env"),
+        "{env}"
+    );
+    let rule = text("toolu_rule");
+    assert!(rule.contains("|lesspipe %s"), "{rule}");
+}

@@ -77,6 +77,8 @@ pub struct Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Verdict {
     Allow,
+    /// A Bash line allowed because it only reads: run it hardened.
+    AllowHardened,
     Ask(String),
     Deny(String),
 }
@@ -229,16 +231,18 @@ impl Policy {
             Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
             _ => Vec::new(),
         };
-        let permit = || Permit {
+        let permit = |hardened| Permit {
             call_id: call.id.to_string(),
             paths,
             filter,
+            hardened,
         };
         match verdict {
-            Verdict::Allow => Decision::Allow(permit()),
+            Verdict::Allow => Decision::Allow(permit(false)),
+            Verdict::AllowHardened => Decision::Allow(permit(true)),
             Verdict::Ask(text) => Decision::Ask(Question {
                 text,
-                permit: permit(),
+                permit: permit(false),
             }),
             Verdict::Deny(text) => Decision::Deny(Reason(text)),
         }
@@ -280,7 +284,8 @@ impl Policy {
         }
         if let Target::Command(cmd) = target {
             return match self.decide_bash(input, cmd) {
-                bash::decide::BashVerdict::Allow { .. } => Verdict::Allow,
+                bash::decide::BashVerdict::Allow { hardened: false } => Verdict::Allow,
+                bash::decide::BashVerdict::Allow { hardened: true } => Verdict::AllowHardened,
                 bash::decide::BashVerdict::Ask(q) => Verdict::Ask(q),
                 bash::decide::BashVerdict::Deny(r) => Verdict::Deny(r),
             };

@@ -176,3 +176,69 @@ fn a_planted_gitdir_link_is_refused() {
     std::fs::write(sub.join(".git"), format!("gitdir: {}/.git\n", d.display())).unwrap();
     repo_check(&sub, &inside_of(&d)).unwrap();
 }
+
+/// The hardened environment stops what the repository check is there for,
+/// on its own: an fsmonitor hook and a planted bare repository's textconv.
+#[test]
+fn the_hardened_environment_neutralises_hooks_git_would_run() {
+    if !git_here() {
+        return;
+    }
+    let d = repo();
+    let marker = d.join("PWNED");
+    let mut cfg = std::fs::read_to_string(d.join(".git/config")).unwrap();
+    cfg.push_str(&format!(
+        "[core]\n\tfsmonitor = touch {}; false\n",
+        marker.display()
+    ));
+    std::fs::write(d.join(".git/config"), cfg).unwrap();
+    let run = |args: &[&str], dir: &Path, hardened: bool| {
+        let mut c = Command::new("git");
+        c.args(args).current_dir(dir);
+        if hardened {
+            let (set, unset) = crate::policy::bash::env::hardened(&[]);
+            for k in unset {
+                c.env_remove(k);
+            }
+            c.envs(set);
+        }
+        let _ = c.output();
+    };
+    run(&["status"], &d, true);
+    assert!(
+        !marker.exists(),
+        "fsmonitor ran under the hardened environment"
+    );
+    run(&["status"], &d, false);
+    assert!(
+        marker.exists(),
+        "fsmonitor did not run without it: the case proves nothing"
+    );
+
+    let bare = d.join("bare");
+    Command::new("git")
+        .args(["clone", "-q", "--bare", ".", "bare"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let mark2 = d.join("PWNED2");
+    let mut cfg = std::fs::read_to_string(bare.join("config")).unwrap();
+    cfg.push_str(&format!(
+        "[diff \"x\"]\n\ttextconv = touch {}; cat\n",
+        mark2.display()
+    ));
+    std::fs::write(bare.join("config"), cfg).unwrap();
+    std::fs::create_dir_all(bare.join("info")).unwrap();
+    std::fs::write(bare.join("info/attributes"), "* diff=x\n").unwrap();
+    // Two commits so that log -p has a diff to convert.
+    run(&["log", "-p", "-1"], &bare, true);
+    assert!(
+        !mark2.exists(),
+        "a bare repository's textconv ran under the hardened environment"
+    );
+    run(&["log", "-p", "-1"], &bare, false);
+    assert!(
+        mark2.exists(),
+        "textconv did not run without it: the case proves nothing"
+    );
+}
