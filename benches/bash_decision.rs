@@ -89,7 +89,10 @@ fn main() {
         e
     };
     let cold: Vec<Duration> = commands.iter().map(|c| decide(c)).collect();
-    let rounds = 30;
+    let rounds: usize = std::env::var("TERN_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(30);
     let mut warm = Vec::with_capacity(commands.len() * rounds);
     for _ in 0..rounds {
         for c in &commands {

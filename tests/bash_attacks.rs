@@ -1156,3 +1156,49 @@ fn read_only_lines_run_hardened() {
     let rule = text("toolu_rule");
     assert!(rule.contains("|lesspipe %s"), "{rule}");
 }
+
+/// When tern's own PATH has an entry the model can write (relative, or
+/// inside the project), a bare `ls` could be the project's `bin/ls`: it
+/// is not auto-allowed, and it does not run.
+#[test]
+fn a_path_entry_in_the_project_is_not_trusted() {
+    let p = build("pathentry", Plain);
+    let system = std::env::var("PATH").unwrap_or_default();
+    for path in [
+        format!("bin:{system}"),
+        format!("{}:{system}", p.proj.join("bin").display()),
+    ] {
+        // Unprotected, bash with that PATH runs the project's ls.
+        let ran = Command::new("bash")
+            .args(["-c", "ls"])
+            .env("PATH", &path)
+            .current_dir(&p.proj)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        assert!(
+            ran && p.out.join("r59").exists(),
+            "PATH={path}: no harm unprotected"
+        );
+        std::fs::remove_file(p.out.join("r59")).unwrap();
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[("toolu_ls", "Bash", r#"{"command": "ls"}"#)]),
+            standin::text_reply("done"),
+        ]);
+        let _ = support::run(
+            support::tern(&api.url, &p.proj)
+                .env("PATH", &path)
+                .args(["-p", "look"]),
+        );
+        let results = tool_results(&api.requests());
+        let r = results
+            .iter()
+            .find(|r| r.0 == "toolu_ls")
+            .expect("a result");
+        assert!(r.1 && r.2.contains("bin/ls"), "PATH={path}: {}", r.2);
+        assert!(
+            !p.out.join("r59").exists(),
+            "PATH={path}: the project's ls ran"
+        );
+    }
+}

@@ -30,8 +30,10 @@ pub(crate) struct Read {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Effects {
     pub reads: Vec<Read>,
-    /// Programs that will be executed, resolved (not builtins).
+    /// Programs named by a path, resolved.
     pub execs: Vec<PathBuf>,
+    /// Programs named bare (looked up on PATH from `.1`).
+    pub bare: Vec<(String, PathBuf)>,
     /// Directories in which git runs (their repository is checked).
     pub git: Vec<PathBuf>,
 }
@@ -234,31 +236,15 @@ impl<'a> Checker<'a> {
     }
 
     /// The executable a program name runs: it must not be one the model
-    /// could have written (inside the working directories, checked by the
-    /// policy) — so `ls` cannot be `./ls` through a PATH entry.
+    /// could have written (the policy checks PATH for bare names and the
+    /// resolved path for the rest) — so `ls` cannot be `./ls` through a
+    /// PATH entry.
     fn executable(&mut self, program: &str, name: &str) -> R<()> {
         if !program.contains('/') {
-            if BUILTINS.contains(&name) {
-                return Ok(());
+            if !BUILTINS.contains(&name) {
+                let dir = self.dir()?.to_path_buf();
+                self.eff.bare.push((program.to_string(), dir));
             }
-            let path = std::env::var("PATH")
-                .unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_string());
-            for dir in path.split(':') {
-                let dir = if dir.is_empty() { "." } else { dir };
-                let base = if dir.starts_with('/') {
-                    Path::new("/")
-                } else {
-                    self.dir()?
-                };
-                let Some(cand) = path::resolve(base, &format!("{dir}/{program}")) else {
-                    continue;
-                };
-                if is_executable(&cand) {
-                    self.eff.execs.push(cand);
-                    return Ok(());
-                }
-            }
-            // Not found: bash says so and runs nothing.
             return Ok(());
         }
         let p = path::resolve(self.dir()?, program)
@@ -485,12 +471,8 @@ impl<'a> Checker<'a> {
                 || (a.len() > 2 && ["-d", "-E", "-L", "-n", "-P", "-s"].contains(&&a[..2]))
             {
                 i += 1;
-            } else if a.starts_with("--arg-file=") {
-                self.read(
-                    &Arg::Lit(a["--arg-file=".len()..].to_string()),
-                    false,
-                    "xargs",
-                )?;
+            } else if let Some(f) = a.strip_prefix("--arg-file=") {
+                self.read(&Arg::Lit(f.to_string()), false, "xargs")?;
                 i += 1;
             } else if a.starts_with("-I") && a.len() > 2 {
                 replace = Some(a[2..].to_string());
@@ -640,7 +622,7 @@ impl<'a> Checker<'a> {
     }
 }
 
-fn is_executable(p: &Path) -> bool {
+pub(crate) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

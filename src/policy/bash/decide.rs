@@ -11,10 +11,10 @@
 //! commands were all approved as read-only runs with the hardened
 //! environment ([`super::env::hardened`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::Analysis;
 use super::rules::{self, Match};
-use super::{Analysis, analyse};
 use crate::config::settings::Behavior;
 use crate::json::Value;
 use crate::policy::{Mode, Policy, Rule};
@@ -36,7 +36,7 @@ impl Analysis {
         match &self.planned {
             Ok(p) => {
                 for c in &p.commands {
-                    for f in &c.forms {
+                    for f in c.forms() {
                         match rules::matches(spec, &f.argv) {
                             Match::Yes => return Match::Yes,
                             Match::Possible => best = Match::Possible,
@@ -84,7 +84,11 @@ impl Analysis {
 
 impl Policy {
     pub(crate) fn decide_bash(&self, input: &Value, cmd: &str) -> BashVerdict {
-        let a = analyse(cmd, &self.cwd);
+        let a = super::analyse_in(
+            cmd,
+            &self.cwd,
+            self.working_dirs.first().map(PathBuf::as_path),
+        );
         let rules = self.all_rules();
         let bash_rules = |b: Behavior| {
             rules
@@ -189,7 +193,7 @@ impl Policy {
         if allows.iter().any(|r| r.spec.is_none()) {
             return BashVerdict::Allow { hardened: false };
         }
-        match self.approve(&a, &allows) {
+        match self.approve(&a, &allows, &rules) {
             Ok(hardened) => BashVerdict::Allow { hardened },
             // The sandbox bounds what it can do; rules still ran.
             Err(_)
@@ -204,14 +208,22 @@ impl Policy {
 
     /// Each command approved by an allow rule or as read-only where it
     /// should be. Ok(true) when every one was read-only.
-    fn approve(&self, a: &Analysis, allows: &[&Rule]) -> Result<bool, String> {
+    fn approve(&self, a: &Analysis, allows: &[&Rule], rules: &[Rule]) -> Result<bool, String> {
         let p = a.planned.as_ref().map_err(Clone::clone)?;
         for r in &p.redirects {
             let eff = r.as_ref().map_err(Clone::clone)?;
-            self.reads_ok(eff)?;
+            self.reads_ok(eff, rules)?;
         }
         let mut all_read_only = true;
         for c in &p.commands {
+            // Read-only first: it needs no rule, and keeps the line hardened.
+            let read_only = match &c.verdict {
+                Ok(eff) => self.reads_ok(eff, rules),
+                Err(e) => Err(e.clone()),
+            };
+            let Err(why) = read_only else {
+                continue;
+            };
             let effective = rules::effective(&c.step.argv);
             let by_rule = c
                 .step
@@ -223,12 +235,10 @@ impl Policy {
                         .as_deref()
                         .is_some_and(|s| rules::matches(s, effective) == Match::Yes)
                 });
-            if by_rule {
-                all_read_only = false;
-                continue;
+            if !by_rule {
+                return Err(why);
             }
-            let eff = c.verdict.as_ref().map_err(Clone::clone)?;
-            self.reads_ok(eff)?;
+            all_read_only = false;
         }
         Ok(all_read_only)
     }
@@ -237,9 +247,11 @@ impl Policy {
     /// directories (or a Read allow rule names them); the programs it runs
     /// are not ones the model could have written; git's repository is one
     /// git can be trusted in.
-    fn reads_ok(&self, eff: &super::check::Effects) -> Result<(), String> {
+    fn reads_ok(&self, eff: &super::check::Effects, rules: &[Rule]) -> Result<(), String> {
+        // Paths here are resolved already.
+        let inside = |p: &Path| self.working_dirs.iter().any(|d| p.starts_with(d));
         for r in &eff.reads {
-            if !self.inside(&r.path) && !self.read_allowed(&r.path) {
+            if !inside(&r.path) && !self.read_allowed(&r.path, rules) {
                 return Err(format!(
                     "it reads {}, outside the working directories",
                     shown(&r.shown, &r.path)
@@ -250,22 +262,102 @@ impl Policy {
             let tmp = ["/tmp", "/var/tmp", "/dev/shm"]
                 .iter()
                 .any(|t| e.starts_with(t));
-            if self.inside(e) || tmp {
+            if inside(e) || tmp {
                 return Err(format!(
                     "it runs {}, a program in a directory the model can write",
                     e.display()
                 ));
             }
         }
-        let inside = |p: &Path| self.inside(p);
+        for (name, dir) in &eff.bare {
+            if let Some(e) = self.path_hazard(name, dir) {
+                return Err(format!(
+                    "{name} would run {}, a program in a directory the model can write",
+                    e.display()
+                ));
+            }
+        }
         for g in &eff.git {
             super::git::repo_check(g, &inside)?;
         }
         Ok(())
     }
 
-    fn read_allowed(&self, p: &Path) -> bool {
-        self.all_rules().iter().any(|r| {
+    /// The program a bare name runs, when PATH would find it in a
+    /// directory the model can write (a working directory, a temporary
+    /// one, or a relative entry) before any other.
+    fn path_hazard(&self, name: &str, dir: &Path) -> Option<PathBuf> {
+        let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        let writable = |d: &Path| {
+            self.working_dirs.iter().any(|w| d.starts_with(w))
+                || ["/tmp", "/var/tmp", "/dev/shm"]
+                    .iter()
+                    .any(|t| d.starts_with(t))
+        };
+        // Which PATH entries are such directories: resolved once per PATH.
+        // (PATH, working directories) -> per entry, the writable directory it is.
+        type Cache = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
+        thread_local! {
+            static DIRS: std::cell::RefCell<Cache> = const { std::cell::RefCell::new(None) };
+        }
+        let entries: Vec<Option<PathBuf>> = DIRS.with(|c| {
+            let mut c = c.borrow_mut();
+            if let Some((p, w, e)) = &*c
+                && *p == path
+                && *w == self.working_dirs
+            {
+                return e.clone();
+            }
+            // None: an absolute entry outside what the model can write.
+            let e: Vec<Option<PathBuf>> = path
+                .split(':')
+                .map(|d| {
+                    if !d.starts_with('/') {
+                        return Some(PathBuf::from(d));
+                    }
+                    // A loop of links is not known to be safe.
+                    match super::path::resolve(Path::new("/"), d) {
+                        Some(real) => writable(&real).then_some(real),
+                        None => Some(PathBuf::from(d)),
+                    }
+                })
+                .collect();
+            *c = Some((path.clone(), self.working_dirs.clone(), e.clone()));
+            e
+        });
+        if entries.iter().all(Option::is_none) {
+            return None;
+        }
+        for (d, hazard) in path.split(':').zip(&entries) {
+            match hazard {
+                Some(h) => {
+                    let full = if h.is_absolute() {
+                        h.join(name)
+                    } else {
+                        dir.join(h).join(name)
+                    };
+                    let Some(real) =
+                        super::path::resolve(Path::new("/"), &full.display().to_string())
+                    else {
+                        return Some(full);
+                    };
+                    if super::check::is_executable(&real) {
+                        // Found here: this is what runs.
+                        return (h.is_absolute() || writable(&real)).then_some(real);
+                    }
+                }
+                None => {
+                    if super::check::is_executable(&Path::new(d).join(name)) {
+                        return None;
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn read_allowed(&self, p: &Path, rules: &[Rule]) -> bool {
+        rules.iter().any(|r| {
             r.behavior == Behavior::Allow
                 && r.tool == "Read"
                 && r.spec.as_deref().is_some_and(|s| self.path_rule(r, s, p))

@@ -73,8 +73,18 @@ pub(crate) struct Checked {
     pub step: plan::Step,
     /// Ok with what it reads when read-only; Err says why not.
     pub verdict: Result<Effects, String>,
-    /// Every form rules see (see [`rules::forms`]).
-    pub forms: Vec<rules::Form>,
+    /// Every form rules see (see [`rules::forms`]), made when a rule asks.
+    forms: std::cell::OnceCell<Vec<rules::Form>>,
+}
+
+impl Checked {
+    pub(crate) fn forms(&self) -> &[rules::Form] {
+        self.forms.get_or_init(|| {
+            let mut f = Vec::new();
+            rules::forms(&self.step.argv, 0, &mut f);
+            f
+        })
+    }
 }
 
 /// The analysis of one command line in one directory.
@@ -96,6 +106,11 @@ pub(crate) struct Planned {
 
 /// Analyses `command` as it would run in `cwd` (resolved).
 pub fn analyse(command: &str, cwd: &Path) -> Analysis {
+    analyse_in(command, cwd, None)
+}
+
+/// The same, with the directory's resolved form when the caller has it.
+pub(crate) fn analyse_in(command: &str, cwd: &Path, physical: Option<&Path>) -> Analysis {
     // Anything but name characters separates words here: the split is only
     // for deny rules when there is no plan, so more words is safer.
     let words = command
@@ -104,7 +119,10 @@ pub fn analyse(command: &str, cwd: &Path) -> Analysis {
         .map(str::to_string)
         .collect();
     let planned = parse_cached(command).and_then(|block| {
-        let physical = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let physical = physical.map_or_else(
+            || std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
+            Path::to_path_buf,
+        );
         let facts = plan::Facts {
             cwd: plan::Dir {
                 physical,
@@ -151,13 +169,11 @@ fn check_plan(plan: Plan) -> Planned {
         .map(|step| {
             let mut eff = Effects::default();
             let verdict = Checker::new(&mut eff).step(&step).map(|()| eff);
-            let mut forms = Vec::new();
-            rules::forms(&step.argv, 0, &mut forms);
             writes.extend(written(&step));
             Checked {
                 step,
                 verdict,
-                forms,
+                forms: std::cell::OnceCell::new(),
             }
         })
         .collect();

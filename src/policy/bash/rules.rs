@@ -78,6 +78,40 @@ fn pattern(spec: &str) -> (Vec<Option<char>>, bool) {
 
 /// Does `spec` match this argv: surely, only through a hole, or not?
 pub(crate) fn matches(spec: &str, argv: &[Arg]) -> Match {
+    // Most commands are all literal and most specs have no `*` but a
+    // `:*`/` *` ending: then plain string comparison gives the same answer
+    // as the matcher below, without its table.
+    if argv.iter().all(|a| matches!(a, Arg::Lit(_))) {
+        let (body, prefix) = spec
+            .strip_suffix(":*")
+            .or_else(|| spec.strip_suffix(" *"))
+            .map_or((spec, false), |b| (b, true));
+        if !body.contains('*') {
+            let program = body.split(' ').next().unwrap_or("");
+            if argv
+                .first()
+                .and_then(Arg::lit)
+                .is_some_and(|p| !p.starts_with(program))
+            {
+                return Match::No;
+            }
+            let text = argv
+                .iter()
+                .filter_map(Arg::lit)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let hit = text == body
+                || (prefix
+                    && text
+                        .strip_prefix(body)
+                        .is_some_and(|rest| rest.starts_with(' ')));
+            return if hit { Match::Yes } else { Match::No };
+        }
+    }
+    by_table(spec, argv)
+}
+
+fn by_table(spec: &str, argv: &[Arg]) -> Match {
     let text = pieces(argv);
     let (pat, prefix) = pattern(spec);
     let mut best = Match::No;
@@ -431,6 +465,62 @@ mod tests {
         );
         assert_eq!(matches("git status", &argv("git ?")), Match::Possible);
         assert_eq!(matches("curl:*", &argv("echo ?")), Match::No);
+    }
+
+    /// The string comparison for literal lines agrees with the matcher
+    /// it stands in for, on every spec shape (a deny rule `r*:*` must
+    /// still catch `rm x`).
+    #[test]
+    fn literal_shortcut_agrees_with_the_matcher() {
+        let specs = [
+            "rm:*",
+            "rm",
+            "rm *",
+            "rm -rf:*",
+            "r*:*",
+            "r* *",
+            "*",
+            ":*",
+            "* x",
+            "rm :*",
+            "git log:*",
+            "git * --dry-run",
+            "git status",
+            "git status *",
+            "g*t status",
+            "git  status",
+            "rm x*",
+            "*rm",
+            "rmdir:*",
+        ];
+        let lines = [
+            "rm",
+            "rm x",
+            "rm -rf /",
+            "rmdir x",
+            "rm  x",
+            "r",
+            "git status",
+            "git statusx",
+            "git status -s",
+            "git push --dry-run",
+            "git  status",
+            "x rm",
+            "gat status",
+            "rm x y",
+            "",
+        ];
+        for spec in specs {
+            for line in lines {
+                let a = argv(line);
+                assert_eq!(
+                    matches(spec, &a),
+                    by_table(spec, &a),
+                    "{spec:?} vs {line:?}"
+                );
+            }
+        }
+        assert_eq!(matches("r*:*", &argv("rm x")), Match::Yes);
     }
 
     fn all(s: &str) -> Vec<String> {

@@ -664,7 +664,7 @@ impl<'s> Cx<'s> {
             } else {
                 0
             };
-            if &line[tabs..] == delim {
+            if line[tabs..] == *delim {
                 found = Some(at + tabs);
                 break;
             }
@@ -679,8 +679,8 @@ impl<'s> Cx<'s> {
         } else {
             0
         };
-        if !(line_end..=line_end + tabs).contains(&body_start)
-            && !(body.is_none() && body_start >= line_end)
+        if !((line_end..=line_end + tabs).contains(&body_start)
+            || (body.is_none() && body_start >= line_end))
         {
             return Err("a here-document body the parser places elsewhere than bash".into());
         }
