@@ -83,7 +83,9 @@ fn main() {
     let decide = |c: &str| {
         let input = tern::obj! { "command" => c };
         let t = Instant::now();
-        let d = policy.decide(&*bash, &input);
+        // What the pipeline does per call: the facts (the tool's own
+        // read-only analysis among them), then the decision.
+        let d = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
         let e = t.elapsed();
         std::hint::black_box(d);
         e

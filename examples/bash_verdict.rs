@@ -23,7 +23,8 @@ fn main() {
             .collect();
     }
     for cmd in lines {
-        let d = policy.decide(&*bash, &tern::obj! { "command" => cmd.as_str() });
+        let input = tern::obj! { "command" => cmd.as_str() };
+        let d = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
         println!("{cmd}\n    {d:?}");
     }
 }

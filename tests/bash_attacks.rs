@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use support::standin::{self, StandIn};
 use tern::config::settings::Behavior;
 use tern::json::Value;
-use tern::policy::{Decision, Mode, Policy, Rule};
+use tern::policy::{Mode, Policy, Rule};
 use tern::tools::Registry;
 
 const SECRET: &str = "SECRET-7f3a9c";
@@ -945,13 +945,11 @@ fn no_attack_is_auto_allowed_by_the_policy() {
         let p = &cache.iter().find(|(s, _)| *s == at.setup).unwrap().1;
         let cmd = p.fill(at.cmd);
         for &mode in modes(at.setup) {
+            let input = tern::obj! { "command" => cmd.as_str() };
             let d = policy(at.setup, mode, &p.proj)
-                .decide(&*bash, &tern::obj! { "command" => cmd.as_str() });
-            let bad = match (at.setup, mode) {
-                // Bypass allows what no rule stops; a deny rule must still.
-                (Denied, Mode::BypassPermissions) => d == Decision::Allow,
-                _ => d == Decision::Allow,
-            };
+                .decide(&tern::tools::facts(&*bash, "toolu_1", &input));
+            // Bypass allows what no rule stops; a deny rule must still.
+            let bad = d.is_allow();
             if bad {
                 failures.push(format!("[{}] allowed in {mode}: {cmd:?}", at.class));
             }

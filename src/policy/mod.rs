@@ -533,6 +533,19 @@ impl Policy {
         }
     }
 
+    /// Inside a working directory, for a path already resolved.
+    pub(crate) fn inside_resolved(&self, real: &Path) -> bool {
+        self.working_dirs.iter().any(|d| real.starts_with(d))
+            || self.added_dirs.borrow().iter().any(|d| real.starts_with(d))
+    }
+
+    /// The working directories, added ones included.
+    pub(crate) fn roots(&self) -> Vec<PathBuf> {
+        let mut all = self.working_dirs.clone();
+        all.extend(self.added_dirs.borrow().iter().cloned());
+        all
+    }
+
     /// Inside a working directory, symlinks resolved.
     pub fn inside(&self, path: &Path) -> bool {
         let real = canonical(path);

@@ -17,7 +17,7 @@ use super::Analysis;
 use super::rules::{self, Match};
 use crate::config::settings::Behavior;
 use crate::json::Value;
-use crate::policy::{Mode, Policy, Rule};
+use crate::policy::{Mode, Policy, Rule, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BashVerdict {
@@ -249,7 +249,7 @@ impl Policy {
     /// git can be trusted in.
     fn reads_ok(&self, eff: &super::check::Effects, rules: &[Rule]) -> Result<(), String> {
         // Paths here are resolved already.
-        let inside = |p: &Path| self.working_dirs.iter().any(|d| p.starts_with(d));
+        let inside = |p: &Path| self.inside_resolved(p);
         for r in &eff.reads {
             if !inside(&r.path) && !self.read_allowed(&r.path, rules) {
                 return Err(format!(
@@ -289,11 +289,12 @@ impl Policy {
     fn path_hazard(&self, name: &str, dir: &Path) -> Option<PathBuf> {
         let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
         let writable = |d: &Path| {
-            self.working_dirs.iter().any(|w| d.starts_with(w))
+            self.inside_resolved(d)
                 || ["/tmp", "/var/tmp", "/dev/shm"]
                     .iter()
                     .any(|t| d.starts_with(t))
         };
+        let roots = self.roots();
         // Which PATH entries are such directories: resolved once per PATH.
         // (PATH, working directories) -> per entry, the writable directory it is.
         type Cache = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
@@ -304,7 +305,7 @@ impl Policy {
             let mut c = c.borrow_mut();
             if let Some((p, w, e)) = &*c
                 && *p == path
-                && *w == self.working_dirs
+                && *w == roots
             {
                 return e.clone();
             }
@@ -322,7 +323,7 @@ impl Policy {
                     }
                 })
                 .collect();
-            *c = Some((path.clone(), self.working_dirs.clone(), e.clone()));
+            *c = Some((path.clone(), roots, e.clone()));
             e
         });
         if entries.iter().all(Option::is_none) {
@@ -380,28 +381,19 @@ impl Policy {
     }
 
     fn path_rule(&self, r: &Rule, spec: &str, p: &Path) -> bool {
-        let base = r
-            .origin
-            .as_ref()
-            .map_or(self.cwd.as_path(), |o| o.base.as_path());
-        crate::policy::path_matches(spec, p, base, &self.cwd)
+        self.pattern(r, spec).matches(p)
     }
 
     /// Could a rule's pattern name something below `dir`?
     fn rule_is_under(&self, r: &Rule, spec: &str, dir: &Path) -> bool {
-        let base = r
-            .origin
-            .as_ref()
-            .map_or(self.cwd.as_path(), |o| o.base.as_path());
-        let prefix = crate::policy::pattern_root(spec, base, &self.cwd);
-        prefix.starts_with(dir) || (spec.contains(['*', '?', '[', '{']) && dir.starts_with(&prefix))
+        self.pattern(r, spec).could_be_under(dir)
     }
 
     fn ask_bash(&self, q: String) -> BashVerdict {
         match self.ask(q) {
-            crate::policy::Decision::Deny(d) => BashVerdict::Deny(d),
-            crate::policy::Decision::Ask(q) => BashVerdict::Ask(q),
-            crate::policy::Decision::Allow => BashVerdict::Allow { hardened: false },
+            Verdict::Deny(d) => BashVerdict::Deny(d),
+            Verdict::Ask(q) => BashVerdict::Ask(q),
+            Verdict::Allow | Verdict::AllowHardened => BashVerdict::Allow { hardened: false },
         }
     }
 }
