@@ -136,7 +136,7 @@ impl<'a> Checker<'a> {
             Arg::Lit(s) if s.is_empty() => Ok(()),
             Arg::Lit(s) => {
                 let p = path::resolve(self.dir()?, s)
-                    .ok_or_else(|| format!("the path {s} goes through a loop of links"))?;
+                    .ok_or_else(|| format!("the path {s} cannot be resolved (a loop of links, or .. after a missing directory)"))?;
                 self.eff.reads.push(Read {
                     path: p,
                     recursive,
@@ -247,8 +247,11 @@ impl<'a> Checker<'a> {
             }
             return Ok(());
         }
-        let p = path::resolve(self.dir()?, program)
-            .ok_or_else(|| format!("{program} goes through a loop of links"))?;
+        let p = path::resolve(self.dir()?, program).ok_or_else(|| {
+            format!(
+                "{program} cannot be resolved (a loop of links, or .. after a missing directory)"
+            )
+        })?;
         self.eff.execs.push(p);
         Ok(())
     }

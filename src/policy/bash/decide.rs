@@ -171,12 +171,12 @@ impl Policy {
             return BashVerdict::Allow { hardened: false };
         }
         if let Ok(p) = &a.planned
-            && let Some(w) = p.writes.iter().find(|w| super::protected(w))
+            && let Some((w, reason)) = p
+                .writes
+                .iter()
+                .find_map(|w| self.protection(w).map(|r| (w, r)))
         {
-            let why = format!(
-                "{what} would write {}, which can make git or tern run code or allow more",
-                w.display()
-            );
+            let why = format!("{what} would write {} ({reason})", w.display());
             return if self.mode() == Mode::Plan {
                 BashVerdict::Deny(why)
             } else {
@@ -316,7 +316,7 @@ impl Policy {
                     if !d.starts_with('/') {
                         return Some(PathBuf::from(d));
                     }
-                    // A loop of links is not known to be safe.
+                    // A path that cannot be resolved is not known to be safe.
                     match super::path::resolve(Path::new("/"), d) {
                         Some(real) => writable(&real).then_some(real),
                         None => Some(PathBuf::from(d)),

@@ -196,7 +196,9 @@ pub(crate) fn check(c: &mut Checker, args: &[Arg], depth: usize) -> R<()> {
 fn root_dir(c: &Checker, root: &Arg) -> R<std::path::PathBuf> {
     match root {
         Arg::Lit(s) => super::path::resolve(c.cwd().ok_or("find in a directory not known")?, s)
-            .ok_or_else(|| format!("{s} goes through a loop of links")),
+            .ok_or_else(|| {
+                format!("{s} cannot be resolved (a loop of links, or .. after a missing directory)")
+            }),
         _ => Err("find from a path computed at run time".into()),
     }
 }

@@ -447,7 +447,8 @@ pub(crate) fn check(c: &mut Checker, args: &[Arg]) -> R<()> {
         .map(Path::to_path_buf)
         .ok_or("git in a directory that is not known")?;
     for d in &dirs {
-        dir = super::path::resolve(&dir, d).ok_or("git -C through a loop of links")?;
+        dir = super::path::resolve(&dir, d)
+            .ok_or("git -C names a directory that cannot be resolved")?;
         c.eff.reads.push(super::check::Read {
             path: dir.clone(),
             recursive: false,
@@ -554,8 +555,9 @@ fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], dir: &Path) -> R<()> {
 fn read_in(c: &mut Checker, a: &Arg, dir: &Path, who: &str) -> R<()> {
     match a {
         Arg::Lit(s) => {
-            let path = super::path::resolve(dir, s)
-                .ok_or_else(|| format!("{s} goes through a loop of links"))?;
+            let path = super::path::resolve(dir, s).ok_or_else(|| {
+                format!("{s} cannot be resolved (a loop of links, or .. after a missing directory)")
+            })?;
             c.eff.reads.push(super::check::Read {
                 path,
                 recursive: false,
@@ -700,8 +702,12 @@ fn discover(dir: &Path) -> R<Option<(PathBuf, PathBuf)>> {
                 .find_map(|l| l.strip_prefix("gitdir:"))
                 .map(str::trim)
                 .ok_or_else(|| format!("{} is not a gitdir link", dotgit.display()))?;
-            let gitdir = super::path::resolve(d, target)
-                .ok_or_else(|| format!("{} points through a loop of links", dotgit.display()))?;
+            let gitdir = super::path::resolve(d, target).ok_or_else(|| {
+                format!(
+                    "{} points to a path that cannot be resolved",
+                    dotgit.display()
+                )
+            })?;
             return Ok(Some((dotgit, gitdir)));
         }
         cur = d.parent();

@@ -281,12 +281,5 @@ pub fn first_command(command: &str, cwd: &Path) -> Option<String> {
     analyse(command, cwd).first_command()
 }
 
-/// Writing here can make git, tern or Claude Code run code or allow more.
-pub(crate) fn protected(p: &Path) -> bool {
-    p.components()
-        .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".tern" | ".claude")))
-        || p.file_name().is_some_and(|f| f == ".mcp.json")
-}
-
 #[cfg(test)]
 mod tests;

@@ -3,63 +3,21 @@
 //! to where it points. Tilde forms (`~`, `~/x`, `~+`, `~-`, `~user`) are
 //! expanded the way bash expands them, from the facts the plan knows.
 //!
-//! A path through a component that does not exist cannot be opened (the
-//! kernel stops there with ENOENT), so everything after it is appended
-//! lexically; a path that loops or nests links too deeply is refused.
+//! The walk itself is policy's one resolver (`policy/path.rs`): a path
+//! through a component that does not exist is appended as written, a
+//! `..` after one, a loop of links or a parent that cannot be looked at
+//! is refused (and the command asks).
 
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// Like the kernel's ELOOP limit.
-const MAX_LINKS: usize = 40;
-
-/// `p` resolved from the physical directory `dir` (itself resolved).
-/// None when the links loop or nest too deeply.
+/// `p` resolved from the physical directory `dir` (itself resolved), by
+/// the resolver policy and the file tools share
+/// (`policy::path::resolve_word`). None when it cannot be vouched for:
+/// links that loop, a `..` after a missing directory, a parent that
+/// cannot be looked at.
 pub(crate) fn resolve(dir: &Path, p: &str) -> Option<PathBuf> {
-    let mut hops = 0;
-    let start = if p.starts_with('/') {
-        PathBuf::from("/")
-    } else {
-        dir.to_path_buf()
-    };
-    walk(start, Path::new(p), &mut hops)
-}
-
-fn walk(mut cur: PathBuf, rest: &Path, hops: &mut usize) -> Option<PathBuf> {
-    let mut missing = false;
-    for c in rest.components() {
-        match c {
-            Component::RootDir => cur = PathBuf::from("/"),
-            Component::Prefix(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                // `cur` has no links in it, so its parent is the physical one.
-                cur.pop();
-            }
-            Component::Normal(name) => {
-                let next = cur.join(name);
-                if missing {
-                    cur = next;
-                    continue;
-                }
-                match std::fs::symlink_metadata(&next) {
-                    Ok(m) if m.file_type().is_symlink() => {
-                        *hops += 1;
-                        if *hops > MAX_LINKS {
-                            return None;
-                        }
-                        let target = std::fs::read_link(&next).ok()?;
-                        cur = walk(cur, &target, hops)?;
-                    }
-                    Ok(_) => cur = next,
-                    Err(_) => {
-                        missing = true;
-                        cur = next;
-                    }
-                }
-            }
-        }
-    }
-    Some(cur)
+    crate::policy::path::resolve_word(dir, p).ok()
 }
 
 /// The home directory bash uses for `~`: `$HOME`, else the password entry.
@@ -118,6 +76,9 @@ mod tests {
             root.join("outside/secret")
         );
         assert_eq!(resolve(&proj, "link").unwrap(), deep);
+        // The kernel stops at the missing `a`; what `..` would mean is unknown.
+        assert_eq!(resolve(&proj, "./a/../b"), None);
+        std::fs::create_dir(proj.join("a")).unwrap();
         assert_eq!(resolve(&proj, "./a/../b").unwrap(), proj.join("b"));
         assert_eq!(
             resolve(&proj, "/etc/../etc").unwrap(),
