@@ -94,7 +94,8 @@ fn main() {
     let rounds: usize = std::env::var("TERN_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(30);
+        .unwrap_or(30)
+        .max(1);
     let mut warm = Vec::with_capacity(commands.len() * rounds);
     for _ in 0..rounds {
         for c in &commands {
@@ -106,6 +107,23 @@ fn main() {
         commands.len(),
         Path::new(&cwd).display()
     );
+    // The commands that cost most (median of their warm samples), to say
+    // where the time goes.
+    let n = commands.len();
+    let mut per: Vec<(Duration, &str)> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut v: Vec<Duration> = (0..rounds).map(|r| warm[r * n + i]).collect();
+            v.sort();
+            (v[v.len() / 2], c.as_str())
+        })
+        .collect();
+    per.sort_by_key(|p| std::cmp::Reverse(p.0));
+    println!("slowest (warm median):");
+    for (d, c) in per.iter().take(8) {
+        println!("  {:8.1} µs  {c}", d.as_secs_f64() * 1e6);
+    }
     report("cold (first parse)", cold.clone());
     report("warm", warm.clone());
     let mut all = cold;
