@@ -11,10 +11,13 @@
 //! that path. Searches carry the read rules that name paths and leave
 //! such files out.
 //!
-//! Order: deny rules, then ask rules, then the mode (bypass allows, plan
-//! refuses anything that writes), then for Bash the fourteen check classes
-//! (any hit asks), then allow rules, then each tool's
-//! default: reading inside the working directories is allowed, editing
+//! Bash is decided in [`bash::decide`]: the line is parsed with
+//! tree-sitter-bash, reduced to a plan of literal argv and held against
+//! per-program specs; anything not understood asks.
+//!
+//! Order for the other tools: deny rules, then ask rules, then the mode
+//! (bypass allows, plan refuses anything that writes), then allow rules,
+//! then each tool's default: reading inside the working directories is allowed, editing
 //! there is allowed in acceptEdits, everything else asks. `dontAsk` turns
 //! every remaining ask into a refusal. Every decision names the rule (and
 //! its file) or the reason behind it.
@@ -31,11 +34,9 @@
 //! Edit rules cover Write. `mcp__server` covers every tool of that server.
 
 pub mod bash;
-pub mod checks;
 mod path;
 mod permit;
 mod rules;
-pub mod shell;
 
 use std::path::{Path, PathBuf};
 
@@ -76,14 +77,16 @@ pub struct Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Verdict {
     Allow,
+    /// A Bash line allowed because it only reads: run it hardened.
+    AllowHardened,
     Ask(String),
     Deny(String),
 }
 
 /// What a call touches, for path rules and the working-directory check.
 enum Target {
-    /// Bash: the command line, parsed once for every rule and check.
-    Command(String, Result<shell::Script, shell::ParseError>),
+    /// Bash: the command line (decided in [`bash::decide`]).
+    Command(String),
     /// File tools: the paths they open, resolved.
     Paths(Vec<(Access, PathBuf)>),
     /// A path that cannot be resolved, and why.
@@ -170,9 +173,7 @@ impl Policy {
             return call
                 .input
                 .str_field("command")
-                .map_or(Target::Nothing, |c| {
-                    Target::Command(c.to_string(), shell::parse(c))
-                });
+                .map_or(Target::Nothing, |c| Target::Command(c.to_string()));
         }
         if call.paths.is_empty() {
             return Target::Nothing;
@@ -188,8 +189,8 @@ impl Policy {
         Target::Paths(out)
     }
 
-    /// Does `rule` cover this call? For Bash: any one of its commands
-    /// (allow rules are checked per command in `decide_command`).
+    /// Does `rule` cover this call? (Not used for Bash lines, which
+    /// [`bash::decide`] matches command by command.)
     fn matches(&self, rule: &Rule, tool: &str, target: &Target, input: &Value) -> bool {
         if !rule.covers_tool(tool) {
             return false;
@@ -198,14 +199,6 @@ impl Policy {
             return true;
         };
         match (tool, target) {
-            ("Bash", Target::Command(cmd, parsed)) => match parsed {
-                Ok(script) if !script.commands.is_empty() => script
-                    .commands
-                    .iter()
-                    .any(|c| command_matches(spec, &c.effective_text())),
-                // Unparsable: deny and ask rules still match by text.
-                _ => cmd.contains(spec.trim_end_matches(":*").trim_end_matches(" *")),
-            },
             (_, Target::Paths(paths)) => {
                 let pattern = self.pattern(rule, spec);
                 paths.iter().any(|(_, p)| pattern.matches(p))
@@ -238,16 +231,18 @@ impl Policy {
             Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
             _ => Vec::new(),
         };
-        let permit = || Permit {
+        let permit = |hardened| Permit {
             call_id: call.id.to_string(),
             paths,
             filter,
+            hardened,
         };
         match verdict {
-            Verdict::Allow => Decision::Allow(permit()),
+            Verdict::Allow => Decision::Allow(permit(false)),
+            Verdict::AllowHardened => Decision::Allow(permit(true)),
             Verdict::Ask(text) => Decision::Ask(Question {
                 text,
-                permit: permit(),
+                permit: permit(false),
             }),
             Verdict::Deny(text) => Decision::Deny(Reason(text)),
         }
@@ -286,6 +281,14 @@ impl Policy {
             return Verdict::Deny(format!(
                 "{name} cannot use that path ({why}); give the path without it"
             ));
+        }
+        if let Target::Command(cmd) = target {
+            return match self.decide_bash(input, cmd) {
+                bash::decide::BashVerdict::Allow { hardened: false } => Verdict::Allow,
+                bash::decide::BashVerdict::Allow { hardened: true } => Verdict::AllowHardened,
+                bash::decide::BashVerdict::Ask(q) => Verdict::Ask(q),
+                bash::decide::BashVerdict::Deny(r) => Verdict::Deny(r),
+            };
         }
         let rules = self.all_rules();
         let of = |b: Behavior| rules.iter().filter(move |r| r.behavior == b);
@@ -329,9 +332,8 @@ impl Policy {
             ));
         }
         match target {
-            Target::Command(cmd, parsed) => self.decide_command(name, input, cmd, parsed),
             Target::Paths(paths) => self.decide_paths(call, target, paths),
-            Target::Nothing | Target::Unresolvable(_) => {
+            Target::Command(_) | Target::Nothing | Target::Unresolvable(_) => {
                 if self.allowed_by_rules(name, target, input) || call.read_only {
                     return Verdict::Allow;
                 }
@@ -416,80 +418,6 @@ impl Policy {
             .map(|p| format!("{} is protected (a hook script or settings)", p.display()))
     }
 
-    /// Bash, after deny and ask rules and the mode: the check classes (any
-    /// hit asks, whatever the allow rules say), then each simple command
-    /// must be approved on its own — by an allow rule, or by being a
-    /// read-only command whose paths stay inside the working directories.
-    fn decide_command(
-        &self,
-        name: &str,
-        input: &Value,
-        cmd: &str,
-        parsed: &Result<shell::Script, shell::ParseError>,
-    ) -> Verdict {
-        let findings = checks::check_parsed(cmd, parsed);
-        if !findings.is_empty() {
-            let list: Vec<String> = findings.iter().map(ToString::to_string).collect();
-            return self.ask(format!(
-                "{} needs approval: {}",
-                what(name, input),
-                list.join("; ")
-            ));
-        }
-        let rules = self.all_rules();
-        let allows: Vec<&Rule> = rules
-            .iter()
-            .filter(|r| r.behavior == Behavior::Allow && r.covers_tool(name))
-            .collect();
-        if allows.iter().any(|r| r.spec.is_none()) {
-            return Verdict::Allow;
-        }
-        let refusal = match parsed {
-            Err(e) => Some(format!("the command does not parse ({e})")),
-            Ok(script) if script.complex => Some(
-                "it uses shell constructs (case, functions, arithmetic) that are not analysed"
-                    .into(),
-            ),
-            Ok(script) if script.commands.is_empty() => Some("it is empty".into()),
-            Ok(script) => {
-                let mut dir = self.cwd.clone();
-                script.commands.iter().find_map(|part| {
-                    let text = part.effective_text();
-                    if allows
-                        .iter()
-                        .any(|r| r.spec.as_deref().is_some_and(|s| command_matches(s, &text)))
-                    {
-                        return None;
-                    }
-                    if script.has_background {
-                        return Some("it starts a background job".to_string());
-                    }
-                    match bash::read_only_part(part, &mut dir) {
-                        Err(reason) => Some(reason),
-                        Ok(paths) => paths
-                            .iter()
-                            .map(|p| canonical(&p.0))
-                            .find(|p| !self.inside(p))
-                            .map(|p| {
-                                format!("it reads {}, outside the working directories", p.display())
-                            }),
-                    }
-                })
-            }
-        };
-        match refusal {
-            None => Verdict::Allow,
-            // The sandbox bounds what it can do; checks and rules still ran.
-            Some(_)
-                if self.sandbox_auto_allow
-                    && self.sandbox.as_ref().is_some_and(|s| s.applies_to(input)) =>
-            {
-                Verdict::Allow
-            }
-            Some(reason) => self.ask(format!("{} needs approval: {reason}", what(name, input))),
-        }
-    }
-
     /// An allow rule for a file tool or any other non-Bash tool.
     fn allowed_by_rules(&self, name: &str, target: &Target, input: &Value) -> bool {
         self.all_rules()
@@ -525,14 +453,15 @@ impl Policy {
     pub fn suggest_rule(&self, call: &Call) -> Option<String> {
         let tool = call.tool;
         match self.target(call) {
-            Target::Command(_, parsed) => {
-                let script = parsed.ok()?;
-                if script.commands.len() != 1 || script.complex || script.has_substitution {
+            Target::Command(cmd) => {
+                let a = bash::analyse(&cmd, &self.cwd);
+                let p = a.planned.ok()?;
+                let [c] = p.commands.as_slice() else {
                     return None;
-                }
-                let words = script.commands[0].effective_words();
-                let program = words.first()?;
-                let mut prefix = program.text.clone();
+                };
+                let words = bash::rules::effective(&c.step.argv);
+                let program = words.first()?.lit()?;
+                let mut prefix = program.to_string();
                 // Tools with subcommands get them in the rule: `npm install`, not `npm`.
                 const WITH_SUBCOMMANDS: &[&str] = &[
                     "git",
@@ -562,13 +491,12 @@ impl Policy {
                     "make",
                     "rustup",
                 ];
-                if let Some(sub) = words.get(1)
-                    && WITH_SUBCOMMANDS.contains(&program.text.as_str())
-                    && !sub.text.starts_with('-')
-                    && !sub.text.contains(['/', '.', '='])
-                    && !sub.expands
+                if let Some(sub) = words.get(1).and_then(|w| w.lit())
+                    && WITH_SUBCOMMANDS.contains(&program)
+                    && !sub.starts_with('-')
+                    && !sub.contains(['/', '.', '='])
                 {
-                    prefix = format!("{prefix} {}", sub.text);
+                    prefix = format!("{prefix} {sub}");
                 }
                 Some(format!("Bash({prefix}:*)"))
             }
@@ -605,6 +533,19 @@ impl Policy {
         }
     }
 
+    /// Inside a working directory, for a path already resolved.
+    pub(crate) fn inside_resolved(&self, real: &Path) -> bool {
+        self.working_dirs.iter().any(|d| real.starts_with(d))
+            || self.added_dirs.borrow().iter().any(|d| real.starts_with(d))
+    }
+
+    /// The working directories, added ones included.
+    pub(crate) fn roots(&self) -> Vec<PathBuf> {
+        let mut all = self.working_dirs.clone();
+        all.extend(self.added_dirs.borrow().iter().cloned());
+        all
+    }
+
     /// Inside a working directory, symlinks resolved.
     pub fn inside(&self, path: &Path) -> bool {
         let real = canonical(path);
@@ -613,7 +554,7 @@ impl Policy {
     }
 }
 
-fn what(name: &str, input: &Value) -> String {
+pub(crate) fn what(name: &str, input: &Value) -> String {
     match (
         name,
         input.str_field("command"),

@@ -108,6 +108,20 @@ pub fn resolve(raw: &str, base: &Base) -> Result<PathBuf, String> {
     walk(&absolute).map_err(|e| format!("{raw}: {e}"))
 }
 
+/// A word bash has already expanded (no `~` left to expand), resolved
+/// from the resolved directory `dir` the same way.
+pub(crate) fn resolve_word(dir: &Path, word: &str) -> Result<PathBuf, String> {
+    if word.contains('\0') {
+        return Err("the path contains a NUL byte".into());
+    }
+    let absolute = if word.starts_with('/') {
+        PathBuf::from(word)
+    } else {
+        dir.join(word)
+    };
+    walk(&absolute).map_err(|e| format!("{word}: {e}"))
+}
+
 fn walk(absolute: &Path) -> Result<PathBuf, String> {
     let mut queue: VecDeque<OsString> = VecDeque::new();
     push_components(&mut queue, absolute, false);

@@ -92,12 +92,21 @@ pub struct Permit {
     /// The call's paths resolved, in the order of [`Call::paths`].
     pub(super) paths: Vec<PathBuf>,
     pub(super) filter: std::sync::Arc<ReadFilter>,
+    /// A Bash line allowed because every command in it only reads: it
+    /// runs with the hardened environment ([`super::bash::env::hardened`]).
+    pub(super) hardened: bool,
 }
 
 impl Permit {
     /// The tool_use id of the call this permit was issued for.
     pub fn call_id(&self) -> &str {
         &self.call_id
+    }
+
+    /// Run with the hardened environment (a Bash line policy allowed
+    /// because it only reads).
+    pub fn hardened(&self) -> bool {
+        self.hardened
     }
 
     /// The `i`th path of the call, as policy resolved and checked it.
@@ -131,6 +140,7 @@ impl Permit {
             call_id: "toolu_test".into(),
             paths,
             filter: Default::default(),
+            hardened: false,
         }
     }
 }

@@ -231,6 +231,9 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 pub(crate) struct PathPattern {
     plain: Option<PathBuf>,
     glob: Option<globset::GlobMatcher>,
+    /// The directory the pattern is rooted at (its part before any
+    /// wildcard), resolved; empty when it names nothing.
+    root: PathBuf,
 }
 
 impl PathPattern {
@@ -254,21 +257,41 @@ impl PathPattern {
             return PathPattern {
                 plain: None,
                 glob: None,
+                root: PathBuf::new(),
             };
         }
         let pattern = canonical_prefix(&pattern);
         if !pattern.contains(['*', '?', '[', '{']) {
             return PathPattern {
-                plain: Some(PathBuf::from(pattern)),
+                plain: Some(PathBuf::from(&pattern)),
                 glob: None,
+                root: PathBuf::from(pattern),
             };
         }
+        let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+        let root = PathBuf::from(match pattern[..cut].rfind('/') {
+            Some(i) => &pattern[..i.max(1)],
+            None => "",
+        });
         let glob = globset::GlobBuilder::new(&pattern)
             .literal_separator(true)
             .build()
             .ok()
             .map(|g| g.compile_matcher());
-        PathPattern { plain: None, glob }
+        PathPattern {
+            plain: None,
+            glob,
+            root,
+        }
+    }
+
+    /// Could the pattern name something below `dir` (a tree read as a
+    /// whole)? A plain path inside it, or a glob rooted above or inside it.
+    pub(crate) fn could_be_under(&self, dir: &Path) -> bool {
+        if self.root.as_os_str().is_empty() {
+            return false;
+        }
+        self.root.starts_with(dir) || (self.glob.is_some() && dir.starts_with(&self.root))
     }
 
     /// Does the pattern cover this resolved path (or a directory above it)?

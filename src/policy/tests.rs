@@ -142,7 +142,11 @@ fn bash_rules_see_each_command_without_wrappers() {
         bash("timeout 60 npm run test && git diff HEAD~1"),
         Verdict::Allow
     );
-    assert_eq!(bash("FOO=1 nice -n 5 npm run test"), Verdict::Allow);
+    assert_eq!(bash("LC_ALL=C nice -n 5 npm run test"), Verdict::Allow);
+    assert!(
+        is_ask(&bash("NODE_OPTIONS=--require=./x.js npm run test")),
+        "a variable the rule does not name changes what runs"
+    );
     assert!(
         is_ask(&bash("npm run test; rm -rf /")),
         "every part must be approved"
@@ -387,7 +391,7 @@ fn dotdot_after_a_link_is_resolved_before_the_check() {
 
 fn d_text(d: &Verdict) -> &str {
     match d {
-        Verdict::Allow => "",
+        Verdict::Allow | Verdict::AllowHardened => "",
         Verdict::Ask(t) | Verdict::Deny(t) => t,
     }
 }

@@ -131,10 +131,8 @@ impl SandboxPolicy {
             return false;
         }
         let command = input.str_field("command").unwrap_or("");
-        let first = crate::policy::shell::parse(command)
-            .ok()
-            .and_then(|s| s.commands.first().map(|c| c.effective_text()))
-            .unwrap_or_default();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        let first = crate::policy::bash::first_command(command, &cwd).unwrap_or_default();
         !self
             .excluded
             .iter()

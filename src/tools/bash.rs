@@ -59,7 +59,7 @@ impl Tool for Bash {
     fn is_read_only(&self, input: &Value) -> bool {
         // Paths do not matter for read-only-ness; the policy checks them.
         let command = input.str_field("command").unwrap_or("");
-        crate::policy::bash::read_only(command, std::path::Path::new("/")).is_ok()
+        crate::policy::bash::read_only(command)
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         if input.str_field("command").unwrap_or("").trim().is_empty() {
@@ -81,17 +81,25 @@ impl Tool for Bash {
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let command = input.str_field("command").unwrap_or("").to_string();
+            let hardened = permit.hardened();
             let timeout = input
                 .get("timeout")
                 .and_then(Value::as_i64)
                 .map_or(DEFAULT_TIMEOUT_MS, |t| {
                     t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
                 });
-            run(&command, &input, Duration::from_millis(timeout), ctx).await
+            run(
+                &command,
+                &input,
+                Duration::from_millis(timeout),
+                ctx,
+                hardened,
+            )
+            .await
         })
     }
 }
@@ -126,7 +134,13 @@ enum Ending {
     Aborted,
 }
 
-async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+async fn run(
+    command: &str,
+    input: &Value,
+    timeout: Duration,
+    ctx: &ToolContext,
+    hardened: bool,
+) -> ToolOutput {
     let sandbox = ctx.sandbox.as_ref().filter(|p| p.applies_to(input));
     let mut std_cmd = match sandbox {
         Some(policy) => match launcher() {
@@ -151,6 +165,21 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     // a pipe closed at once instead.
     let null = std::fs::File::open("/dev/null").ok();
     let has_null = null.is_some();
+    if hardened {
+        // Defence in depth for a line policy allowed as read-only: git
+        // settings that run programs overridden, pagers `cat`, variables
+        // that make bash or less run code removed.
+        let mut current: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter(|(k, _)| !ctx.child_env.removes(k))
+            .collect();
+        current.extend(ctx.child_env.set.iter().cloned());
+        let (set, unset) = crate::policy::bash::env::hardened(&current);
+        for k in unset {
+            std_cmd.env_remove(k);
+        }
+        std_cmd.envs(set);
+    }
     // Protected paths are put back after a sandboxed command (see sandbox::protect).
     let protected = sandbox.map(|policy| {
         crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &policy.protected))

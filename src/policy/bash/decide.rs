@@ -1,0 +1,408 @@
+//! The Bash branch of [`Policy::decide`].
+//!
+//! Order: Bash deny rules against every form of every command (a match
+//! that needs a value computed at run time asks, even in bypass mode);
+//! Read deny rules against every path the commands read; Bash and Read ask
+//! rules; leaving the sandbox; bypass; writes to protected paths ask; plan
+//! mode refuses what is not read-only; then each command must be approved
+//! on its own — by an allow rule (in its form after harmless wrappers,
+//! with harmless variables only), or by being read-only with every path it
+//! reads, and every program it runs from, where it should be. A line whose
+//! commands were all approved as read-only runs with the hardened
+//! environment ([`super::env::hardened`]).
+
+use std::path::{Path, PathBuf};
+
+use super::Analysis;
+use super::rules::{self, Match};
+use crate::config::settings::Behavior;
+use crate::json::Value;
+use crate::policy::{Mode, Policy, Rule, Verdict};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BashVerdict {
+    /// `hardened`: run with the hardened environment.
+    Allow {
+        hardened: bool,
+    },
+    Ask(String),
+    Deny(String),
+}
+
+impl Analysis {
+    /// The strongest match of a Bash spec against the commands of a line.
+    pub(crate) fn rule_match(&self, spec: &str) -> Match {
+        let mut best = Match::No;
+        match &self.planned {
+            Ok(p) => {
+                for c in &p.commands {
+                    for f in c.forms() {
+                        match rules::matches(spec, &f.argv) {
+                            Match::Yes => return Match::Yes,
+                            Match::Possible => best = Match::Possible,
+                            Match::No => {}
+                        }
+                    }
+                    // A program computed at run time could be anything.
+                    if c.step.argv.first().is_some_and(|a| a.lit().is_none()) {
+                        best = Match::Possible;
+                    }
+                }
+            }
+            Err(_) => {
+                // No plan: any word that is the rule's program could run it.
+                let program = spec
+                    .split([' ', ':'])
+                    .next()
+                    .unwrap_or("")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("");
+                if self
+                    .words
+                    .iter()
+                    .any(|w| w.rsplit('/').next() == Some(program))
+                {
+                    best = Match::Possible;
+                }
+            }
+        }
+        best
+    }
+
+    /// Every path the line's commands read (where known).
+    fn reads(&self) -> impl Iterator<Item = &super::check::Read> {
+        self.planned.iter().flat_map(|p| {
+            p.commands
+                .iter()
+                .filter_map(|c| c.verdict.as_ref().ok())
+                .chain(p.redirects.iter().filter_map(|r| r.as_ref().ok()))
+                .flat_map(|e| e.reads.iter())
+        })
+    }
+}
+
+impl Policy {
+    pub(crate) fn decide_bash(&self, input: &Value, cmd: &str) -> BashVerdict {
+        let a = super::analyse_in(
+            cmd,
+            &self.cwd,
+            self.working_dirs.first().map(PathBuf::as_path),
+        );
+        let rules = self.all_rules();
+        let bash_rules = |b: Behavior| {
+            rules
+                .iter()
+                .filter(move |r| r.behavior == b && r.covers_tool("Bash"))
+        };
+        let read_rules = |b: Behavior| {
+            rules
+                .iter()
+                .filter(move |r| r.behavior == b && r.tool == "Read" && r.spec.is_some())
+        };
+        let what = super::super::what("Bash", input);
+
+        let mut possible: Option<&Rule> = None;
+        for r in bash_rules(Behavior::Deny) {
+            let m = r.spec.as_deref().map_or(Match::Yes, |s| a.rule_match(s));
+            match m {
+                Match::Yes => {
+                    return BashVerdict::Deny(format!(
+                        "Permission to use Bash was denied by {}",
+                        r.describe()
+                    ));
+                }
+                Match::Possible => possible = possible.or(Some(r)),
+                Match::No => {}
+            }
+        }
+        for read in a.reads() {
+            for r in read_rules(Behavior::Deny) {
+                match self.read_rule_hits(r, &read.path, read.recursive) {
+                    Match::Yes => {
+                        return BashVerdict::Deny(format!(
+                            "{what} would read {}, and {} denies reading it",
+                            read.shown,
+                            r.describe()
+                        ));
+                    }
+                    Match::Possible => possible = possible.or(Some(r)),
+                    Match::No => {}
+                }
+            }
+        }
+        for r in bash_rules(Behavior::Ask) {
+            let m = r.spec.as_deref().map_or(Match::Yes, |s| a.rule_match(s));
+            if m != Match::No {
+                return self.ask_bash(format!("{what} requires approval ({})", r.describe()));
+            }
+        }
+        for read in a.reads() {
+            for r in read_rules(Behavior::Ask) {
+                if self.read_rule_hits(r, &read.path, read.recursive) != Match::No {
+                    return self.ask_bash(format!(
+                        "{what} would read {} ({})",
+                        read.shown,
+                        r.describe()
+                    ));
+                }
+            }
+        }
+        if let Some(r) = possible {
+            return self.ask_bash(format!(
+                "{what} needs approval: part of it is computed at run time, and {} could apply",
+                r.describe()
+            ));
+        }
+        if let Some(sandbox) = &self.sandbox
+            && input
+                .get("dangerouslyDisableSandbox")
+                .and_then(Value::as_bool)
+                == Some(true)
+        {
+            if !sandbox.allow_unsandboxed {
+                return BashVerdict::Deny(
+                    "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false)".into(),
+                );
+            }
+            return self.ask_bash(format!("{what} asks to run outside the sandbox"));
+        }
+        if self.mode() == Mode::BypassPermissions {
+            return BashVerdict::Allow { hardened: false };
+        }
+        if let Ok(p) = &a.planned
+            && let Some((w, reason)) = p
+                .writes
+                .iter()
+                .find_map(|w| self.protection(w).map(|r| (w, r)))
+        {
+            let why = format!("{what} would write {} ({reason})", w.display());
+            return if self.mode() == Mode::Plan {
+                BashVerdict::Deny(why)
+            } else {
+                self.ask_bash(why)
+            };
+        }
+        if self.mode() == Mode::Plan && !a.read_only() {
+            return BashVerdict::Deny(format!(
+                "Bash would change things ({}), and plan mode only allows reading. Finish the plan first.",
+                a.why_not().unwrap_or_default()
+            ));
+        }
+        let allows: Vec<&Rule> = bash_rules(Behavior::Allow).collect();
+        if allows.iter().any(|r| r.spec.is_none()) {
+            return BashVerdict::Allow { hardened: false };
+        }
+        match self.approve(&a, &allows, &rules) {
+            Ok(hardened) => BashVerdict::Allow { hardened },
+            // The sandbox bounds what it can do; rules still ran.
+            Err(_)
+                if self.sandbox_auto_allow
+                    && self.sandbox.as_ref().is_some_and(|s| s.applies_to(input)) =>
+            {
+                BashVerdict::Allow { hardened: false }
+            }
+            Err(reason) => self.ask_bash(format!("{what} needs approval: {reason}")),
+        }
+    }
+
+    /// Each command approved by an allow rule or as read-only where it
+    /// should be. Ok(true) when every one was read-only.
+    fn approve(&self, a: &Analysis, allows: &[&Rule], rules: &[Rule]) -> Result<bool, String> {
+        let p = a.planned.as_ref().map_err(Clone::clone)?;
+        for r in &p.redirects {
+            let eff = r.as_ref().map_err(Clone::clone)?;
+            self.reads_ok(eff, rules)?;
+        }
+        let mut all_read_only = true;
+        for c in &p.commands {
+            // Read-only first: it needs no rule, and keeps the line hardened.
+            let read_only = match &c.verdict {
+                Ok(eff) => self.reads_ok(eff, rules),
+                Err(e) => Err(e.clone()),
+            };
+            let Err(why) = read_only else {
+                continue;
+            };
+            let effective = rules::effective(&c.step.argv);
+            let by_rule = c
+                .step
+                .env
+                .iter()
+                .all(|(n, v)| super::env::check_assignment(n, v).is_ok())
+                && allows.iter().any(|r| {
+                    r.spec
+                        .as_deref()
+                        .is_some_and(|s| rules::matches(s, effective) == Match::Yes)
+                });
+            if !by_rule {
+                return Err(why);
+            }
+            all_read_only = false;
+        }
+        Ok(all_read_only)
+    }
+
+    /// The paths a read-only command reads are inside the working
+    /// directories (or a Read allow rule names them); the programs it runs
+    /// are not ones the model could have written; git's repository is one
+    /// git can be trusted in.
+    fn reads_ok(&self, eff: &super::check::Effects, rules: &[Rule]) -> Result<(), String> {
+        // Paths here are resolved already.
+        let inside = |p: &Path| self.inside_resolved(p);
+        for r in &eff.reads {
+            if !inside(&r.path) && !self.read_allowed(&r.path, rules) {
+                return Err(format!(
+                    "it reads {}, outside the working directories",
+                    shown(&r.shown, &r.path)
+                ));
+            }
+        }
+        for e in &eff.execs {
+            let tmp = ["/tmp", "/var/tmp", "/dev/shm"]
+                .iter()
+                .any(|t| e.starts_with(t));
+            if inside(e) || tmp {
+                return Err(format!(
+                    "it runs {}, a program in a directory the model can write",
+                    e.display()
+                ));
+            }
+        }
+        for (name, dir) in &eff.bare {
+            if let Some(e) = self.path_hazard(name, dir) {
+                return Err(format!(
+                    "{name} would run {}, a program in a directory the model can write",
+                    e.display()
+                ));
+            }
+        }
+        for g in &eff.git {
+            super::git::repo_check(g, &inside)?;
+        }
+        Ok(())
+    }
+
+    /// The program a bare name runs, when PATH would find it in a
+    /// directory the model can write (a working directory, a temporary
+    /// one, or a relative entry) before any other.
+    fn path_hazard(&self, name: &str, dir: &Path) -> Option<PathBuf> {
+        let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        let writable = |d: &Path| {
+            self.inside_resolved(d)
+                || ["/tmp", "/var/tmp", "/dev/shm"]
+                    .iter()
+                    .any(|t| d.starts_with(t))
+        };
+        let roots = self.roots();
+        // Which PATH entries are such directories: resolved once per PATH.
+        // (PATH, working directories) -> per entry, the writable directory it is.
+        type Cache = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
+        thread_local! {
+            static DIRS: std::cell::RefCell<Cache> = const { std::cell::RefCell::new(None) };
+        }
+        let entries: Vec<Option<PathBuf>> = DIRS.with(|c| {
+            let mut c = c.borrow_mut();
+            if let Some((p, w, e)) = &*c
+                && *p == path
+                && *w == roots
+            {
+                return e.clone();
+            }
+            // None: an absolute entry outside what the model can write.
+            let e: Vec<Option<PathBuf>> = path
+                .split(':')
+                .map(|d| {
+                    if !d.starts_with('/') {
+                        return Some(PathBuf::from(d));
+                    }
+                    // A path that cannot be resolved is not known to be safe.
+                    match super::path::resolve(Path::new("/"), d) {
+                        Some(real) => writable(&real).then_some(real),
+                        None => Some(PathBuf::from(d)),
+                    }
+                })
+                .collect();
+            *c = Some((path.clone(), roots, e.clone()));
+            e
+        });
+        if entries.iter().all(Option::is_none) {
+            return None;
+        }
+        for (d, hazard) in path.split(':').zip(&entries) {
+            match hazard {
+                Some(h) => {
+                    let full = if h.is_absolute() {
+                        h.join(name)
+                    } else {
+                        dir.join(h).join(name)
+                    };
+                    let Some(real) =
+                        super::path::resolve(Path::new("/"), &full.display().to_string())
+                    else {
+                        return Some(full);
+                    };
+                    if super::check::is_executable(&real) {
+                        // Found here: this is what runs.
+                        return (h.is_absolute() || writable(&real)).then_some(real);
+                    }
+                }
+                None => {
+                    if super::check::is_executable(&Path::new(d).join(name)) {
+                        return None;
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn read_allowed(&self, p: &Path, rules: &[Rule]) -> bool {
+        rules.iter().any(|r| {
+            r.behavior == Behavior::Allow
+                && r.tool == "Read"
+                && r.spec.as_deref().is_some_and(|s| self.path_rule(r, s, p))
+        })
+    }
+
+    /// Does a Read rule cover this path? For a tree read recursively, a
+    /// rule naming something inside it could apply: Possible.
+    fn read_rule_hits(&self, r: &Rule, p: &Path, recursive: bool) -> Match {
+        let Some(spec) = r.spec.as_deref() else {
+            return Match::Yes;
+        };
+        if self.path_rule(r, spec, p) {
+            return Match::Yes;
+        }
+        if recursive && self.rule_is_under(r, spec, p) {
+            return Match::Possible;
+        }
+        Match::No
+    }
+
+    fn path_rule(&self, r: &Rule, spec: &str, p: &Path) -> bool {
+        self.pattern(r, spec).matches(p)
+    }
+
+    /// Could a rule's pattern name something below `dir`?
+    fn rule_is_under(&self, r: &Rule, spec: &str, dir: &Path) -> bool {
+        self.pattern(r, spec).could_be_under(dir)
+    }
+
+    fn ask_bash(&self, q: String) -> BashVerdict {
+        match self.ask(q) {
+            Verdict::Deny(d) => BashVerdict::Deny(d),
+            Verdict::Ask(q) => BashVerdict::Ask(q),
+            Verdict::Allow | Verdict::AllowHardened => BashVerdict::Allow { hardened: false },
+        }
+    }
+}
+
+fn shown(written: &str, resolved: &Path) -> String {
+    let r = resolved.display().to_string();
+    if r == written {
+        r
+    } else {
+        format!("{written} ({r})")
+    }
+}

@@ -1,0 +1,285 @@
+//! Bash permission analysis that fails closed.
+//!
+//! One command line goes through four steps, each refusing what it does
+//! not understand:
+//!
+//! 1. [`syntax`]: tree-sitter-bash parses it; `ERROR`/`MISSING` nodes,
+//!    node kinds outside an explicit list, and places where tree-sitter
+//!    and bash read text differently are refused.
+//! 2. [`plan`]: the tree is reduced to the simple commands bash would run,
+//!    with their argv, expanding only what is known (literals, variables
+//!    set from known values, arithmetic on them, globs, `~`).
+//! 3. [`check`]: each command is held against the spec of its program
+//!    ([`programs`], [`git`], [`find`], [`scripts`]): a command is
+//!    read-only when every option and operand is known to be harmless,
+//!    and the check says which paths it reads.
+//! 4. [`rules`]: deny, ask and allow rules match the commands that really
+//!    run (`/bin/rm`, through wrappers, `xargs`, `find -exec`, `sh -c`).
+//!
+//! The parse is cached per command text, so the permission decision, the
+//! read-only answer for concurrency and the sandbox's excluded-command
+//! check share it. The plan and checks are recomputed per call because
+//! they look at the file system (globs, links, `cd` targets).
+
+mod brace;
+pub(crate) mod check;
+pub(crate) mod decide;
+pub mod env;
+mod find;
+mod git;
+pub(crate) mod path;
+pub(crate) mod plan;
+mod programs;
+pub(crate) mod rules;
+mod scripts;
+pub(crate) mod spec;
+pub(crate) mod syntax;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use check::{Checker, Effects};
+use plan::{Arg, Plan};
+use syntax::{Block, RedirOp};
+
+/// Parses, keeping the last few results (the same command is asked about
+/// several times in one call).
+pub(crate) fn parse_cached(text: &str) -> Result<Rc<Block>, String> {
+    type Cache = Vec<(String, Result<Rc<Block>, String>)>;
+    thread_local! {
+        static CACHE: RefCell<Cache> = const { RefCell::new(Vec::new()) };
+    }
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(i) = c.iter().position(|(t, _)| t == text) {
+            let hit = c.remove(i);
+            let r = hit.1.clone();
+            c.push(hit);
+            return r;
+        }
+        let r = syntax::parse(text).map(Rc::new);
+        if c.len() >= 16 {
+            drop(c.remove(0));
+        }
+        c.push((text.to_string(), r.clone()));
+        r
+    })
+}
+
+/// One planned command and what the checks found.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub step: plan::Step,
+    /// Ok with what it reads when read-only; Err says why not.
+    pub verdict: Result<Effects, String>,
+    /// Every form rules see (see [`rules::forms`]), made when a rule asks.
+    forms: std::cell::OnceCell<Vec<rules::Form>>,
+}
+
+impl Checked {
+    pub(crate) fn forms(&self) -> &[rules::Form] {
+        self.forms.get_or_init(|| {
+            let mut f = Vec::new();
+            rules::forms(&self.step.argv, 0, &mut f);
+            f
+        })
+    }
+}
+
+/// The analysis of one command line in one directory.
+#[derive(Debug)]
+pub struct Analysis {
+    /// Err: the line could not be reduced to a plan (it asks).
+    pub(crate) planned: Result<Planned, String>,
+    /// Words of the raw text, for deny rules when there is no plan.
+    pub(crate) words: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Planned {
+    pub commands: Vec<Checked>,
+    /// Redirections: Ok when harmless (with what they read).
+    pub redirects: Vec<Result<Effects, String>>,
+    pub writes: Vec<PathBuf>,
+}
+
+/// Analyses `command` as it would run in `cwd` (resolved).
+pub fn analyse(command: &str, cwd: &Path) -> Analysis {
+    analyse_in(command, cwd, None)
+}
+
+/// The same, with the directory's resolved form when the caller has it.
+pub(crate) fn analyse_in(command: &str, cwd: &Path, physical: Option<&Path>) -> Analysis {
+    // Anything but name characters separates words here: the split is only
+    // for deny rules when there is no plan, so more words is safer.
+    let words = command
+        .split(|c: char| !(c.is_alphanumeric() || "_./-+@%:".contains(c)))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    let planned = parse_cached(command).and_then(|block| {
+        let physical = physical.map_or_else(
+            || std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
+            Path::to_path_buf,
+        );
+        let facts = plan::Facts {
+            cwd: plan::Dir {
+                physical,
+                logical: cwd.to_path_buf(),
+            },
+            home: path::home(),
+        };
+        let plan = plan::plan(&block, &facts)?;
+        if plan.steps.is_empty() && plan.redirects.is_empty() {
+            return Err("it runs no command".into());
+        }
+        Ok(check_plan(plan))
+    });
+    Analysis { planned, words }
+}
+
+fn check_plan(plan: Plan) -> Planned {
+    let mut writes = Vec::new();
+    let redirects = plan
+        .redirects
+        .iter()
+        .map(|r| {
+            if let (Some(t), Some(dir)) = (r.target.lit(), &r.cwd)
+                && matches!(
+                    r.op,
+                    RedirOp::Out
+                        | RedirOp::Append
+                        | RedirOp::OutErr
+                        | RedirOp::ReadWrite
+                        | RedirOp::Dup
+                )
+                && !(r.op == RedirOp::Dup && (t == "-" || t.chars().all(|c| c.is_ascii_digit())))
+                && let Some(p) = path::resolve(dir, t)
+            {
+                writes.push(p);
+            }
+            let mut eff = Effects::default();
+            Checker::new(&mut eff).redirect(r).map(|()| eff)
+        })
+        .collect();
+    let commands = plan
+        .steps
+        .into_iter()
+        .map(|step| {
+            let mut eff = Effects::default();
+            let verdict = Checker::new(&mut eff).step(&step).map(|()| eff);
+            writes.extend(written(&step));
+            Checked {
+                step,
+                verdict,
+                forms: std::cell::OnceCell::new(),
+            }
+        })
+        .collect();
+    Planned {
+        commands,
+        redirects,
+        writes,
+    }
+}
+
+/// Paths that well-known writers change: every operand of `cp`, `mv`,
+/// `rm`, `touch`, `tee` …, the files of `sed -i`, `dd of=`. Used for the
+/// protected-path question, not for deciding read-only-ness.
+fn written(step: &plan::Step) -> Vec<PathBuf> {
+    let Some(dir) = &step.cwd else {
+        return Vec::new();
+    };
+    let argv = rules::effective(&step.argv);
+    let Some(name) = argv
+        .first()
+        .and_then(Arg::lit)
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+    else {
+        return Vec::new();
+    };
+    let operands = || {
+        argv[1..]
+            .iter()
+            .filter_map(Arg::lit)
+            .filter(|s| !s.starts_with('-'))
+            .filter_map(|s| path::resolve(dir, s))
+            .collect::<Vec<_>>()
+    };
+    match name {
+        "cp" | "mv" | "rm" | "rmdir" | "touch" | "mkdir" | "ln" | "tee" | "truncate"
+        | "install" | "chmod" | "chown" | "chgrp" | "unlink" | "shred" | "rsync" | "patch" => {
+            operands()
+        }
+        "sed"
+            if argv.iter().any(|a| {
+                a.lit()
+                    .is_some_and(|s| s.starts_with("-i") || s.starts_with("--in-place"))
+            }) =>
+        {
+            operands()
+        }
+        "dd" => argv[1..]
+            .iter()
+            .filter_map(Arg::lit)
+            .filter_map(|s| s.strip_prefix("of="))
+            .filter_map(|s| path::resolve(dir, s))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Analysis {
+    /// Every command and redirection only reads (wherever it reads).
+    pub fn read_only(&self) -> bool {
+        match &self.planned {
+            Ok(p) => {
+                p.commands.iter().all(|c| c.verdict.is_ok())
+                    && p.redirects.iter().all(Result::is_ok)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Why the line is not read-only, if it is not.
+    pub fn why_not(&self) -> Option<String> {
+        match &self.planned {
+            Err(e) => Some(e.clone()),
+            Ok(p) => p
+                .redirects
+                .iter()
+                .find_map(|r| r.as_ref().err().cloned())
+                .or_else(|| {
+                    p.commands
+                        .iter()
+                        .find_map(|c| c.verdict.as_ref().err().cloned())
+                }),
+        }
+    }
+
+    /// The first command with wrappers that change nothing taken off
+    /// (`timeout 5 make` is `make`), for the sandbox's excluded commands.
+    pub fn first_command(&self) -> Option<String> {
+        let p = self.planned.as_ref().ok()?;
+        let c = p.commands.first()?;
+        let argv = rules::effective(&c.step.argv);
+        Some(argv.iter().map(Arg::show).collect::<Vec<_>>().join(" "))
+    }
+}
+
+/// Does this command line only read? (Where it reads is the policy's
+/// question; this is for running read-only calls side by side.)
+pub fn read_only(command: &str) -> bool {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    analyse(command, &cwd).read_only()
+}
+
+/// The first command of a line, wrappers off, as the sandbox's
+/// `excludedCommands` compare it.
+pub fn first_command(command: &str, cwd: &Path) -> Option<String> {
+    analyse(command, cwd).first_command()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1122 @@
+//! The plan: every simple command a line can run, in order, with the argv
+//! bash would pass it, worked out without running anything.
+//!
+//! Values are known only where they are certain: literal text, variables
+//! assigned earlier from known values, arithmetic on those, `~` forms, and
+//! globs (matched against the directory now, as bash will). A command
+//! substitution's commands go into the plan; its output is opaque unless
+//! it is a literal here-document or `pwd`. Opaque values keep the literal
+//! text before them so a spec can tell whether they could be a flag.
+//!
+//! State (variables, the directory) is followed through the line; where a
+//! change may or may not have happened (a subshell, a branch, after `||`,
+//! a loop) the changed value becomes unknown rather than guessed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::path;
+use super::syntax::{Arith, Block, Part, RedirOp, Simple, Stmt, Test, TestTok, Word};
+
+/// Most simple commands a plan may hold (loops over globs multiply).
+const MAX_STEPS: usize = 2000;
+/// Most names one glob may produce.
+const MAX_MATCHES: usize = 4096;
+
+/// An argument as the program will receive it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Arg {
+    Lit(String),
+    /// One argument whose text is not known; it starts with `prefix`.
+    Opaque {
+        prefix: String,
+    },
+    /// Any number of arguments (an unquoted opaque expansion).
+    Many {
+        prefix: String,
+    },
+    /// `<( … )`: a pipe's path under /dev/fd.
+    Fd,
+    /// A regular file (not a link) somewhere under this directory: what
+    /// `find DIR -type f -exec … {}` passes.
+    Under(PathBuf),
+}
+
+impl Arg {
+    pub(crate) fn lit(&self) -> Option<&str> {
+        match self {
+            Arg::Lit(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Text for rules and messages; unknown parts are shown as `…`.
+    pub(crate) fn show(&self) -> String {
+        match self {
+            Arg::Lit(s) => s.clone(),
+            Arg::Opaque { prefix } | Arg::Many { prefix } => format!("{prefix}…"),
+            Arg::Fd => "/dev/fd/…".into(),
+            Arg::Under(d) => format!("{}/…", d.display()),
+        }
+    }
+
+    /// Could this argument begin with `-` (be read as an option)?
+    pub(crate) fn may_be_flag(&self) -> bool {
+        match self {
+            Arg::Lit(s) => s.starts_with('-'),
+            Arg::Opaque { prefix } | Arg::Many { prefix } => {
+                prefix.is_empty() || prefix.starts_with('-')
+            }
+            Arg::Fd | Arg::Under(_) => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Redir {
+    pub op: RedirOp,
+    pub target: Arg,
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TestArg {
+    Op(String),
+    Val(Arg),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    pub argv: Vec<Arg>,
+    /// `NAME=value` before the command.
+    pub env: Vec<(String, Arg)>,
+    /// The physical directory it runs in (None: not known).
+    pub cwd: Option<PathBuf>,
+    /// For `[[ … ]]`: its operators and operands.
+    pub test: Option<Vec<TestArg>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    pub steps: Vec<Step>,
+    pub redirects: Vec<Redir>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Val {
+    Lit(String),
+    Opaque,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Dir {
+    pub physical: PathBuf,
+    pub logical: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    vars: BTreeMap<String, Val>,
+    cwd: Option<Dir>,
+    oldpwd: Option<Dir>,
+}
+
+/// What the planner needs to know about the world.
+pub(crate) struct Facts {
+    pub cwd: Dir,
+    pub home: Option<PathBuf>,
+}
+
+type R<T> = Result<T, String>;
+
+pub(crate) fn plan(block: &Block, facts: &Facts) -> R<Plan> {
+    let mut p = Planner {
+        facts,
+        out: Plan::default(),
+    };
+    let mut st = State {
+        vars: BTreeMap::new(),
+        cwd: Some(facts.cwd.clone()),
+        oldpwd: None,
+    };
+    p.block(block, &mut st)?;
+    Ok(p.out)
+}
+
+/// Variables bash itself reads; assigning one changes how later commands
+/// are found, expanded or run.
+const SHELL_VARS: &[&str] = &[
+    "IFS",
+    "PATH",
+    "HOME",
+    "CDPATH",
+    "ENV",
+    "BASH_ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "GLOBIGNORE",
+    "PS4",
+    "PROMPT_COMMAND",
+    "PWD",
+    "OLDPWD",
+    "OPTIND",
+    "OPTARG",
+    "FUNCNEST",
+    "POSIXLY_CORRECT",
+    "EXECIGNORE",
+    "TMOUT",
+    "HISTFILE",
+    "BASH_XTRACEFD",
+    "BASH_COMPAT",
+];
+
+/// A bare `name=value` is only a shell variable when bash does not read
+/// the name and no program inherits it (it is not in the environment).
+fn plain_variable(name: &str) -> bool {
+    !SHELL_VARS.contains(&name)
+        && !name.starts_with("BASH")
+        && !name.starts_with("LD_")
+        && name.chars().any(|c| c.is_ascii_lowercase())
+        && std::env::var_os(name).is_none()
+}
+
+fn merge(a: &State, b: &State) -> State {
+    let mut vars = BTreeMap::new();
+    for k in a.vars.keys().chain(b.vars.keys()) {
+        let v = match (a.vars.get(k), b.vars.get(k)) {
+            (Some(x), Some(y)) if x == y => x.clone(),
+            _ => Val::Opaque,
+        };
+        vars.insert(k.clone(), v);
+    }
+    State {
+        vars,
+        cwd: if a.cwd == b.cwd { a.cwd.clone() } else { None },
+        oldpwd: if a.oldpwd == b.oldpwd {
+            a.oldpwd.clone()
+        } else {
+            None
+        },
+    }
+}
+
+fn merge_all(states: &[State]) -> Option<State> {
+    let (first, rest) = states.split_first()?;
+    Some(rest.iter().fold(first.clone(), |acc, s| merge(&acc, s)))
+}
+
+/// One character of a word being expanded; `glob` marks an unquoted
+/// pattern character.
+#[derive(Clone, Copy)]
+struct Ch {
+    c: char,
+    glob: bool,
+}
+
+#[derive(Default)]
+struct Field {
+    chars: Vec<Ch>,
+    opaque: Option<String>,
+    fd: bool,
+}
+
+impl Field {
+    fn text(&self) -> String {
+        self.chars.iter().map(|c| c.c).collect()
+    }
+    fn push_str(&mut self, s: &str, glob: bool) {
+        if self.opaque.is_some() {
+            return;
+        }
+        self.chars.extend(s.chars().map(|c| Ch {
+            c,
+            glob: glob && matches!(c, '*' | '?' | '['),
+        }));
+    }
+    fn make_opaque(&mut self) {
+        if self.opaque.is_none() {
+            self.opaque = Some(self.text());
+        }
+    }
+}
+
+struct Planner<'f> {
+    facts: &'f Facts,
+    out: Plan,
+}
+
+impl Planner<'_> {
+    fn block(&mut self, b: &Block, st: &mut State) -> R<()> {
+        for s in b {
+            self.stmt(s, st)?;
+        }
+        Ok(())
+    }
+
+    /// A subshell: what it changes stays in it.
+    fn subshell(&mut self, b: &Block, st: &mut State) -> R<()> {
+        let mut sub = st.clone();
+        self.block(b, &mut sub)
+    }
+
+    fn stmt(&mut self, s: &Stmt, st: &mut State) -> R<()> {
+        if self.out.steps.len() > MAX_STEPS {
+            return Err("it would run too many commands to analyse".into());
+        }
+        match s {
+            Stmt::Simple(c) => self.simple(c, st),
+            Stmt::Test(t) => self.test(t, st),
+            // Every stage runs in a subshell (bash -c has no lastpipe).
+            Stmt::Pipeline(stages) => {
+                for stage in stages {
+                    let mut sub = st.clone();
+                    self.stmt(stage, &mut sub)?;
+                }
+                Ok(())
+            }
+            Stmt::AndOr(first, rest) => {
+                let before = st.clone();
+                self.stmt(first, st)?;
+                let mut seen = vec![before, st.clone()];
+                let mut prev_before = seen[0].clone();
+                for (and, s) in rest {
+                    let after_prev = st.clone();
+                    // After `||` the one before may have stopped part way.
+                    let mut cur = if *and {
+                        after_prev.clone()
+                    } else {
+                        merge(&prev_before, &after_prev)
+                    };
+                    prev_before = cur.clone();
+                    self.stmt(s, &mut cur)?;
+                    seen.push(cur.clone());
+                    *st = cur;
+                }
+                *st = merge_all(&seen).unwrap_or_else(|| st.clone());
+                Ok(())
+            }
+            Stmt::Not(inner) => self.stmt(inner, st),
+            Stmt::Subshell(b) => self.subshell(b, st),
+            Stmt::Group(b) => self.block(b, st),
+            Stmt::If { arms, otherwise } => {
+                let mut cur = st.clone();
+                let mut outs = Vec::new();
+                for (cond, body) in arms {
+                    self.block(cond, &mut cur)?;
+                    let mut b = cur.clone();
+                    self.block(body, &mut b)?;
+                    outs.push(b);
+                }
+                match otherwise {
+                    Some(e) => {
+                        let mut b = cur.clone();
+                        self.block(e, &mut b)?;
+                        outs.push(b);
+                    }
+                    None => outs.push(cur),
+                }
+                outs.push(st.clone());
+                *st = merge_all(&outs).unwrap_or_else(|| st.clone());
+                Ok(())
+            }
+            Stmt::For { var, values, body } => {
+                if !plain_variable(var) {
+                    return Err(format!("a for loop over the variable {var}"));
+                }
+                let mut items = Vec::new();
+                for w in values {
+                    items.extend(self.fields(w, st)?);
+                }
+                let start = st.clone();
+                let mut outs = vec![start.clone()];
+                let mut cur = start.clone();
+                for item in items {
+                    let v = match item {
+                        Arg::Lit(s) => Val::Lit(s),
+                        Arg::Opaque { .. } => Val::Opaque,
+                        Arg::Many { .. } | Arg::Fd | Arg::Under(_) => {
+                            return Err("a for loop over words computed at run time".into());
+                        }
+                    };
+                    let mut it = cur.clone();
+                    it.vars.insert(var.clone(), v);
+                    self.block(body, &mut it)?;
+                    outs.push(it.clone());
+                    // `continue` or `break` may cut a pass short.
+                    cur = merge(&cur, &it);
+                }
+                *st = merge_all(&outs).unwrap_or(start);
+                Ok(())
+            }
+            Stmt::Case { subject, arms } => {
+                self.value(subject, st)?;
+                let start = st.clone();
+                let mut outs = vec![start.clone()];
+                for (pats, body) in arms {
+                    let mut b = start.clone();
+                    for p in pats {
+                        self.value(p, &mut b)?;
+                    }
+                    self.block(body, &mut b)?;
+                    outs.push(b);
+                }
+                *st = merge_all(&outs).unwrap_or(start);
+                Ok(())
+            }
+            Stmt::While { cond, body } => {
+                let reads = matches!(cond.as_slice(), [Stmt::Simple(c)]
+                    if c.words.first().and_then(Word::literal).as_deref() == Some("read"));
+                if !reads {
+                    return Err("a while loop whose condition is not `read`".into());
+                }
+                // Any number of passes: plan one with the state as it comes
+                // in and one with what the body may have changed made opaque.
+                let start = st.clone();
+                let mut cur = start.clone();
+                for _ in 0..2 {
+                    self.block(cond, &mut cur)?;
+                    let mut b = cur.clone();
+                    self.block(body, &mut b)?;
+                    cur = merge(&cur, &b);
+                }
+                *st = merge(&start, &cur);
+                Ok(())
+            }
+            Stmt::Redirected(inner, redirects) => {
+                for r in redirects {
+                    self.redirect(r, st)?;
+                }
+                self.stmt(inner, st)
+            }
+        }
+    }
+
+    fn redirect(&mut self, r: &super::syntax::Redirect, st: &mut State) -> R<()> {
+        let target = match r.op {
+            RedirOp::HereDoc | RedirOp::HereString => {
+                self.value(&r.target, st)?;
+                Arg::Lit(String::new())
+            }
+            _ => {
+                let mut fs = self.fields(&r.target, st)?;
+                match (fs.pop(), fs.is_empty()) {
+                    (Some(a), true) => a,
+                    _ => return Err("a redirection to several or no words".into()),
+                }
+            }
+        };
+        if let Arg::Many { .. } = target {
+            return Err("a redirection to a path computed at run time".into());
+        }
+        self.out.redirects.push(Redir {
+            op: r.op,
+            target,
+            cwd: st.cwd.as_ref().map(|d| d.physical.clone()),
+        });
+        Ok(())
+    }
+
+    fn simple(&mut self, c: &Simple, st: &mut State) -> R<()> {
+        let mut argv = Vec::new();
+        for w in &c.words {
+            argv.extend(self.fields(w, st)?);
+        }
+        let mut env = Vec::new();
+        for a in &c.assigns {
+            let v = self.value(&a.value, st)?;
+            env.push((a.name.clone(), v));
+        }
+        for r in &c.redirects {
+            self.redirect(r, st)?;
+        }
+        if argv.is_empty() {
+            if c.words.is_empty() {
+                for (name, v) in env {
+                    if !plain_variable(&name) {
+                        return Err(format!(
+                            "it sets {name}, which the shell or the programs it starts read"
+                        ));
+                    }
+                    let v = match v {
+                        Arg::Lit(s) => Val::Lit(s),
+                        _ => Val::Opaque,
+                    };
+                    st.vars.insert(name, v);
+                }
+                return Ok(());
+            }
+            // Words that expanded to nothing: bash runs nothing.
+            return Ok(());
+        }
+        if argv[0].lit() == Some("read") {
+            // `read NAME…` sets each NAME to a line of input: not known.
+            for a in argv[1..].iter().filter_map(Arg::lit) {
+                if super::syntax::is_name(a) {
+                    if !plain_variable(a) {
+                        return Err(format!("read into {a}, which the shell or programs read"));
+                    }
+                    st.vars.insert(a.to_string(), Val::Opaque);
+                }
+            }
+        }
+        // `cd`, also as `builtin cd` or `command cd`, moves the shell; a
+        // `cd` behind any other wrapper runs elsewhere (or not at all).
+        match (argv[0].lit(), argv.get(1).and_then(Arg::lit)) {
+            (Some("cd"), _) => self.cd(&argv, st)?,
+            (Some("builtin" | "command"), Some("cd")) => self.cd(&argv[1..], st)?,
+            _ if super::rules::effective(&argv).first().and_then(Arg::lit) == Some("cd") => {
+                return Err("cd behind a wrapper, which bash may run elsewhere".into());
+            }
+            _ => {}
+        }
+        self.out.steps.push(Step {
+            argv,
+            env,
+            cwd: st.cwd.as_ref().map(|d| d.physical.clone()),
+            test: None,
+        });
+        Ok(())
+    }
+
+    fn cd(&mut self, argv: &[Arg], st: &mut State) -> R<()> {
+        let mut physical = false;
+        let mut rest = &argv[1..];
+        while let Some(Arg::Lit(a)) = rest.first() {
+            match a.as_str() {
+                "-P" => physical = true,
+                "-L" => physical = false,
+                "--" => {
+                    rest = &rest[1..];
+                    break;
+                }
+                a if a.starts_with('-') && a != "-" => {
+                    return Err(format!("cd {a} is not analysed"));
+                }
+                _ => break,
+            }
+            rest = &rest[1..];
+        }
+        let target = match rest {
+            [] => self
+                .facts
+                .home
+                .as_ref()
+                .map(|h| h.display().to_string())
+                .ok_or("cd to an unknown home directory")?,
+            [Arg::Lit(t)] if t == "-" => st
+                .oldpwd
+                .as_ref()
+                .map(|d| d.logical.display().to_string())
+                .ok_or("cd - to a directory not known")?,
+            [Arg::Lit(t)] => t.clone(),
+            [_] => return Err("cd to a directory computed at run time".into()),
+            _ => return Err("cd with more than one directory".into()),
+        };
+        if target.is_empty() {
+            return Err("cd to an empty path".into());
+        }
+        let cur = st.cwd.clone().ok_or("cd from a directory not known")?;
+        let (phys, logical) = if physical {
+            let p = path::resolve(&cur.physical, &target).ok_or("cd through a link loop")?;
+            (p.clone(), p)
+        } else {
+            let joined = if target.starts_with('/') {
+                PathBuf::from(&target)
+            } else {
+                cur.logical.join(&target)
+            };
+            let l = lexical(&joined);
+            let p = path::resolve(Path::new("/"), &l.display().to_string())
+                .ok_or("cd through a link loop")?;
+            (p, l)
+        };
+        if !is_searchable_dir(&phys) {
+            return Err(format!(
+                "cd to {target}, which is not a directory it can enter"
+            ));
+        }
+        st.oldpwd = st.cwd.take();
+        st.cwd = Some(Dir {
+            physical: phys,
+            logical,
+        });
+        Ok(())
+    }
+
+    fn test(&mut self, t: &Test, st: &mut State) -> R<()> {
+        let cwd = st.cwd.as_ref().map(|d| d.physical.clone());
+        if !t.double {
+            let mut argv = vec![Arg::Lit("[".into())];
+            for tok in &t.tokens {
+                if let TestTok::Word(w) = tok {
+                    argv.extend(self.fields(w, st)?);
+                }
+            }
+            argv.push(Arg::Lit("]".into()));
+            self.out.steps.push(Step {
+                argv,
+                env: Vec::new(),
+                cwd,
+                test: None,
+            });
+            return Ok(());
+        }
+        let mut toks = Vec::new();
+        let mut argv = vec![Arg::Lit("[[".into())];
+        for tok in &t.tokens {
+            match tok {
+                TestTok::Op(o) => {
+                    argv.push(Arg::Lit(o.clone()));
+                    toks.push(TestArg::Op(o.clone()));
+                }
+                TestTok::Word(w) => {
+                    let v = self.value(w, st)?;
+                    argv.push(v.clone());
+                    toks.push(TestArg::Val(v));
+                }
+            }
+        }
+        argv.push(Arg::Lit("]]".into()));
+        self.out.steps.push(Step {
+            argv,
+            env: Vec::new(),
+            cwd,
+            test: Some(toks),
+        });
+        Ok(())
+    }
+
+    /// A word expanded without splitting or globbing (assignment values,
+    /// `[[ ]]` operands, here-documents): one value.
+    fn value(&mut self, w: &Word, st: &mut State) -> R<Arg> {
+        let mut f = Field::default();
+        for p in &w.parts {
+            match p {
+                Part::Lit { text, .. } => f.push_str(text, false),
+                Part::Tilde(prefix) => {
+                    let t = self.tilde(prefix, st)?;
+                    f.push_str(&t, false);
+                }
+                Part::Param { name, .. } => match self.lookup(name, st)? {
+                    Val::Lit(s) => f.push_str(&s, false),
+                    Val::Opaque => f.make_opaque(),
+                },
+                Part::Sub { body, .. } => match self.substitute(body, st)? {
+                    Val::Lit(s) => f.push_str(&s, false),
+                    Val::Opaque => f.make_opaque(),
+                },
+                Part::ProcIn(_) => return Err("a process substitution in a value".into()),
+                Part::Arith { expr, .. } => {
+                    let n = self.arith(expr, st, 0)?;
+                    f.push_str(&n.to_string(), false);
+                }
+            }
+        }
+        Ok(match f.opaque {
+            Some(prefix) => Arg::Opaque { prefix },
+            None => Arg::Lit(f.text()),
+        })
+    }
+
+    /// A command word: expansions, then field splitting of unquoted
+    /// expansions, then globbing.
+    fn fields(&mut self, w: &Word, st: &mut State) -> R<Vec<Arg>> {
+        let words = super::brace::expand(w)?;
+        let mut out = Vec::new();
+        for w in &words {
+            out.extend(self.fields_of(w, st)?);
+        }
+        Ok(out)
+    }
+
+    fn fields_of(&mut self, w: &Word, st: &mut State) -> R<Vec<Arg>> {
+        let mut fields: Vec<Field> = Vec::new();
+        let mut cur = Field::default();
+        let mut started = false;
+        for p in &w.parts {
+            let (val, quoted) = match p {
+                Part::Lit { text, quoted } => {
+                    cur.push_str(text, !quoted);
+                    // An empty unquoted word (from `{,a}`) is no argument.
+                    started |= *quoted || !text.is_empty();
+                    continue;
+                }
+                Part::Tilde(prefix) => {
+                    let t = self.tilde(prefix, st)?;
+                    cur.push_str(&t, false);
+                    started = true;
+                    continue;
+                }
+                Part::ProcIn(body) => {
+                    self.subshell(body, st)?;
+                    cur.fd = true;
+                    started = true;
+                    continue;
+                }
+                Part::Param { name, quoted } => (self.lookup(name, st)?, *quoted),
+                Part::Sub { body, quoted } => (self.substitute(body, st)?, *quoted),
+                Part::Arith { expr, quoted } => {
+                    (Val::Lit(self.arith(expr, st, 0)?.to_string()), *quoted)
+                }
+            };
+            match (val, quoted) {
+                (Val::Lit(s), true) => {
+                    cur.push_str(&s, false);
+                    started = true;
+                }
+                (Val::Lit(s), false) => {
+                    for c in s.chars() {
+                        if matches!(c, ' ' | '\t' | '\n') {
+                            if started {
+                                fields.push(std::mem::take(&mut cur));
+                                started = false;
+                            }
+                        } else {
+                            cur.push_str(c.encode_utf8(&mut [0; 4]), true);
+                            started = true;
+                        }
+                    }
+                }
+                (Val::Opaque, true) => {
+                    cur.make_opaque();
+                    started = true;
+                }
+                (Val::Opaque, false) => {
+                    let prefix = fields.first().unwrap_or(&cur).text();
+                    return Ok(vec![Arg::Many { prefix }]);
+                }
+            }
+        }
+        if started {
+            fields.push(cur);
+        }
+        let mut out = Vec::new();
+        for f in fields {
+            if f.fd {
+                if f.chars.is_empty() && f.opaque.is_none() {
+                    out.push(Arg::Fd);
+                    continue;
+                }
+                return Err("a process substitution joined to other text".into());
+            }
+            if let Some(prefix) = f.opaque {
+                out.push(Arg::Opaque { prefix });
+            } else if f.chars.iter().any(|c| c.glob) {
+                out.extend(self.glob(&f.chars, st)?);
+            } else {
+                out.push(Arg::Lit(f.text()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn lookup(&self, name: &str, st: &State) -> R<Val> {
+        if let Some(v) = st.vars.get(name) {
+            return Ok(v.clone());
+        }
+        Ok(match name {
+            "HOME" => self
+                .facts
+                .home
+                .as_ref()
+                .map_or(Val::Opaque, |h| Val::Lit(h.display().to_string())),
+            "PWD" => st
+                .cwd
+                .as_ref()
+                .map_or(Val::Opaque, |d| Val::Lit(d.logical.display().to_string())),
+            "OLDPWD" => st
+                .oldpwd
+                .as_ref()
+                .map_or(Val::Opaque, |d| Val::Lit(d.logical.display().to_string())),
+            "#" => Val::Lit("0".into()),
+            "@" | "*" => return Err(format!("${name} is not analysed")),
+            n if n.chars().all(|c| c.is_ascii_digit()) => {
+                return Err(format!("the positional parameter ${n}"));
+            }
+            _ => Val::Opaque,
+        })
+    }
+
+    fn tilde(&self, prefix: &str, st: &State) -> R<String> {
+        let p = match prefix {
+            "" => self.facts.home.clone(),
+            "+" => st.cwd.as_ref().map(|d| d.logical.clone()),
+            "-" => st.oldpwd.as_ref().map(|d| d.logical.clone()),
+            user => path::user_home(Some(user)),
+        };
+        p.map(|p| p.display().to_string())
+            .ok_or_else(|| format!("~{prefix} names a directory that is not known"))
+    }
+
+    /// Runs the substitution's commands into the plan; its output is a
+    /// known value only for a literal here-document through `cat`, or `pwd`.
+    fn substitute(&mut self, body: &Block, st: &State) -> R<Val> {
+        let mut sub = st.clone();
+        let before = self.out.redirects.len();
+        self.block(body, &mut sub)?;
+        if let [Stmt::Simple(c)] = body.as_slice()
+            && c.assigns.is_empty()
+        {
+            let words: Vec<Option<String>> = c.words.iter().map(Word::literal).collect();
+            let doc = match c.redirects.as_slice() {
+                [r] if matches!(r.op, RedirOp::HereDoc | RedirOp::HereString) && r.fd.is_none() => {
+                    r.target.literal().map(|t| {
+                        if r.op == RedirOp::HereString {
+                            format!("{t}\n")
+                        } else {
+                            t
+                        }
+                    })
+                }
+                _ => None,
+            };
+            let _ = before;
+            match (words.as_slice(), doc) {
+                ([Some(cat)], Some(text)) if cat == "cat" => {
+                    return Ok(Val::Lit(text.trim_end_matches('\n').to_string()));
+                }
+                ([Some(pwd)], None) if pwd == "pwd" && c.redirects.is_empty() => {
+                    if let Some(d) = &st.cwd {
+                        return Ok(Val::Lit(d.logical.display().to_string()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Val::Opaque)
+    }
+
+    fn arith(&self, e: &Arith, st: &State, depth: usize) -> R<i64> {
+        if depth > 64 {
+            return Err("arithmetic nested too deeply".into());
+        }
+        let v = |x: &Arith| self.arith(x, st, depth + 1);
+        Ok(match e {
+            Arith::Num(n) => *n,
+            Arith::Var(name) => match st.vars.get(name) {
+                Some(Val::Lit(s)) => s
+                    .trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("arithmetic on ${name}, whose value is not a number"))?,
+                _ => return Err(format!("arithmetic on ${name}, whose value is not known")),
+            },
+            Arith::Unary(op, x) => {
+                let x = v(x)?;
+                match op.as_str() {
+                    "-" => x.wrapping_neg(),
+                    "+" => x,
+                    "!" => i64::from(x == 0),
+                    "~" => !x,
+                    _ => return Err(format!("the arithmetic operator {op}")),
+                }
+            }
+            Arith::Ternary(c, a, b) => {
+                if v(c)? != 0 {
+                    v(a)?
+                } else {
+                    v(b)?
+                }
+            }
+            Arith::Binary(l, op, r) => {
+                let (a, b) = (v(l)?, v(r)?);
+                let zero = || "arithmetic that divides by zero".to_string();
+                match op.as_str() {
+                    "+" => a.wrapping_add(b),
+                    "-" => a.wrapping_sub(b),
+                    "*" => a.wrapping_mul(b),
+                    "/" => a.checked_div(b).ok_or_else(zero)?,
+                    "%" => a.checked_rem(b).ok_or_else(zero)?,
+                    "**" => {
+                        let e = u32::try_from(b).map_err(|_| "a negative exponent".to_string())?;
+                        a.wrapping_pow(e)
+                    }
+                    "<<" => a.wrapping_shl(b as u32),
+                    ">>" => a.wrapping_shr(b as u32),
+                    "<" => i64::from(a < b),
+                    ">" => i64::from(a > b),
+                    "<=" => i64::from(a <= b),
+                    ">=" => i64::from(a >= b),
+                    "==" => i64::from(a == b),
+                    "!=" => i64::from(a != b),
+                    "&" => a & b,
+                    "|" => a | b,
+                    "^" => a ^ b,
+                    "&&" => i64::from(a != 0 && b != 0),
+                    "||" => i64::from(a != 0 || b != 0),
+                    _ => return Err(format!("the arithmetic operator {op}")),
+                }
+            }
+        })
+    }
+
+    /// Pathname expansion, as bash does it with its default options.
+    fn glob(&self, chars: &[Ch], st: &State) -> R<Vec<Arg>> {
+        let literal: String = chars.iter().map(|c| c.c).collect();
+        let cwd = st
+            .cwd
+            .as_ref()
+            .ok_or("a glob in a directory that is not known")?
+            .physical
+            .clone();
+        let comps: Vec<&[Ch]> = chars.split(|c| c.c == '/').collect();
+        let absolute = chars.first().is_some_and(|c| c.c == '/');
+        // (the name as bash prints it, where it is)
+        let mut cands: Vec<(String, PathBuf)> = vec![if absolute {
+            ("/".to_string(), PathBuf::from("/"))
+        } else {
+            (String::new(), cwd)
+        }];
+        let join = |shown: &str, name: &str| {
+            if shown.is_empty() || shown.ends_with('/') {
+                format!("{shown}{name}")
+            } else {
+                format!("{shown}/{name}")
+            }
+        };
+        let last = comps.len() - 1;
+        for (i, comp) in comps.iter().enumerate() {
+            if comp.is_empty() {
+                if i == 0 {
+                    continue;
+                }
+                // `a//b` or a trailing `/` (directories only).
+                for c in &mut cands {
+                    c.0.push('/');
+                }
+                if i == last {
+                    cands.retain(|c| c.1.is_dir());
+                }
+                continue;
+            }
+            if !comp.iter().any(|c| c.glob) {
+                let text: String = comp.iter().map(|c| c.c).collect();
+                for c in &mut cands {
+                    c.0 = join(&c.0, &text);
+                    c.1.push(&text);
+                }
+                continue;
+            }
+            let pat = Pattern::compile(comp)?;
+            let dots = comp.first().is_some_and(|c| c.c == '.');
+            let mut next = Vec::new();
+            for (shown, dir) in &cands {
+                let Ok(rd) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                        return Err("a glob that matches a name that is not UTF-8".into());
+                    };
+                    if name.starts_with('.') && !dots {
+                        continue;
+                    }
+                    if !pat.matches(&name) {
+                        continue;
+                    }
+                    let full = dir.join(&name);
+                    if i != last && !full.is_dir() {
+                        continue;
+                    }
+                    next.push((join(shown, &name), full));
+                    if next.len() > MAX_MATCHES {
+                        return Err("a glob that matches too many names".into());
+                    }
+                }
+            }
+            cands = next;
+        }
+        if cands.is_empty() {
+            return Ok(vec![Arg::Lit(literal)]);
+        }
+        let mut names: Vec<String> = cands.into_iter().map(|c| c.0).collect();
+        names.sort();
+        Ok(names.into_iter().map(Arg::Lit).collect())
+    }
+}
+
+fn is_searchable_dir(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    if !p.is_dir() {
+        return false;
+    }
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+}
+
+/// `..` removed with the component before it, as `cd` (without -P) does.
+pub(crate) fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(x) => out.push(x),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One component of a glob: `*`, `?`, `[…]`, and literal characters.
+enum Tok {
+    Lit(char),
+    Any,
+    Star,
+    Class(bool, Vec<(char, char)>),
+}
+
+struct Pattern(Vec<Tok>);
+
+impl Pattern {
+    fn compile(chars: &[Ch]) -> R<Pattern> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            match (c.c, c.glob) {
+                ('*', true) => out.push(Tok::Star),
+                ('?', true) => out.push(Tok::Any),
+                ('[', true) => {
+                    let mut j = i + 1;
+                    let neg = j < chars.len() && matches!(chars[j].c, '!' | '^');
+                    if neg {
+                        j += 1;
+                    }
+                    let body_start = j;
+                    // A `]` first in the class is a member.
+                    if j < chars.len() && chars[j].c == ']' {
+                        j += 1;
+                    }
+                    while j < chars.len() && chars[j].c != ']' {
+                        j += 1;
+                    }
+                    if j >= chars.len() {
+                        out.push(Tok::Lit('['));
+                        i += 1;
+                        continue;
+                    }
+                    let body = &chars[body_start..j];
+                    if body
+                        .windows(2)
+                        .any(|w| w[0].c == '[' && matches!(w[1].c, ':' | '.' | '='))
+                    {
+                        return Err("a glob with a [:class:]".into());
+                    }
+                    let mut ranges = Vec::new();
+                    let mut k = 0;
+                    while k < body.len() {
+                        if k + 2 < body.len() && body[k + 1].c == '-' {
+                            ranges.push((body[k].c, body[k + 2].c));
+                            k += 3;
+                        } else {
+                            ranges.push((body[k].c, body[k].c));
+                            k += 1;
+                        }
+                    }
+                    out.push(Tok::Class(neg, ranges));
+                    i = j;
+                }
+                (ch, _) => out.push(Tok::Lit(ch)),
+            }
+            i += 1;
+        }
+        Ok(Pattern(out))
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        let s: Vec<char> = name.chars().collect();
+        let p = &self.0;
+        let (mut pi, mut si) = (0, 0);
+        let mut back: Option<(usize, usize)> = None;
+        while si < s.len() {
+            let ok = match p.get(pi) {
+                Some(Tok::Star) => {
+                    back = Some((pi, si));
+                    pi += 1;
+                    continue;
+                }
+                Some(Tok::Any) => true,
+                Some(Tok::Lit(c)) => *c == s[si],
+                Some(Tok::Class(neg, r)) => {
+                    let hit = r.iter().any(|(a, b)| *a <= s[si] && s[si] <= *b);
+                    hit != *neg
+                }
+                None => false,
+            };
+            if ok {
+                pi += 1;
+                si += 1;
+            } else if let Some((bp, bs)) = back {
+                pi = bp + 1;
+                si = bs + 1;
+                back = Some((bp, bs + 1));
+            } else {
+                return false;
+            }
+        }
+        p[pi..].iter().all(|t| matches!(t, Tok::Star))
+    }
+}
+
+/// Every simple command in a block with its words where they are literal
+/// (the rest opaque), without following variables or directories: for
+/// rule matching of strings that `sh -c`, `eval` or `watch` run.
+pub(crate) fn literal_commands(b: &Block, out: &mut Vec<Vec<Arg>>) {
+    fn word(w: &Word, out: &mut Vec<Vec<Arg>>) -> Arg {
+        let mut prefix = String::new();
+        for p in &w.parts {
+            match p {
+                Part::Lit { text, .. } => prefix.push_str(text),
+                Part::Sub { body, .. } | Part::ProcIn(body) => {
+                    literal_commands(body, out);
+                    return Arg::Opaque { prefix };
+                }
+                _ => return Arg::Opaque { prefix },
+            }
+        }
+        Arg::Lit(prefix)
+    }
+    fn stmt(s: &Stmt, out: &mut Vec<Vec<Arg>>) {
+        match s {
+            Stmt::Simple(c) => {
+                let argv: Vec<Arg> = c.words.iter().map(|w| word(w, out)).collect();
+                for a in &c.assigns {
+                    word(&a.value, out);
+                }
+                if !argv.is_empty() {
+                    out.push(argv);
+                }
+            }
+            Stmt::Test(_) => {}
+            Stmt::Pipeline(v) => v.iter().for_each(|s| stmt(s, out)),
+            Stmt::AndOr(first, rest) => {
+                stmt(first, out);
+                rest.iter().for_each(|(_, s)| stmt(s, out));
+            }
+            Stmt::Not(s) | Stmt::Redirected(s, _) => stmt(s, out),
+            Stmt::Subshell(b) | Stmt::Group(b) => literal_commands(b, out),
+            Stmt::If { arms, otherwise } => {
+                for (c, b) in arms {
+                    literal_commands(c, out);
+                    literal_commands(b, out);
+                }
+                if let Some(e) = otherwise {
+                    literal_commands(e, out);
+                }
+            }
+            Stmt::For { body, .. } => literal_commands(body, out),
+            Stmt::While { cond, body } => {
+                literal_commands(cond, out);
+                literal_commands(body, out);
+            }
+            Stmt::Case { arms, .. } => arms.iter().for_each(|(_, b)| literal_commands(b, out)),
+        }
+    }
+    for s in b {
+        stmt(s, out);
+    }
+}
