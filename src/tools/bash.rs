@@ -8,7 +8,7 @@
 //! spilled to a file; the model gets the head, the tail and the path.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use smol::future::FutureExt;
@@ -106,41 +106,40 @@ fn shell() -> &'static str {
     })
 }
 
-/// tern's own executable, which doubles as the sandbox launcher. Looked up
-/// once: /proc may be missing later (or in a chroot), argv[0] is the fallback.
-fn launcher() -> Option<&'static std::path::Path> {
-    static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| {
-        std::env::current_exe().ok().or_else(|| {
-            let arg0 = std::env::args_os().next()?;
-            let p = std::path::PathBuf::from(arg0);
-            p.is_file().then(|| std::fs::canonicalize(&p).unwrap_or(p))
-        })
-    })
-    .as_deref()
-}
-
 enum Ending {
     Exited(Option<i32>),
     TimedOut,
     Aborted,
 }
 
+/// How long a sandbox supervisor may take to stop everything it watches
+/// after SIGTERM before tern kills it outright.
+const SUPERVISOR_STOP: Duration = Duration::from_secs(10);
+
 async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
     let sandbox = ctx.sandbox.as_ref().filter(|p| p.applies_to(input));
-    let mut std_cmd = match sandbox {
-        Some(policy) => match launcher() {
-            Some(exe) => policy.command(exe, shell(), command),
-            None => {
+    // A sandboxed command runs under the launcher, which stays as its
+    // supervisor and ends every process of it; protected paths are checked
+    // once that is done (see sandbox::protect).
+    let (mut std_cmd, finish) = match sandbox {
+        Some(policy) => {
+            let Some(exe) = crate::sandbox::launcher() else {
                 return ToolOutput::error(
-                    "Cannot find tern's own executable to start the sandbox; the command was not run",
+                    "Cannot open tern's own executable (/proc/self/exe) to start the sandbox; the command was not run",
                 );
+            };
+            match policy.prepare(&exe, shell(), command, &ctx.cwd) {
+                Ok(prepared) => {
+                    let (c, f) = prepared.split();
+                    (c, Some(f))
+                }
+                Err(crate::sandbox::NotStarted(why)) => return ToolOutput::error(why),
             }
-        },
+        }
         None => {
             let mut c = std::process::Command::new(shell());
             c.arg("-c").arg(command);
-            c
+            (c, None)
         }
     };
     std_cmd.current_dir(&ctx.cwd);
@@ -151,10 +150,6 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     // a pipe closed at once instead.
     let null = std::fs::File::open("/dev/null").ok();
     let has_null = null.is_some();
-    // Protected paths are put back after a sandboxed command (see sandbox::protect).
-    let protected = sandbox.map(|policy| {
-        crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &policy.protected))
-    });
     let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
     let mut child = match crate::sys::spawn_group_reading(std_cmd, stdin) {
         Ok(c) => c,
@@ -169,7 +164,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
         crate::sys::kill_process_group(pgid);
         return ToolOutput::error("Cannot capture the command's output");
     };
-    let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch_dir));
+    let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch));
 
     let pump = async {
         let mut a = [0u8; 8192];
@@ -229,20 +224,53 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     };
     let ending = finished.or(timed_out).or(aborted).await;
     // Whatever happened, nothing the command started outlives the call.
-    crate::sys::kill_process_group(pgid);
-    let _ = child.status().await;
+    if finish.is_some() {
+        // The supervisor kills every descendant (daemons that left the
+        // process group too) and then exits.
+        if !matches!(ending, Ending::Exited(_)) {
+            crate::sys::signal_process(pgid, libc::SIGTERM);
+        }
+        let stopped = async {
+            let _ = child.status().await;
+            true
+        }
+        .or(async {
+            smol::Timer::after(SUPERVISOR_STOP).await;
+            false
+        })
+        .await;
+        if !stopped {
+            crate::sys::kill_process_group(pgid);
+            let _ = child.status().await;
+        }
+    } else {
+        crate::sys::kill_process_group(pgid);
+        let _ = child.status().await;
+    }
 
     let (text, spilled) = collector.into_inner().finish();
     let mut result = text;
-    if let Some(snapshot) = protected {
-        let undone = snapshot.restore();
-        if !undone.is_empty() {
+    let mut unsafe_left = false;
+    if let Some(finish) = finish {
+        let report = finish.run();
+        let mut note = |text: String| {
             if !result.is_empty() && !result.ends_with('\n') {
                 result.push('\n');
             }
-            result.push_str(&format!(
-                "[tern] The command changed protected paths, which run code outside the sandbox; tern put them back: {}\n",
-                undone.join(", ")
+            result.push_str(&text);
+            result.push('\n');
+        };
+        if !report.undone.is_empty() {
+            note(format!(
+                "[tern] The command changed protected paths, which run code outside the sandbox; tern undid it: {}",
+                report.undone.join("; ")
+            ));
+        }
+        if !report.refused.is_empty() {
+            unsafe_left = true;
+            note(format!(
+                "[tern] Protected paths changed in ways tern could not undo: {}. Do not run anything outside the sandbox before they are checked.",
+                report.refused.join("; ")
             ));
         }
     }
@@ -251,7 +279,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
             if result.is_empty() {
                 result = "(no output)".into();
             }
-            with_spill_note(result, spilled, false)
+            with_spill_note(result, spilled, unsafe_left)
         }
         Ending::Exited(code) => {
             if !result.is_empty() && !result.ends_with('\n') {
@@ -380,18 +408,18 @@ struct Collector {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     total: usize,
-    scratch: PathBuf,
+    scratch: super::scratch::Scratch,
     spill: Option<(PathBuf, std::fs::File)>,
     spill_failed: bool,
 }
 
 impl Collector {
-    fn new(scratch: &Path) -> Self {
+    fn new(scratch: &super::scratch::Scratch) -> Self {
         Collector {
             head: Vec::new(),
             tail: std::collections::VecDeque::new(),
             total: 0,
-            scratch: scratch.to_path_buf(),
+            scratch: scratch.clone(),
             spill: None,
             spill_failed: false,
         }
@@ -420,14 +448,9 @@ impl Collector {
     }
 
     fn open_spill(&mut self) {
-        let _ = std::fs::create_dir_all(&self.scratch);
-        let path = self.scratch.join(format!(
-            "bash-{}-{:08x}.out",
-            std::process::id(),
-            fastrand::u32(..)
-        ));
-        match std::fs::File::create(&path) {
-            Ok(mut f) => {
+        let name = format!("bash-{}-{:08x}.out", std::process::id(), fastrand::u32(..));
+        match self.scratch.create_file(&name) {
+            Ok((path, mut f)) => {
                 // Everything so far is in `head` (we only spill once past it).
                 let ok = f.write_all(&self.head).is_ok()
                     && f.write_all(&self.tail.iter().copied().collect::<Vec<u8>>())

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod lab;
 pub mod standin;
 
 use std::path::{Path, PathBuf};
