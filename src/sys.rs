@@ -305,6 +305,31 @@ pub fn create_new_in(dir: &OwnedFd, name: &str) -> std::io::Result<File> {
     Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
+/// A pipe, both ends close-on-exec: (read, write).
+pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Makes `fd` survive the exec of `cmd` (and only of `cmd`).
+pub fn inherit_in_child(cmd: &mut std::process::Command, fd: libc::c_int) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls fcntl, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A descriptor of the running executable (`/proc/self/exe`), opened
 /// once: what is at the path later does not matter.
 pub fn open_own_executable() -> std::io::Result<OwnedFd> {

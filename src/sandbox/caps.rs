@@ -127,9 +127,20 @@ fn last_cap() -> u32 {
 
 /// Drops every capability but `keep`, for this process and what it execs.
 pub(crate) fn drop_all_except(keep: &[u32]) -> std::io::Result<()> {
+    drop_caps(keep, true)
+}
+
+/// Only the process's own capabilities (effective, permitted, inheritable,
+/// ambient): for the supervisor, which never execs, so its bounding set
+/// does not matter.
+pub(crate) fn drop_own(keep: &[u32]) -> std::io::Result<()> {
+    drop_caps(keep, false)
+}
+
+fn drop_caps(keep: &[u32], for_exec: bool) -> std::io::Result<()> {
     let now = capget()?;
     let can_setpcap = has(&now, CAP_SETPCAP);
-    if can_setpcap {
+    if can_setpcap && for_exec {
         // NOROOT: uid 0 gets no capabilities from exec; locked so that a
         // later change cannot undo it. Kept capabilities travel as ambient.
         const NOROOT: libc::c_ulong = 1 << 0;

@@ -351,12 +351,44 @@ pub fn launch(args: &[OsString]) -> i32 {
         say("bad launcher arguments");
         return COULD_NOT_SANDBOX;
     };
+    // The status pipe is the launcher's alone: the command never gets it.
+    let status = spec.status_fd.filter(|fd| {
+        // SAFETY: fstat and fcntl on a number that may or may not be open;
+        // only a pipe is taken for the status pipe.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstat(*fd, &mut st) == 0
+                && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+                && libc::fcntl(*fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+        }
+    });
+    let code = run(&spec, shell, &args[2..]);
+    if let Some(fd) = status {
+        let message = match code {
+            Ok(c) => format!("exit {c}\n"),
+            Err(sig) => format!("signal {sig}\n"),
+        };
+        // SAFETY: writing a valid buffer; closing our own descriptor.
+        unsafe {
+            libc::write(fd, message.as_ptr().cast(), message.len());
+            libc::close(fd);
+        }
+    }
+    match code {
+        Ok(c) => c,
+        Err(sig) => die_by(sig),
+    }
+}
+
+/// Builds the sandbox, runs the command, supervises it: `Ok(code)` or
+/// `Err(signal)` as the shell ended.
+fn run(spec: &LaunchSpec, shell: &std::ffi::OsStr, args: &[OsString]) -> Result<i32, i32> {
     let policy = &spec.policy;
     // SAFETY: integer arguments only.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) };
     if let Err(e) = crate::sys::set_no_new_privs() {
         say(&format!("cannot set no_new_privs: {e}"));
-        return COULD_NOT_SANDBOX;
+        return Ok(COULD_NOT_SANDBOX);
     }
     let (roots, missing) = existing(&policy.write_roots);
     for m in missing {
@@ -368,7 +400,7 @@ pub fn launch(args: &[OsString]) -> i32 {
     let (denied, _) = existing(&policy.deny_read);
     if let Some(why) = linked_denied(&denied) {
         say(&why);
-        return COULD_NOT_SANDBOX;
+        return Ok(COULD_NOT_SANDBOX);
     }
     // Mount namespace: read-only world, protected paths, hidden paths.
     let mut mounted = false;
@@ -389,7 +421,7 @@ pub fn launch(args: &[OsString]) -> i32 {
                     say(&format!(
                         "cannot build the sandbox's mounts: {e}; refusing to run"
                     ));
-                    return COULD_NOT_SANDBOX;
+                    return Ok(COULD_NOT_SANDBOX);
                 }
                 mounted = true;
             }
@@ -427,11 +459,11 @@ pub fn launch(args: &[OsString]) -> i32 {
         }
         Err(e @ landlock::Error::Unavailable(_)) => {
             say(&format!("{e}; refusing to run (sandbox.failIfUnavailable)"));
-            return COULD_NOT_SANDBOX;
+            return Ok(COULD_NOT_SANDBOX);
         }
         Err(e) => {
             say(&format!("{e}; refusing to run"));
-            return COULD_NOT_SANDBOX;
+            return Ok(COULD_NOT_SANDBOX);
         }
     }
     let abi = crate::sys::landlock_abi().unwrap_or(0);
@@ -473,7 +505,7 @@ pub fn launch(args: &[OsString]) -> i32 {
                 say(&format!(
                     "cannot start the domain proxy: {e}; refusing to run"
                 ));
-                return COULD_NOT_SANDBOX;
+                return Ok(COULD_NOT_SANDBOX);
             }
         }
     };
@@ -481,14 +513,14 @@ pub fn launch(args: &[OsString]) -> i32 {
         Ok(m) => m,
         Err(e) => {
             say(&format!("cannot block signals: {e}"));
-            return COULD_NOT_SANDBOX;
+            return Ok(COULD_NOT_SANDBOX);
         }
     };
     let (parent_end, child_end) = match socketpair() {
         Ok(p) => p,
         Err(e) => {
             say(&format!("cannot make the handoff socket: {e}"));
-            return COULD_NOT_SANDBOX;
+            return Ok(COULD_NOT_SANDBOX);
         }
     };
     // SAFETY: the launcher is single-threaded, so the child may run
@@ -496,13 +528,13 @@ pub fn launch(args: &[OsString]) -> i32 {
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         say(&format!("fork: {}", std::io::Error::last_os_error()));
-        return COULD_NOT_SANDBOX;
+        return Ok(COULD_NOT_SANDBOX);
     }
     if pid == 0 {
         drop(parent_end);
         drop(host_proxy);
         child(ChildPlan {
-            spec: &spec,
+            spec,
             rules,
             scope_abstract,
             proxy,
@@ -510,7 +542,7 @@ pub fn launch(args: &[OsString]) -> i32 {
             old_mask,
             handoff: child_end,
             shell,
-            args: &args[2..],
+            args,
         });
     }
     drop(child_end);
@@ -523,10 +555,10 @@ pub fn launch(args: &[OsString]) -> i32 {
     let handoff = recv_fds(&parent_end);
     drop(parent_end);
     // Its permission checks must be the command's: no capabilities.
-    if let Err(e) = super::caps::drop_all_except(&keep_caps) {
+    if let Err(e) = super::caps::drop_own(&keep_caps) {
         say(&format!("cannot drop the supervisor's capabilities: {e}"));
         supervise::kill_all(pid);
-        return COULD_NOT_SANDBOX;
+        return Ok(COULD_NOT_SANDBOX);
     }
     let ended = match handoff {
         None => supervise::run(pid, None, spec.grace),
@@ -574,25 +606,27 @@ pub fn launch(args: &[OsString]) -> i32 {
     exit_like(ended)
 }
 
-/// Exits the way the shell did: its code, or its signal.
-fn exit_like(ended: supervise::Ended) -> i32 {
+/// The way the shell ended: its code, or its signal.
+fn exit_like(ended: supervise::Ended) -> Result<i32, i32> {
     match ended {
-        supervise::Ended::Status(st) if libc::WIFEXITED(st) => libc::WEXITSTATUS(st),
-        supervise::Ended::Status(st) if libc::WIFSIGNALED(st) => {
-            let sig = libc::WTERMSIG(st);
-            // SAFETY: resetting the disposition and unblocking, then
-            // raising: the process ends by the shell's signal.
-            unsafe {
-                libc::signal(sig, libc::SIG_DFL);
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, sig);
-                libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-                libc::raise(sig);
-            }
-            128 + sig
-        }
-        supervise::Ended::Status(_) => COULD_NOT_SANDBOX,
-        supervise::Ended::Stopped(sig) => 128 + sig,
+        supervise::Ended::Status(st) if libc::WIFEXITED(st) => Ok(libc::WEXITSTATUS(st)),
+        supervise::Ended::Status(st) if libc::WIFSIGNALED(st) => Err(libc::WTERMSIG(st)),
+        supervise::Ended::Status(_) => Ok(COULD_NOT_SANDBOX),
+        supervise::Ended::Stopped(sig) => Ok(128 + sig),
     }
+}
+
+/// Ends the launcher by `sig`, as the shell ended.
+fn die_by(sig: i32) -> i32 {
+    // SAFETY: resetting the disposition and unblocking, then raising:
+    // the process ends by the shell's signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+    128 + sig
 }

@@ -95,6 +95,10 @@ pub struct LaunchSpec {
     pub pins: Vec<PathBuf>,
     /// How long processes may outlive the shell before they are killed.
     pub grace: Duration,
+    /// Where the launcher reports how the command ended, once every
+    /// process of it is gone (before the kernel tears its namespaces down,
+    /// which tern need not wait for).
+    pub status_fd: Option<i32>,
 }
 
 /// After the shell exits, how long its leftovers may finish writing.
@@ -197,6 +201,7 @@ impl SandboxPolicy {
             read_only: Vec::new(),
             pins: Vec::new(),
             grace: DEFAULT_GRACE,
+            status_fd: None,
         }
         .command(launcher, shell, command)
     }
@@ -206,6 +211,34 @@ impl SandboxPolicy {
 pub struct Prepared {
     pub command: std::process::Command,
     snapshot: protect::Snapshot,
+    status: EndPipe,
+}
+
+/// The pipe the launcher reports the command's end on.
+pub struct EndPipe {
+    /// Read by tern.
+    pub read: std::os::fd::OwnedFd,
+    /// Passed to the launcher; tern drops its copy after the spawn.
+    write: Option<std::os::fd::OwnedFd>,
+}
+
+impl EndPipe {
+    /// After the spawn: only the launcher holds the write end now, so the
+    /// read end sees end-of-file if the launcher dies without a word.
+    pub fn spawned(&mut self) {
+        self.write = None;
+    }
+}
+
+/// How the launcher said the command ended: its exit code, or `None`
+/// for a signal; `Err` if it said nothing (it was killed).
+pub fn parse_status(message: &[u8]) -> Result<Option<i32>, ()> {
+    let text = std::str::from_utf8(message).map_err(|_| ())?.trim();
+    match text.split_once(' ') {
+        Some(("exit", code)) => code.parse().map(Some).map_err(|_| ()),
+        Some(("signal", _)) => Ok(None),
+        _ => Err(()),
+    }
 }
 
 /// Why a sandboxed command was not started.
@@ -243,23 +276,33 @@ impl SandboxPolicy {
                 "the protected paths (.git hooks and config, .tern, .claude, …) are too large to copy, and this host has no mount namespace to make them read-only; the command was not run".into(),
             ));
         }
+        let (read, write) = crate::sys::pipe()
+            .map_err(|e| NotStarted(format!("cannot make the sandbox's status pipe: {e}")))?;
         let spec = LaunchSpec {
             policy: self.clone(),
             read_only: plan.read_only.clone(),
             pins: plan.pins.clone(),
             grace: DEFAULT_GRACE,
+            status_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&write)),
         };
+        let mut command = spec.command(launcher, shell, command);
+        crate::sys::inherit_in_child(&mut command, std::os::fd::AsRawFd::as_raw_fd(&write));
         Ok(Prepared {
-            command: spec.command(launcher, shell, command),
+            command,
             snapshot,
+            status: EndPipe {
+                read,
+                write: Some(write),
+            },
         })
     }
 }
 
 impl Prepared {
-    /// Splits off the command to spawn; the rest checks afterwards.
-    pub fn split(self) -> (std::process::Command, Finish) {
-        (self.command, Finish(self.snapshot))
+    /// Splits off the command to spawn, the pipe its end is reported on,
+    /// and the check to run afterwards.
+    pub fn split(self) -> (std::process::Command, EndPipe, Finish) {
+        (self.command, self.status, Finish(self.snapshot))
     }
 }
 
@@ -319,6 +362,7 @@ impl LaunchSpec {
             "readOnly" => paths_json(&self.read_only),
             "pins" => paths_json(&self.pins),
             "graceMs" => self.grace.as_millis() as i64,
+            "statusFd" => self.status_fd.map(i64::from),
         }
         .to_json()
     }
@@ -369,6 +413,10 @@ impl LaunchSpec {
             read_only: paths("readOnly")?,
             pins: paths("pins")?,
             grace: Duration::from_millis(u64::try_from(v.get("graceMs")?.as_i64()?).ok()?),
+            status_fd: v
+                .get("statusFd")
+                .and_then(Value::as_i64)
+                .and_then(|f| i32::try_from(f).ok()),
         })
     }
 
@@ -405,6 +453,7 @@ mod tests {
             read_only: vec!["/w/.git/hooks".into()],
             pins: vec!["/w".into(), "/w/.git".into()],
             grace: Duration::from_millis(250),
+            status_fd: Some(7),
         };
         assert_eq!(LaunchSpec::decode(&spec.encode()), Some(spec));
         assert_eq!(LaunchSpec::decode("{}"), None);

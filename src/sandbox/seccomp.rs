@@ -36,6 +36,7 @@ const BPF_ALU_AND_K: u16 = 0x04 | 0x50;
 const BPF_JEQ_K: u16 = 0x05 | 0x10;
 const BPF_JGE_K: u16 = 0x05 | 0x30;
 const BPF_JSET_K: u16 = 0x05 | 0x40;
+const BPF_JA: u16 = 0x05;
 const BPF_RET_K: u16 = 0x06;
 
 pub(crate) const RET_ALLOW: u32 = 0x7fff_0000;
@@ -113,6 +114,8 @@ pub struct Rules {
 enum To {
     Next,
     Label(&'static str),
+    /// A numbered label (the syscall tree's leaves and blocks).
+    Id(u32),
 }
 
 #[derive(Clone, Copy)]
@@ -120,8 +123,11 @@ enum Op {
     Ld(u32),
     And(u32),
     Jump(u16, u32, To, To),
+    /// Unconditional jump (32-bit offset, for out-of-line blocks).
+    Ja(To),
     Ret(u32),
     Label(&'static str),
+    LabelId(u32),
 }
 
 /// Straight-line BPF with forward jumps to named labels; a name may be
@@ -157,6 +163,12 @@ impl Asm {
     fn label(&mut self, name: &'static str) {
         self.ops.push(Op::Label(name));
     }
+    fn label_id(&mut self, id: u32) {
+        self.ops.push(Op::LabelId(id));
+    }
+    fn ja(&mut self, to: To) {
+        self.ops.push(Op::Ja(to));
+    }
 
     fn finish(self) -> Result<Vec<Insn>, String> {
         // Positions of real instructions, labels removed.
@@ -164,26 +176,39 @@ impl Asm {
         let mut pos = 0usize;
         for op in &self.ops {
             at.push(pos);
-            if !matches!(op, Op::Label(_)) {
+            if !matches!(op, Op::Label(_) | Op::LabelId(_)) {
                 pos += 1;
             }
         }
-        let target = |i: usize, to: To| -> Result<u8, String> {
+        let offset = |i: usize, to: To| -> Result<usize, String> {
             let dest = match to {
                 To::Next => at[i] + 1,
-                To::Label(name) => self.ops[i + 1..]
+                _ => self.ops[i + 1..]
                     .iter()
                     .enumerate()
-                    .find(|(_, op)| matches!(op, Op::Label(n) if *n == name))
+                    .find(|(_, op)| match (op, to) {
+                        (Op::Label(n), To::Label(name)) => *n == name,
+                        (Op::LabelId(n), To::Id(id)) => *n == id,
+                        _ => false,
+                    })
                     .map(|(j, _)| at[i + 1 + j])
-                    .ok_or_else(|| format!("no label {name} after instruction {i}"))?,
+                    .ok_or_else(|| format!("no label {to:?} after instruction {i}"))?,
             };
-            u8::try_from(dest - at[i] - 1).map_err(|_| format!("jump to {to:?} too far"))
+            Ok(dest - at[i] - 1)
+        };
+        let target = |i: usize, to: To| -> Result<u8, String> {
+            u8::try_from(offset(i, to)?).map_err(|_| format!("jump to {to:?} too far"))
         };
         let mut out = Vec::with_capacity(pos);
         for (i, op) in self.ops.iter().enumerate() {
             let insn = match *op {
-                Op::Label(_) => continue,
+                Op::Label(_) | Op::LabelId(_) => continue,
+                Op::Ja(to) => Insn {
+                    code: BPF_JA,
+                    jt: 0,
+                    jf: 0,
+                    k: u32::try_from(offset(i, to)?).map_err(|e| e.to_string())?,
+                },
                 Op::Ld(k) => Insn {
                     code: BPF_LD_W_ABS,
                     jt: 0,
@@ -304,13 +329,38 @@ pub(crate) const METADATA: &[Sys] = &[
     Sys::FileSetattr,
 ];
 
-/// Emits `if nr == sys { block }`, where the block always returns.
-fn guarded(a: &mut Asm, arch: &Arch, sys: Sys, skip: &'static str, block: impl FnOnce(&mut Asm)) {
-    if let Some(nr) = arch.nr(sys) {
-        a.jeq(nr, To::Next, To::Label(skip));
-        block(a);
-        a.label(skip);
+/// What the filter does for one syscall number.
+#[derive(Clone, Copy)]
+enum Verdict {
+    Ret(u32),
+    /// Jump to an out-of-line block that looks at the arguments.
+    Block(u32),
+}
+
+/// A balanced search over the sorted syscall numbers: a few comparisons
+/// per call instead of one per rule. This matters because the kernel runs
+/// the filter once per syscall number when it is installed, to cache the
+/// calls whose verdict never depends on their arguments.
+fn tree(a: &mut Asm, entries: &[(u32, Verdict)], next_id: &mut u32) {
+    if entries.len() <= 3 {
+        for (nr, v) in entries {
+            a.jeq(*nr, To::Next, To::Label("leaf_next"));
+            match v {
+                Verdict::Ret(k) => a.ret(*k),
+                Verdict::Block(id) => a.ja(To::Id(*id)),
+            }
+            a.label("leaf_next");
+        }
+        a.ret(RET_ALLOW);
+        return;
     }
+    let mid = entries.len() / 2;
+    let right = *next_id;
+    *next_id += 1;
+    a.jge(entries[mid].0, To::Id(right), To::Next);
+    tree(a, &entries[..mid], next_id);
+    a.label_id(right);
+    tree(a, &entries[mid..], next_id);
 }
 
 fn socket_block(a: &mut Asm, rules: &Rules) {
@@ -383,89 +433,124 @@ pub(crate) fn program(arch: &Arch, rules: &Rules) -> Result<Vec<Insn>, String> {
         a.ret(eperm);
         a.label("not_x32");
     }
-    // Argument checks first: these calls are frequent (ioctl) and the
-    // kernel's cache of constant verdicts does not cover them.
-    guarded(&mut a, arch, Sys::Ioctl, "after_ioctl", |a| {
-        a.ld_arg(1);
-        for cmd in [
-            TIOCSTI,
-            TIOCLINUX,
-            FS_IOC_SETFLAGS,
-            FS_IOC32_SETFLAGS,
-            FS_IOC_FSSETXATTR,
-        ] {
-            a.jeq(cmd, To::Label("ioctl_no"), To::Next);
+    // Calls whose verdict depends on their arguments get a block each,
+    // laid out after the search tree.
+    let mut next_id = 1000;
+    let mut blocks: Vec<(u32, Box<dyn Fn(&mut Asm)>)> = Vec::new();
+    let mut verdicts: Vec<(u32, Verdict)> = Vec::new();
+    let mut block = |sys: Sys, f: Box<dyn Fn(&mut Asm)>, verdicts: &mut Vec<(u32, Verdict)>| {
+        if let Some(nr) = arch.nr(sys) {
+            let id = next_id;
+            next_id += 1;
+            verdicts.push((nr, Verdict::Block(id)));
+            blocks.push((id, f));
         }
-        a.ret(RET_ALLOW);
-        a.label("ioctl_no");
-        a.ret(eperm);
-    });
+    };
+    block(
+        Sys::Ioctl,
+        Box::new(move |a| {
+            a.ld_arg(1);
+            for cmd in [
+                TIOCSTI,
+                TIOCLINUX,
+                FS_IOC_SETFLAGS,
+                FS_IOC32_SETFLAGS,
+                FS_IOC_FSSETXATTR,
+            ] {
+                a.jeq(cmd, To::Label("ioctl_no"), To::Next);
+            }
+            a.ret(RET_ALLOW);
+            a.label("ioctl_no");
+            a.ret(eperm);
+        }),
+        &mut verdicts,
+    );
     if rules.inet != Inet::Open {
         // TCP Fast Open connects from sendto/sendmsg, past `connect`.
-        for (sys, flags_arg, skip) in [
-            (Sys::Sendto, 3, "after_sendto"),
-            (Sys::Sendmsg, 2, "after_sendmsg"),
-            (Sys::Sendmmsg, 3, "after_sendmmsg"),
-        ] {
-            guarded(&mut a, arch, sys, skip, |a| {
-                a.ld_arg(flags_arg);
-                a.jset(MSG_FASTOPEN, To::Next, To::Label("tfo_ok"));
-                a.ret(eperm);
-                a.label("tfo_ok");
-                a.ret(RET_ALLOW);
-            });
+        for (sys, flags_arg) in [(Sys::Sendto, 3), (Sys::Sendmsg, 2), (Sys::Sendmmsg, 3)] {
+            block(
+                sys,
+                Box::new(move |a| {
+                    a.ld_arg(flags_arg);
+                    a.jset(MSG_FASTOPEN, To::Next, To::Label("tfo_ok"));
+                    a.ret(eperm);
+                    a.label("tfo_ok");
+                    a.ret(RET_ALLOW);
+                }),
+                &mut verdicts,
+            );
         }
     }
-    guarded(&mut a, arch, Sys::Clone, "after_clone", |a| {
-        a.ld_arg(0);
-        a.jset(CLONE_NEW_MASK, To::Next, To::Label("clone_ok"));
-        a.ret(eperm);
-        a.label("clone_ok");
-        a.ret(RET_ALLOW);
-    });
-    guarded(&mut a, arch, Sys::Socket, "after_socket", |a| {
-        socket_block(a, rules)
-    });
-    guarded(&mut a, arch, Sys::Socketpair, "after_socketpair", |a| {
-        a.ld_arg(0);
-        a.jeq(libc::AF_UNIX as u32, To::Next, To::Label("sp_other"));
-        if rules.unix != Unix::All {
-            a.ld_arg(1);
-            a.and(SOCK_TYPE_MASK);
-            a.jeq(libc::SOCK_DGRAM as u32, To::Label("sp_no"), To::Next);
-        }
-        a.ret(RET_ALLOW);
-        a.label("sp_other");
-        a.ret(errno(libc::EAFNOSUPPORT));
-        a.label("sp_no");
-        a.ret(errno(libc::EACCES));
-    });
-    guarded(&mut a, arch, Sys::Personality, "after_personality", |a| {
-        a.ld_arg(0);
-        for p in [PER_LINUX, PER_LINUX32, PER_QUERY] {
-            a.jeq(p, To::Label("pers_ok"), To::Next);
-        }
-        a.ret(eperm);
-        a.label("pers_ok");
-        a.ret(RET_ALLOW);
-    });
-    let mut verdicts: Vec<(Sys, u32)> = vec![(Sys::Clone3, errno(libc::ENOSYS))];
+    block(
+        Sys::Clone,
+        Box::new(move |a| {
+            a.ld_arg(0);
+            a.jset(CLONE_NEW_MASK, To::Next, To::Label("clone_ok"));
+            a.ret(eperm);
+            a.label("clone_ok");
+            a.ret(RET_ALLOW);
+        }),
+        &mut verdicts,
+    );
+    let r = *rules;
+    block(
+        Sys::Socket,
+        Box::new(move |a| socket_block(a, &r)),
+        &mut verdicts,
+    );
+    block(
+        Sys::Socketpair,
+        Box::new(move |a| {
+            a.ld_arg(0);
+            a.jeq(libc::AF_UNIX as u32, To::Next, To::Label("sp_other"));
+            if r.unix != Unix::All {
+                a.ld_arg(1);
+                a.and(SOCK_TYPE_MASK);
+                a.jeq(libc::SOCK_DGRAM as u32, To::Label("sp_no"), To::Next);
+            }
+            a.ret(RET_ALLOW);
+            a.label("sp_other");
+            a.ret(errno(libc::EAFNOSUPPORT));
+            a.label("sp_no");
+            a.ret(errno(libc::EACCES));
+        }),
+        &mut verdicts,
+    );
+    block(
+        Sys::Personality,
+        Box::new(move |a| {
+            a.ld_arg(0);
+            for p in [PER_LINUX, PER_LINUX32, PER_QUERY] {
+                a.jeq(p, To::Label("pers_ok"), To::Next);
+            }
+            a.ret(eperm);
+            a.label("pers_ok");
+            a.ret(RET_ALLOW);
+        }),
+        &mut verdicts,
+    );
+    let mut constant: Vec<(Sys, u32)> = vec![(Sys::Clone3, errno(libc::ENOSYS))];
     if rules.notify_net {
-        verdicts.push((Sys::Connect, RET_USER_NOTIF));
-        verdicts.push((Sys::Bind, RET_USER_NOTIF));
+        constant.push((Sys::Connect, RET_USER_NOTIF));
+        constant.push((Sys::Bind, RET_USER_NOTIF));
     }
     if rules.notify_metadata {
-        verdicts.extend(METADATA.iter().map(|s| (*s, RET_USER_NOTIF)));
+        constant.extend(METADATA.iter().map(|s| (*s, RET_USER_NOTIF)));
     }
-    verdicts.extend(DENIED.iter().map(|s| (*s, eperm)));
-    for (sys, verdict) in verdicts {
-        if let Some(nr) = arch.nr(sys) {
-            a.jeq(nr, To::Next, To::Label("next_nr"));
-            a.ret(verdict);
-            a.label("next_nr");
+    constant.extend(DENIED.iter().map(|s| (*s, eperm)));
+    for (sys, v) in constant {
+        if let Some(nr) = arch.nr(sys)
+            && !verdicts.iter().any(|(n, _)| *n == nr)
+        {
+            verdicts.push((nr, Verdict::Ret(v)));
         }
     }
-    a.ret(RET_ALLOW);
+    verdicts.sort_by_key(|(nr, _)| *nr);
+    tree(&mut a, &verdicts, &mut 0);
+    for (id, f) in blocks {
+        a.label_id(id);
+        f(&mut a);
+    }
     a.finish()
 }
 

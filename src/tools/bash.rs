@@ -121,7 +121,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     // A sandboxed command runs under the launcher, which stays as its
     // supervisor and ends every process of it; protected paths are checked
     // once that is done (see sandbox::protect).
-    let (mut std_cmd, finish) = match sandbox {
+    let (mut std_cmd, finish, mut end) = match sandbox {
         Some(policy) => {
             let Some(exe) = crate::sandbox::launcher() else {
                 return ToolOutput::error(
@@ -130,8 +130,8 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
             };
             match policy.prepare(&exe, shell(), command, &ctx.cwd) {
                 Ok(prepared) => {
-                    let (c, f) = prepared.split();
-                    (c, Some(f))
+                    let (c, e, f) = prepared.split();
+                    (c, Some(f), Some(e))
                 }
                 Err(crate::sandbox::NotStarted(why)) => return ToolOutput::error(why),
             }
@@ -139,7 +139,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
         None => {
             let mut c = std::process::Command::new(shell());
             c.arg("-c").arg(command);
-            (c, None)
+            (c, None, None)
         }
     };
     std_cmd.current_dir(&ctx.cwd);
@@ -157,6 +157,9 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     };
     if !has_null {
         drop(child.stdin.take());
+    }
+    if let Some(e) = &mut end {
+        e.spawned();
     }
     let pgid = child.id();
     let _group = crate::sys::GroupGuard::new(pgid);
@@ -197,9 +200,22 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     // after the shell exited (a background child may hold the pipes open).
     let exit_code = std::cell::Cell::new(None);
     let (exited_tx, exited_rx) = smol::channel::bounded::<()>(1);
+    // A sandbox launcher says how the command ended once all of it is
+    // gone, before its namespaces are torn down: no need to wait for that.
+    let reported = std::cell::Cell::new(false);
     let waiter = async {
-        let status = child.status().await;
-        exit_code.set(Some(status.ok().and_then(|s| s.code())));
+        let said = match end.take() {
+            Some(e) => read_end(e.read).await,
+            None => Err(()),
+        };
+        let code = match said {
+            Ok(code) => {
+                reported.set(true);
+                code
+            }
+            Err(()) => child.status().await.ok().and_then(|s| s.code()),
+        };
+        exit_code.set(Some(code));
         let _ = exited_tx.try_send(());
     };
     let grace = async {
@@ -231,7 +247,9 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
             crate::sys::signal_process(pgid, libc::SIGTERM);
         }
         let stopped = async {
-            let _ = child.status().await;
+            if !reported.get() {
+                let _ = child.status().await;
+            }
             true
         }
         .or(async {
@@ -386,6 +404,16 @@ fn first_word(command: &str) -> Option<String> {
         .split_whitespace()
         .find(|w| !(w.contains('=') && !w.starts_with('=') && !w.starts_with(['"', '\''])))
         .map(|w| w.replace(['"', '\''], ""))
+}
+
+/// Reads the launcher's end-of-command report.
+async fn read_end(fd: std::os::fd::OwnedFd) -> Result<Option<i32>, ()> {
+    let Ok(mut pipe) = smol::Async::new(std::fs::File::from(fd)) else {
+        return Err(());
+    };
+    let mut message = Vec::new();
+    pipe.read_to_end(&mut message).await.map_err(|_| ())?;
+    crate::sandbox::parse_status(&message)
 }
 
 fn with_spill_note(mut text: String, spilled: Option<PathBuf>, is_error: bool) -> ToolOutput {

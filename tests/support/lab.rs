@@ -119,9 +119,11 @@ impl Lab {
     /// after, as the Bash tool does) or not.
     pub fn run(&self, sandbox: Option<&SandboxPolicy>, script: &str) -> (Output, Report) {
         let script = self.expand(script);
-        let (cmd, finish) = match sandbox {
+        // The end pipe stays open until the command has run (the launcher
+        // inherits its write end at the spawn).
+        let (cmd, finish, _end) = match sandbox {
             Some(p) => {
-                let (c, f) = p
+                let (c, e, f) = p
                     .prepare(
                         Path::new(super::tern_bin()),
                         "/bin/bash",
@@ -130,12 +132,12 @@ impl Lab {
                     )
                     .unwrap_or_else(|e| panic!("prepare: {}", e.0))
                     .split();
-                (c, Some(f))
+                (c, Some(f), Some(e))
             }
             None => {
                 let mut c = Command::new("/bin/bash");
                 c.arg("-c").arg(&script);
-                (c, None)
+                (c, None, None)
             }
         };
         let mut cmd = self.as_user(cmd);
@@ -226,6 +228,12 @@ impl<'a> Attack<'a> {
         self
     }
 
+    /// `needs_root` where a kernel setting reserves the call for root.
+    pub fn needs_root_if(mut self, yes: bool) -> Self {
+        self.needs_root = yes;
+        self
+    }
+
     pub fn run(self) {
         for who in Who::all() {
             for sandboxed in [false, true] {
@@ -251,4 +259,26 @@ impl<'a> Attack<'a> {
             }
         }
     }
+}
+
+/// The C probe of tests/fixtures/sandbox_probe.c, built once.
+pub fn probe_binary() -> String {
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sandbox_probe");
+            let src = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/sandbox_probe.c"
+            );
+            let ok = Command::new("cc")
+                .args(["-O1", "-o"])
+                .arg(&out)
+                .arg(src)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "cannot build {src} with cc");
+            out.display().to_string()
+        })
+        .clone()
 }

@@ -9,16 +9,22 @@ const ARCHES: [&Arch; 3] = [&X86_64, &AARCH64, &ARM];
 
 /// Runs the program on a seccomp_data and returns the verdict.
 fn run_with(p: &[Insn], arch_value: u32, nr: u32, args: [u64; 4]) -> u32 {
+    run_counted(p, arch_value, nr, args).0
+}
+
+/// The verdict and how many instructions it took.
+fn run_counted(p: &[Insn], arch_value: u32, nr: u32, args: [u64; 4]) -> (u32, usize) {
     let mut data = [0u8; 64];
     data[0..4].copy_from_slice(&nr.to_le_bytes());
     data[4..8].copy_from_slice(&arch_value.to_le_bytes());
     for (i, a) in args.iter().enumerate() {
         data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
     }
-    let (mut pc, mut acc) = (0usize, 0u32);
+    let (mut pc, mut acc, mut steps) = (0usize, 0u32, 0usize);
     loop {
         let insn = p[pc];
         pc += 1;
+        steps += 1;
         match insn.code {
             BPF_LD_W_ABS => {
                 let o = insn.k as usize;
@@ -33,7 +39,8 @@ fn run_with(p: &[Insn], arch_value: u32, nr: u32, args: [u64; 4]) -> u32 {
                 };
                 pc += usize::from(if hit { insn.jt } else { insn.jf });
             }
-            BPF_RET_K => return insn.k,
+            BPF_JA => pc += insn.k as usize,
+            BPF_RET_K => return (insn.k, steps),
             other => panic!("unexpected opcode {other:#x}"),
         }
     }
@@ -303,4 +310,19 @@ fn foreign_architectures_are_killed_and_x32_refused() {
     let a = program(&AARCH64, &rules(Inet::Off, Unix::Scoped)).unwrap();
     assert_eq!(run_with(&a, X86_64.audit, 63, [0; 4]), RET_KILL_PROCESS);
     assert_eq!(run_with(&a, AARCH64.audit, 63, [0; 4]), RET_ALLOW); // read
+}
+
+/// The kernel runs the filter once per syscall number at install time
+/// (to cache constant verdicts) and on every call that depends on its
+/// arguments: a search tree keeps each run to a handful of instructions.
+#[test]
+fn every_syscall_is_decided_in_a_few_instructions() {
+    for arch in ARCHES {
+        let p = program(arch, &rules(Inet::TcpOnly, Unix::Scoped)).unwrap();
+        let worst = (0..500)
+            .map(|nr| run_counted(&p, arch.audit, nr, [0; 4]).1)
+            .max()
+            .unwrap();
+        assert!(worst <= 40, "{} needs {worst} instructions", arch.name);
+    }
 }
