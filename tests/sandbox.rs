@@ -1103,14 +1103,10 @@ fn the_sandbox_fails_closed() {
         p.fail_if_unavailable = strict;
         p.namespaces = false;
         let (cmd, _end, _) = p
-            .prepare(
-                std::path::Path::new(tern_bin()),
-                "/bin/bash",
-                "echo ran",
-                &lab.work,
-            )
+            .prepare("/bin/bash", "echo ran", &lab.work)
             .unwrap()
-            .split();
+            .command(std::path::Path::new(tern_bin()))
+            .unwrap();
         let out = Command::new(&probe)
             .arg("nolandlock")
             .arg(cmd.get_program())

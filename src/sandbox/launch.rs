@@ -140,7 +140,7 @@ fn linked_denied(denied: &[PathBuf]) -> Option<String> {
     None
 }
 
-fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: `fds` is a valid two-element array.
     if unsafe {
@@ -159,11 +159,20 @@ fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Sends `flags` and up to two descriptors over the handoff socket.
-fn send_fds(sock: &OwnedFd, flags: u8, fds: &[RawFd]) -> std::io::Result<()> {
-    let mut data = [flags];
+fn send_fds_to(sock: std::os::fd::BorrowedFd<'_>, flags: u8, fds: &[RawFd]) -> std::io::Result<()> {
+    send_msg_raw(sock.as_raw_fd(), &[flags], fds)
+}
+
+/// Sends one message with `fds` attached (SCM_RIGHTS).
+pub(crate) fn send_msg(sock: &OwnedFd, data: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    send_msg_raw(sock.as_raw_fd(), data, fds)
+}
+
+fn send_msg_raw(sock: RawFd, data: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    let mut data = data.to_vec();
     let mut iov = libc::iovec {
         iov_base: data.as_mut_ptr().cast(),
-        iov_len: 1,
+        iov_len: data.len(),
     };
     // SAFETY: CMSG_SPACE is a pure computation.
     let space = unsafe { libc::CMSG_SPACE((fds.len() * std::mem::size_of::<RawFd>()) as u32) };
@@ -189,7 +198,7 @@ fn send_fds(sock: &OwnedFd, flags: u8, fds: &[RawFd]) -> std::io::Result<()> {
         }
     }
     // SAFETY: `msg` describes valid buffers.
-    if unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, 0) } < 0 {
+    if unsafe { libc::sendmsg(sock, &msg, 0) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
@@ -197,10 +206,17 @@ fn send_fds(sock: &OwnedFd, flags: u8, fds: &[RawFd]) -> std::io::Result<()> {
 
 /// Receives what `send_fds` sent; `None` when the child closed without.
 fn recv_fds(sock: &OwnedFd) -> Option<(u8, Vec<OwnedFd>)> {
-    let mut data = [0u8; 1];
+    let (data, fds) = recv_msg(sock, 1)?;
+    (data.len() == 1).then(|| (data[0], fds))
+}
+
+/// Receives one message of at most `max` bytes and its descriptors;
+/// `None` at end of file or on error.
+pub(crate) fn recv_msg(sock: &OwnedFd, max: usize) -> Option<(Vec<u8>, Vec<OwnedFd>)> {
+    let mut data = vec![0u8; max];
     let mut iov = libc::iovec {
         iov_base: data.as_mut_ptr().cast(),
-        iov_len: 1,
+        iov_len: max,
     };
     let mut control = [0u8; 64];
     // SAFETY: an all-zero msghdr is valid; fields are set below.
@@ -211,9 +227,10 @@ fn recv_fds(sock: &OwnedFd) -> Option<(u8, Vec<OwnedFd>)> {
     msg.msg_controllen = control.len() as _;
     // SAFETY: `msg` describes valid buffers; CMSG_CLOEXEC for what arrives.
     let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-    if n != 1 {
+    if n <= 0 {
         return None;
     }
+    data.truncate(n as usize);
     let mut fds = Vec::new();
     // SAFETY: walking the control messages the kernel wrote into `control`.
     unsafe {
@@ -230,7 +247,7 @@ fn recv_fds(sock: &OwnedFd) -> Option<(u8, Vec<OwnedFd>)> {
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
-    Some((data[0], fds))
+    Some((data, fds))
 }
 
 const HANDOFF_NETNS: u8 = 1;
@@ -243,24 +260,48 @@ fn loopback_listener(port: u16) -> std::io::Result<std::net::TcpListener> {
 struct ChildPlan<'a> {
     spec: &'a LaunchSpec,
     rules: seccomp::Rules,
+    /// Built before the clone, so the child only installs it.
+    filter: &'a Result<Vec<seccomp::Insn>, seccomp::InstallError>,
     scope_abstract: bool,
     /// Domain proxy: the port, and whether to try a network namespace.
     proxy: Option<(u16, bool)>,
-    keep_caps: Vec<u32>,
+    keep_caps: &'a [u32],
     old_mask: libc::sigset_t,
-    handoff: OwnedFd,
+    /// The child's end of the handoff socket.
+    handoff: RawFd,
     shell: &'a std::ffi::OsStr,
     args: &'a [OsString],
+    /// The command's whole environment (else the launcher's own).
+    env: Option<&'a [(OsString, OsString)]>,
+}
+
+/// Ends the child without running exit handlers or flushing buffers,
+/// which belong to the launcher whose memory it shares.
+fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit has no preconditions.
+    unsafe { libc::_exit(code) }
+}
+
+/// The child's entry point for `clone`: runs in the launcher's address
+/// space (CLONE_VM) while the launcher waits (CLONE_VFORK), like
+/// posix_spawn's child. It only reads the plan, allocates and frees its
+/// own memory, and ends by exec or exit; its descriptors, credentials,
+/// landlock domain and seccomp filter are its own.
+extern "C" fn child_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points at the plan, which the launcher keeps alive
+    // while it waits for this child to exec or exit.
+    let plan = unsafe { &*(arg as *const ChildPlan<'_>) };
+    child(plan)
 }
 
 /// The child's side: never returns.
-fn child(p: ChildPlan<'_>) -> ! {
+fn child(p: &ChildPlan<'_>) -> ! {
     use std::os::unix::process::CommandExt;
     // SAFETY: restoring the mask saved before fork.
     unsafe { libc::sigprocmask(libc::SIG_SETMASK, &p.old_mask, std::ptr::null_mut()) };
     let fail = |m: String| -> ! {
         say(&m);
-        std::process::exit(COULD_NOT_SANDBOX)
+        exit_now(COULD_NOT_SANDBOX)
     };
     let mut flags = 0u8;
     let mut ns_listener = None;
@@ -296,10 +337,17 @@ fn child(p: ChildPlan<'_>) -> ! {
     if unsafe { libc::setsid() } < 0 {
         fail(format!("setsid: {}", std::io::Error::last_os_error()));
     }
-    if let Err(e) = super::caps::drop_all_except(&p.keep_caps) {
+    if let Err(e) = super::caps::drop_all_except(p.keep_caps) {
         fail(format!("cannot drop capabilities: {e}"));
     }
-    let listener = match seccomp::install(&p.rules, true) {
+    let installed = match p.filter {
+        Ok(prog) => seccomp::install(prog, true),
+        Err(seccomp::InstallError::Unavailable(m)) => {
+            Err(seccomp::InstallError::Unavailable(m.clone()))
+        }
+        Err(seccomp::InstallError::Refused(m)) => Err(seccomp::InstallError::Refused(m.clone())),
+    };
+    let listener = match installed {
         Ok(l) => l,
         Err(seccomp::InstallError::Unavailable(m)) if !p.spec.policy.fail_if_unavailable => {
             say_once(&format!(
@@ -323,21 +371,62 @@ fn child(p: ChildPlan<'_>) -> ! {
     if let Some(l) = &ns_listener {
         fds.push(l.as_raw_fd());
     }
-    if let Err(e) = send_fds(&p.handoff, flags, &fds) {
+    // SAFETY: the handoff descriptor is open for the child's whole life;
+    // borrowing it here does not outlive that.
+    let handoff = unsafe { std::os::fd::BorrowedFd::borrow_raw(p.handoff) };
+    if let Err(e) = send_fds_to(handoff, flags, &fds) {
         fail(format!("cannot hand over to the supervisor: {e}"));
     }
-    // The command must never hold its own notification descriptor.
+    // The command must never hold its own notification descriptor (the
+    // rest of the launcher's descriptors are close-on-exec).
     drop(listener);
     drop(ns_listener);
-    drop(p.handoff);
     let mut cmd = std::process::Command::new(p.shell);
     cmd.args(p.args);
+    if let Some(env) = p.env {
+        cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    }
     if let Some((port, _)) = p.proxy {
         cmd.envs(proxy::env(port));
     }
     let err = cmd.exec();
     say(&format!("cannot run {}: {err}", p.shell.to_string_lossy()));
-    std::process::exit(COULD_NOT_EXEC)
+    exit_now(COULD_NOT_EXEC)
+}
+
+/// Starts the child: a clone sharing the launcher's memory until it
+/// execs (no page tables copied, no copy-on-write faults), the launcher
+/// waiting meanwhile.
+fn spawn_child(plan: &ChildPlan<'_>) -> std::io::Result<libc::pid_t> {
+    const STACK: usize = 1 << 20;
+    // SAFETY: an anonymous private mapping for the child's stack.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the stack grows down from its end; CLONE_VFORK keeps this
+    // frame (and `plan`) alive until the child has exec'd or exited.
+    let pid = unsafe {
+        libc::clone(
+            child_entry,
+            stack.cast::<u8>().add(STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (plan as *const ChildPlan<'_>).cast_mut().cast(),
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: the child no longer uses the stack (it exec'd or exited).
+    unsafe { libc::munmap(stack, STACK) };
+    if pid < 0 { Err(err) } else { Ok(pid) }
 }
 
 /// The launcher's entry point. Returns only with an exit status.
@@ -362,7 +451,19 @@ pub fn launch(args: &[OsString]) -> i32 {
                 && libc::fcntl(*fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
         }
     });
-    let code = run(&spec, shell, &args[2..]);
+    launch_with(&spec, shell, &args[2..], None, status)
+}
+
+/// Runs one sandboxed command in this process (a fresh launcher, or a
+/// child of the sandbox server) and reports its end on `status`.
+pub(crate) fn launch_with(
+    spec: &LaunchSpec,
+    shell: &std::ffi::OsStr,
+    args: &[OsString],
+    env: Option<&[(OsString, OsString)]>,
+    status: Option<RawFd>,
+) -> i32 {
+    let code = run(spec, shell, args, env);
     if let Some(fd) = status {
         let message = match code {
             Ok(c) => format!("exit {c}\n"),
@@ -382,7 +483,12 @@ pub fn launch(args: &[OsString]) -> i32 {
 
 /// Builds the sandbox, runs the command, supervises it: `Ok(code)` or
 /// `Err(signal)` as the shell ended.
-fn run(spec: &LaunchSpec, shell: &std::ffi::OsStr, args: &[OsString]) -> Result<i32, i32> {
+fn run(
+    spec: &LaunchSpec,
+    shell: &std::ffi::OsStr,
+    args: &[OsString],
+    env: Option<&[(OsString, OsString)]>,
+) -> Result<i32, i32> {
     let policy = &spec.policy;
     // SAFETY: integer arguments only.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) };
@@ -523,28 +629,27 @@ fn run(spec: &LaunchSpec, shell: &std::ffi::OsStr, args: &[OsString]) -> Result<
             return Ok(COULD_NOT_SANDBOX);
         }
     };
-    // SAFETY: the launcher is single-threaded, so the child may run
-    // ordinary code after fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        say(&format!("fork: {}", std::io::Error::last_os_error()));
-        return Ok(COULD_NOT_SANDBOX);
-    }
-    if pid == 0 {
-        drop(parent_end);
-        drop(host_proxy);
-        child(ChildPlan {
-            spec,
-            rules,
-            scope_abstract,
-            proxy,
-            keep_caps,
-            old_mask,
-            handoff: child_end,
-            shell,
-            args,
-        });
-    }
+    let filter = seccomp::build(&rules);
+    let plan = ChildPlan {
+        spec,
+        rules,
+        filter: &filter,
+        scope_abstract,
+        proxy,
+        keep_caps: &keep_caps,
+        old_mask,
+        handoff: child_end.as_raw_fd(),
+        shell,
+        args,
+        env,
+    };
+    let pid = match spawn_child(&plan) {
+        Ok(pid) => pid,
+        Err(e) => {
+            say(&format!("cannot start the command: {e}"));
+            return Ok(COULD_NOT_SANDBOX);
+        }
+    };
     drop(child_end);
     // The supervisor: not traceable by the command, and its subreaper.
     // SAFETY: integer arguments only.

@@ -20,11 +20,14 @@ mod ns;
 pub mod protect;
 mod proxy;
 pub mod seccomp;
+mod server;
 mod status;
 mod supervise;
 mod syscalls;
 
 pub use launch::launch;
+pub use server::{SERVER_ARG, Spawned, serve};
+
 pub use status::{Status, probe};
 
 use std::path::{Path, PathBuf};
@@ -110,6 +113,16 @@ static LAUNCHER: std::sync::OnceLock<Option<std::os::fd::OwnedFd>> = std::sync::
 /// replace the file (tern may live beneath a writable directory).
 pub fn remember_launcher() {
     LAUNCHER.get_or_init(|| crate::sys::open_own_executable().ok());
+}
+
+/// For programs that are not tern (benchmarks): the launcher is the tern
+/// binary at `path`, opened now. Without effect once one is remembered.
+pub fn remember_launcher_at(path: &Path) {
+    LAUNCHER.get_or_init(|| {
+        std::fs::File::open(path)
+            .ok()
+            .map(std::os::fd::OwnedFd::from)
+    });
 }
 
 /// What executes the launcher: `/proc/self/fd/N` of that descriptor,
@@ -209,9 +222,10 @@ impl SandboxPolicy {
 
 /// A sandboxed command, ready to spawn, and what to check once it is over.
 pub struct Prepared {
-    pub command: std::process::Command,
+    spec: LaunchSpec,
+    shell: String,
+    command: String,
     snapshot: protect::Snapshot,
-    status: EndPipe,
 }
 
 /// The pipe the launcher reports the command's end on.
@@ -246,16 +260,10 @@ pub fn parse_status(message: &[u8]) -> Result<Option<i32>, ()> {
 pub struct NotStarted(pub String);
 
 impl SandboxPolicy {
-    /// Works out the protected paths for a command run in `cwd`, takes
-    /// their snapshot and builds the launcher command. Foreground commands
-    /// and (later) background shells share this, and `Prepared::finish`.
-    pub fn prepare(
-        &self,
-        launcher: &Path,
-        shell: &str,
-        command: &str,
-        cwd: &Path,
-    ) -> Result<Prepared, NotStarted> {
+    /// Works out the protected paths for a command run in `cwd` and takes
+    /// their snapshot. Foreground commands and (later) background shells
+    /// share this, and `Finish`.
+    pub fn prepare(&self, shell: &str, command: &str, cwd: &Path) -> Result<Prepared, NotStarted> {
         let mut working = self.working.clone();
         if !working.iter().any(|w| w == cwd) {
             working.insert(0, cwd.to_path_buf());
@@ -271,38 +279,81 @@ impl SandboxPolicy {
         // command, so contents are kept to put back.
         let full = !(self.namespaces && status::mount_namespaces());
         let snapshot = protect::take(&plan, full);
+        // Resolved once here, so the launcher need not.
+        let canonical = |ps: &[PathBuf]| -> Vec<PathBuf> {
+            ps.iter()
+                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+                .collect()
+        };
+        let policy = SandboxPolicy {
+            write_roots: canonical(&self.write_roots),
+            deny_read: canonical(&self.deny_read),
+            ..self.clone()
+        };
         if full && snapshot.incomplete {
             return Err(NotStarted(
                 "the protected paths (.git hooks and config, .tern, .claude, …) are too large to copy, and this host has no mount namespace to make them read-only; the command was not run".into(),
             ));
         }
-        let (read, write) = crate::sys::pipe()
-            .map_err(|e| NotStarted(format!("cannot make the sandbox's status pipe: {e}")))?;
-        let spec = LaunchSpec {
-            policy: self.clone(),
-            read_only: plan.read_only.clone(),
-            pins: plan.pins.clone(),
-            grace: DEFAULT_GRACE,
-            status_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&write)),
-        };
-        let mut command = spec.command(launcher, shell, command);
-        crate::sys::inherit_in_child(&mut command, std::os::fd::AsRawFd::as_raw_fd(&write));
         Ok(Prepared {
-            command,
-            snapshot,
-            status: EndPipe {
-                read,
-                write: Some(write),
+            spec: LaunchSpec {
+                policy,
+                read_only: plan.read_only.clone(),
+                pins: plan.pins.clone(),
+                grace: DEFAULT_GRACE,
+                status_fd: None,
             },
+            shell: shell.to_string(),
+            command: command.to_string(),
+            snapshot,
         })
     }
 }
 
 impl Prepared {
-    /// Splits off the command to spawn, the pipe its end is reported on,
-    /// and the check to run afterwards.
-    pub fn split(self) -> (std::process::Command, EndPipe, Finish) {
-        (self.command, self.status, Finish(self.snapshot))
+    /// The launcher as a command to exec (`launcher` is tern's binary),
+    /// the pipe its end is reported on, and the check to run afterwards.
+    pub fn command(
+        self,
+        launcher: &Path,
+    ) -> Result<(std::process::Command, EndPipe, Finish), NotStarted> {
+        let (read, write) = crate::sys::pipe()
+            .map_err(|e| NotStarted(format!("cannot make the sandbox's status pipe: {e}")))?;
+        let spec = LaunchSpec {
+            status_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&write)),
+            ..self.spec
+        };
+        let mut command = spec.command(launcher, &self.shell, &self.command);
+        crate::sys::inherit_in_child(&mut command, std::os::fd::AsRawFd::as_raw_fd(&write));
+        Ok((
+            command,
+            EndPipe {
+                read,
+                write: Some(write),
+            },
+            Finish(self.snapshot),
+        ))
+    }
+
+    /// Starts it through the sandbox server, in `cwd` with exactly `env`.
+    pub fn spawn(
+        self,
+        cwd: &Path,
+        env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    ) -> Result<(Spawned, Finish), NotStarted> {
+        let args = ["-c".into(), self.command.clone().into()];
+        match server::spawn(
+            &self.spec,
+            std::ffi::OsStr::new(&self.shell),
+            &args,
+            cwd,
+            env,
+        ) {
+            Ok(s) => Ok((s, Finish(self.snapshot))),
+            Err(e) => Err(NotStarted(format!(
+                "cannot start the sandbox: {e}; the command was not run"
+            ))),
+        }
     }
 }
 

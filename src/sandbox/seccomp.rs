@@ -572,14 +572,8 @@ impl std::fmt::Display for InstallError {
     }
 }
 
-/// Installs `rules` on the calling thread (the launcher's child is single-
-/// threaded; the filter is inherited across fork and exec). With `listen`,
-/// returns the user-notification descriptor the supervisor must answer.
-pub(crate) fn install(
-    rules: &Rules,
-    listen: bool,
-) -> Result<Option<std::os::fd::OwnedFd>, InstallError> {
-    use std::os::fd::FromRawFd;
+/// The filter for this machine, or why there can be none.
+pub(crate) fn build(rules: &Rules) -> Result<Vec<Insn>, InstallError> {
     let Some(arch) = super::syscalls::native() else {
         return Err(InstallError::Unavailable(format!(
             "tern has no filter for {}",
@@ -591,7 +585,15 @@ pub(crate) fn install(
             "the kernel has no seccomp filter support".into(),
         ));
     }
-    let prog = program(arch, rules).map_err(InstallError::Refused)?;
+    program(arch, rules).map_err(InstallError::Refused)
+}
+
+/// Installs a filter from `build` on the calling thread.
+pub(crate) fn install(
+    prog: &[Insn],
+    listen: bool,
+) -> Result<Option<std::os::fd::OwnedFd>, InstallError> {
+    use std::os::fd::FromRawFd;
     let fprog = libc::sock_fprog {
         len: prog.len() as u16,
         filter: prog.as_ptr() as *mut libc::sock_filter,

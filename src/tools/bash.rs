@@ -116,57 +116,108 @@ enum Ending {
 /// after SIGTERM before tern kills it outright.
 const SUPERVISOR_STOP: Duration = Duration::from_secs(10);
 
-async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
-    let sandbox = ctx.sandbox.as_ref().filter(|p| p.applies_to(input));
-    // A sandboxed command runs under the launcher, which stays as its
+/// The environment a command runs with: tern's own less what
+/// `child_env` keeps from children (provider credentials), the settings'
+/// `env`, and `TERN=1`. The one place it is built, for both kinds of
+/// command.
+fn command_env(ctx: &ToolContext) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !k.to_str().is_some_and(|k| ctx.child_env.removes(k)))
+        .collect();
+    let extra = ctx
+        .child_env
+        .set
+        .iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .chain(std::iter::once(("TERN".into(), "1".into())));
+    for (k, v) in extra {
+        env.retain(|(old, _)| *old != k);
+        env.push((k, v));
+    }
+    env
+}
+
+/// A running command: a plain child of tern, or a sandboxed one started
+/// by the sandbox server, whose launcher reports its end on a pipe.
+enum Running {
+    Plain(smol::process::Child),
+    Sandboxed {
+        pid: u32,
+        end: smol::Async<std::fs::File>,
+    },
+}
+
+type Stream = Box<dyn smol::io::AsyncRead + Unpin>;
+
+/// Starts the command; returns it with its stdout and stderr.
+fn start(
+    command: &str,
+    ctx: &ToolContext,
+    sandbox: Option<&crate::sandbox::SandboxPolicy>,
+) -> Result<(Running, Stream, Stream, Option<crate::sandbox::Finish>), String> {
+    let env = command_env(ctx);
+    let Some(policy) = sandbox else {
+        let mut c = std::process::Command::new(shell());
+        c.arg("-c")
+            .arg(command)
+            .current_dir(&ctx.cwd)
+            .env_clear()
+            .envs(env);
+        // stdin is /dev/null, so a program that reads stdin when it is a
+        // pipe (`rg TODO`) does its ordinary thing; a bare chroot without
+        // /dev gets a pipe closed at once instead.
+        let null = std::fs::File::open("/dev/null").ok();
+        let has_null = null.is_some();
+        let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
+        let mut child = crate::sys::spawn_group_reading(c, stdin)
+            .map_err(|e| format!("Cannot start {}: {e}", shell()))?;
+        if !has_null {
+            drop(child.stdin.take());
+        }
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            crate::sys::kill_process_group(child.id());
+            return Err("Cannot capture the command's output".into());
+        };
+        return Ok((Running::Plain(child), Box::new(out), Box::new(err), None));
+    };
+    // A sandboxed command runs under a launcher, which stays as its
     // supervisor and ends every process of it; protected paths are checked
     // once that is done (see sandbox::protect).
-    let (mut std_cmd, finish, mut end) = match sandbox {
-        Some(policy) => {
-            let Some(exe) = crate::sandbox::launcher() else {
-                return ToolOutput::error(
-                    "Cannot open tern's own executable (/proc/self/exe) to start the sandbox; the command was not run",
-                );
-            };
-            match policy.prepare(&exe, shell(), command, &ctx.cwd) {
-                Ok(prepared) => {
-                    let (c, e, f) = prepared.split();
-                    (c, Some(f), Some(e))
-                }
-                Err(crate::sandbox::NotStarted(why)) => return ToolOutput::error(why),
-            }
-        }
-        None => {
-            let mut c = std::process::Command::new(shell());
-            c.arg("-c").arg(command);
-            (c, None, None)
-        }
+    let prepared = policy
+        .prepare(shell(), command, &ctx.cwd)
+        .map_err(|e| e.0)?;
+    let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.0)?;
+    let async_file = |f: std::fs::File| smol::Async::new(f).map_err(|e| e.to_string());
+    let out = async_file(spawned.stdout)?;
+    let err = async_file(spawned.stderr)?;
+    let end = async_file(std::fs::File::from(spawned.end))?;
+    Ok((
+        Running::Sandboxed {
+            pid: spawned.pid,
+            end,
+        },
+        Box::new(out),
+        Box::new(err),
+        Some(finish),
+    ))
+}
+
+async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext) -> ToolOutput {
+    let sandbox = ctx.sandbox.as_ref().filter(|p| p.applies_to(input));
+    let (mut running, mut out, mut err, finish) = match start(command, ctx, sandbox) {
+        Ok(r) => r,
+        Err(why) => return ToolOutput::error(why),
     };
-    std_cmd.current_dir(&ctx.cwd);
-    ctx.child_env.apply(&mut std_cmd);
-    std_cmd.env("TERN", "1");
-    // stdin is /dev/null, so a program that reads stdin when it is a pipe
-    // (`rg TODO`) does its ordinary thing; a bare chroot without /dev gets
-    // a pipe closed at once instead.
-    let null = std::fs::File::open("/dev/null").ok();
-    let has_null = null.is_some();
-    let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
-    let mut child = match crate::sys::spawn_group_reading(std_cmd, stdin) {
-        Ok(c) => c,
-        Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
+    // Should this call be dropped half-way (an interrupt racing it), what
+    // the command started still goes down with it.
+    let _group = match &running {
+        Running::Plain(child) => Some(crate::sys::GroupGuard::new(child.id())),
+        Running::Sandboxed { .. } => None,
     };
-    if !has_null {
-        drop(child.stdin.take());
-    }
-    if let Some(e) = &mut end {
-        e.spawned();
-    }
-    let pgid = child.id();
-    let _group = crate::sys::GroupGuard::new(pgid);
-    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-        crate::sys::kill_process_group(pgid);
-        return ToolOutput::error("Cannot capture the command's output");
-    };
+    let supervisor = StopSupervisor(std::cell::Cell::new(match &running {
+        Running::Sandboxed { pid, .. } => Some(*pid),
+        Running::Plain(_) => None,
+    }));
     let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch));
 
     let pump = async {
@@ -200,20 +251,12 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     // after the shell exited (a background child may hold the pipes open).
     let exit_code = std::cell::Cell::new(None);
     let (exited_tx, exited_rx) = smol::channel::bounded::<()>(1);
-    // A sandbox launcher says how the command ended once all of it is
-    // gone, before its namespaces are torn down: no need to wait for that.
-    let reported = std::cell::Cell::new(false);
     let waiter = async {
-        let said = match end.take() {
-            Some(e) => read_end(e.read).await,
-            None => Err(()),
-        };
-        let code = match said {
-            Ok(code) => {
-                reported.set(true);
-                code
-            }
-            Err(()) => child.status().await.ok().and_then(|s| s.code()),
+        let code = match &mut running {
+            Running::Plain(child) => child.status().await.ok().and_then(|s| s.code()),
+            // The launcher says how it ended once every process of it is
+            // gone, before the kernel tears its namespaces down.
+            Running::Sandboxed { end, .. } => read_end(end).await.ok().flatten(),
         };
         exit_code.set(Some(code));
         let _ = exited_tx.try_send(());
@@ -240,31 +283,32 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
     };
     let ending = finished.or(timed_out).or(aborted).await;
     // Whatever happened, nothing the command started outlives the call.
-    if finish.is_some() {
-        // The supervisor kills every descendant (daemons that left the
-        // process group too) and then exits.
-        if !matches!(ending, Ending::Exited(_)) {
-            crate::sys::signal_process(pgid, libc::SIGTERM);
-        }
-        let stopped = async {
-            if !reported.get() {
-                let _ = child.status().await;
-            }
-            true
-        }
-        .or(async {
-            smol::Timer::after(SUPERVISOR_STOP).await;
-            false
-        })
-        .await;
-        if !stopped {
-            crate::sys::kill_process_group(pgid);
+    match &mut running {
+        Running::Plain(child) => {
+            crate::sys::kill_process_group(child.id());
             let _ = child.status().await;
         }
-    } else {
-        crate::sys::kill_process_group(pgid);
-        let _ = child.status().await;
+        Running::Sandboxed { pid, end } => {
+            // The supervisor kills every descendant (daemons that left the
+            // process group too), reports, and exits.
+            if exit_code.get().is_none() {
+                crate::sys::signal_process(*pid, libc::SIGTERM);
+                let stopped = async {
+                    let _ = read_end(end).await;
+                    true
+                }
+                .or(async {
+                    smol::Timer::after(SUPERVISOR_STOP).await;
+                    false
+                })
+                .await;
+                if !stopped {
+                    crate::sys::kill_process_group(*pid);
+                }
+            }
+        }
     }
+    supervisor.0.set(None);
 
     let (text, spilled) = collector.into_inner().finish();
     let mut result = text;
@@ -307,7 +351,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
                 // grep's "no match", diff's "differ": an answer, not a failure.
                 Some((c, meaning)) => {
                     result.push_str(&format!("Exit code {c} ({meaning})"));
-                    return with_spill_note(result, spilled, false);
+                    return with_spill_note(result, spilled, unsafe_left);
                 }
                 None => match code {
                     Some(c) => result.push_str(&format!("Exit code {c}")),
@@ -406,11 +450,21 @@ fn first_word(command: &str) -> Option<String> {
         .map(|w| w.replace(['"', '\''], ""))
 }
 
+/// Asks a sandboxed command's supervisor to stop (SIGTERM: it kills every
+/// process of the command, daemons included, and exits) when dropped
+/// while still armed.
+struct StopSupervisor(std::cell::Cell<Option<u32>>);
+
+impl Drop for StopSupervisor {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.get() {
+            crate::sys::signal_process(pid, libc::SIGTERM);
+        }
+    }
+}
+
 /// Reads the launcher's end-of-command report.
-async fn read_end(fd: std::os::fd::OwnedFd) -> Result<Option<i32>, ()> {
-    let Ok(mut pipe) = smol::Async::new(std::fs::File::from(fd)) else {
-        return Err(());
-    };
+async fn read_end(pipe: &mut smol::Async<std::fs::File>) -> Result<Option<i32>, ()> {
     let mut message = Vec::new();
     pipe.read_to_end(&mut message).await.map_err(|_| ())?;
     crate::sandbox::parse_status(&message)

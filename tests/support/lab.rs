@@ -124,14 +124,9 @@ impl Lab {
         let (cmd, finish, _end) = match sandbox {
             Some(p) => {
                 let (c, e, f) = p
-                    .prepare(
-                        Path::new(super::tern_bin()),
-                        "/bin/bash",
-                        &script,
-                        &self.work,
-                    )
-                    .unwrap_or_else(|e| panic!("prepare: {}", e.0))
-                    .split();
+                    .prepare("/bin/bash", &script, &self.work)
+                    .and_then(|p| p.command(Path::new(super::tern_bin())))
+                    .unwrap_or_else(|e| panic!("prepare: {}", e.0));
                 (c, Some(f), Some(e))
             }
             None => {
