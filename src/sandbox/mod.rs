@@ -244,14 +244,14 @@ impl EndPipe {
     }
 }
 
-/// How the launcher said the command ended: its exit code, or `None`
-/// for a signal; `Err` if it said nothing (it was killed).
-pub fn parse_status(message: &[u8]) -> Result<Option<i32>, ()> {
-    let text = std::str::from_utf8(message).map_err(|_| ())?.trim();
+/// How the launcher said the command ended: `Some(Some(code))`, or
+/// `Some(None)` for a signal; `None` if it said nothing (it was killed).
+pub fn parse_status(message: &[u8]) -> Option<Option<i32>> {
+    let text = std::str::from_utf8(message).ok()?.trim();
     match text.split_once(' ') {
-        Some(("exit", code)) => code.parse().map(Some).map_err(|_| ()),
-        Some(("signal", _)) => Ok(None),
-        _ => Err(()),
+        Some(("exit", code)) => code.parse().ok().map(Some),
+        Some(("signal", _)) => Some(None),
+        _ => None,
     }
 }
 

@@ -353,7 +353,7 @@ fn connect(t: &Target<'_>, args: &[u64; 6]) -> Result<i64, Errno> {
             if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
                 return Err(libc::ECONNREFUSED);
             }
-            let id = (st.st_dev as u64, st.st_ino as u64);
+            let id = (st.st_dev, st.st_ino);
             let ours = t
                 .ctx
                 .state

@@ -55,7 +55,57 @@ fn inside(p: &Path, roots: &[PathBuf]) -> bool {
 }
 
 fn canonical(p: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(p).ok()
+    RESOLVED.with(|r| r.borrow_mut().canon(p))
+}
+
+thread_local! {
+    /// Canonical forms found during one `plan` (cleared at its start).
+    static RESOLVED: std::cell::RefCell<Resolver> = std::cell::RefCell::new(Resolver::default());
+}
+
+/// Canonicalisation that remembers directories already resolved, so that
+/// `dir/.git/hooks` costs one lstat, not a realpath of every component.
+#[derive(Default)]
+struct Resolver {
+    cache: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl Resolver {
+    fn canon(&mut self, p: &Path) -> Option<PathBuf> {
+        use std::path::Component;
+        if !p.is_absolute()
+            || p.components()
+                .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+        {
+            return std::fs::canonicalize(p).ok();
+        }
+        if let Some(hit) = self.cache.get(p) {
+            return hit.clone();
+        }
+        // The nearest ancestor already known, then one step at a time.
+        let chain: Vec<&Path> = p.ancestors().collect();
+        let mut cur = PathBuf::from("/");
+        let mut from = chain.len() - 1;
+        for (i, a) in chain.iter().enumerate() {
+            if let Some(hit) = self.cache.get(*a) {
+                cur = hit.clone()?;
+                from = i;
+                break;
+            }
+        }
+        for i in (0..from).rev() {
+            let name = chain[i].file_name()?;
+            let joined = cur.join(name);
+            let next = match std::fs::symlink_metadata(&joined) {
+                Ok(m) if !m.file_type().is_symlink() => Some(joined),
+                Ok(_) => std::fs::canonicalize(&joined).ok(),
+                Err(_) => None,
+            };
+            self.cache.insert(chain[i].to_path_buf(), next.clone());
+            cur = next?;
+        }
+        Some(cur)
+    }
 }
 
 impl Plan {
@@ -91,10 +141,11 @@ impl Plan {
                     .parent()
                     .and_then(canonical)
                     .is_some_and(|p| inside(&p, roots));
-                if parent_ok && let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
-                    if let Some(p) = canonical(parent) {
-                        self.watch(p.join(name), Kind::Plain);
-                    }
+                if parent_ok
+                    && let (Some(parent), Some(name)) = (path.parent(), path.file_name())
+                    && let Some(p) = canonical(parent)
+                {
+                    self.watch(p.join(name), Kind::Plain);
                 }
             }
         }
@@ -194,6 +245,7 @@ pub fn plan(
     home: Option<&Path>,
     path_var: Option<&OsStr>,
 ) -> Plan {
+    RESOLVED.with(|r| r.borrow_mut().cache.clear());
     let roots: Vec<PathBuf> = roots.iter().filter_map(|r| canonical(r)).collect();
     let mut p = Plan::default();
     for w in working.iter().filter_map(|w| canonical(w)) {
@@ -304,7 +356,7 @@ fn split(path: &Path) -> Option<(&Path, &OsStr)> {
 }
 
 fn id(st: &libc::stat) -> (u64, u64) {
-    (st.st_dev as u64, st.st_ino as u64)
+    (st.st_dev, st.st_ino)
 }
 
 /// Walks `name` in `dir` into entries, parents first, never following a
@@ -352,7 +404,7 @@ fn walk(
             size: st.st_size,
             mtime: (st.st_mtime, st.st_mtime_nsec),
             ctime: (st.st_ctime, st.st_ctime_nsec),
-            ino: st.st_ino as u64,
+            ino: st.st_ino,
             bytes,
         });
         if kind == libc::S_IFDIR
@@ -374,16 +426,14 @@ fn walk(
 pub fn take(plan: &Plan, full: bool) -> Snapshot {
     let mut budget = (0usize, 0usize);
     let mut items = Vec::new();
+    let mut parents = Parents::default();
     for w in &plan.watched {
         let Some((parent, name)) = split(&w.path) else {
             continue;
         };
-        let pfd = fsat::open_dir_strict(parent).ok();
-        let parent_id = pfd
-            .as_ref()
-            .and_then(|f| fsat::stat_fd(f).ok())
-            .map(|s| id(&s));
-        let tree = pfd.as_ref().and_then(|f| {
+        let opened = parents.get(parent).ok();
+        let parent_id = opened.as_ref().map(|(_, i)| *i);
+        let tree = opened.as_ref().map(|(f, _)| &**f).and_then(|f| {
             // In mount mode only the top entry matters (the rest is read-only).
             if full {
                 walk(f, name, true, &mut budget)
@@ -395,7 +445,7 @@ pub fn take(plan: &Plan, full: bool) -> Snapshot {
                         size: st.st_size,
                         mtime: (st.st_mtime, st.st_mtime_nsec),
                         ctime: (st.st_ctime, st.st_ctime_nsec),
-                        ino: st.st_ino as u64,
+                        ino: st.st_ino,
                         bytes: None,
                     }]
                 })
@@ -411,6 +461,39 @@ pub fn take(plan: &Plan, full: bool) -> Snapshot {
         items,
         full,
         incomplete: budget.0 > MAX_FILES || budget.1 > MAX_BYTES,
+    }
+}
+
+/// An opened parent directory and its (device, inode).
+type OpenDir = (std::rc::Rc<OwnedFd>, (u64, u64));
+
+/// Parent directories opened once per snapshot or check (many protected
+/// paths share one: `.git/hooks`, `.git/config`, ...).
+#[derive(Default)]
+struct Parents {
+    open: Vec<(PathBuf, Option<OpenDir>)>,
+}
+
+impl Parents {
+    fn get(&mut self, dir: &Path) -> Result<OpenDir, std::io::Error> {
+        if let Some((_, hit)) = self.open.iter().find(|(p, _)| p == dir) {
+            return hit
+                .clone()
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound));
+        }
+        let opened = fsat::open_dir_strict(dir).and_then(|f| {
+            let st = fsat::stat_fd(&f)?;
+            Ok((std::rc::Rc::new(f), id(&st)))
+        });
+        self.open
+            .push((dir.to_path_buf(), opened.as_ref().ok().cloned()));
+        opened
+    }
+
+    /// Forgets what was opened at or below `path` (the check just
+    /// removed or recreated it, so a kept descriptor would be stale).
+    fn forget_under(&mut self, path: &Path) {
+        self.open.retain(|(p, _)| !p.starts_with(path));
     }
 }
 
@@ -645,19 +728,24 @@ impl Snapshot {
     /// process of the command has ended) and undoes what it can.
     pub fn verify(&self) -> Report {
         let mut report = Report::default();
+        let mut parents = Parents::default();
         for item in &self.items {
-            self.verify_item(item, &mut report);
+            let acted = report.undone.len() + report.refused.len();
+            self.verify_item(item, &mut parents, &mut report);
+            if report.undone.len() + report.refused.len() != acted {
+                parents.forget_under(&item.watched.path);
+            }
         }
         report
     }
 
-    fn verify_item(&self, item: &Item, report: &mut Report) {
+    fn verify_item(&self, item: &Item, parents: &mut Parents, report: &mut Report) {
         let path = &item.watched.path;
         let Some((parent, name)) = split(path) else {
             return;
         };
-        let pfd = match fsat::open_dir_strict(parent) {
-            Ok(f) => f,
+        let (pfd, now_parent) = match parents.get(parent) {
+            Ok((f, i)) => (f, Some(i)),
             Err(e) => {
                 if item.parent.is_some() {
                     report.refused.push(format!(
@@ -668,7 +756,6 @@ impl Snapshot {
                 return;
             }
         };
-        let now_parent = fsat::stat_fd(&pfd).ok().map(|s| id(&s));
         if item.parent.is_some() && now_parent != item.parent {
             report.refused.push(format!(
                 "could not check {}: its directory was replaced during the command",
@@ -701,7 +788,7 @@ impl Snapshot {
                     // (or a new one in its place) moves its ctime.
                     Some(st) if !self.full => before.first().is_some_and(|b| {
                         b.mode == st.st_mode
-                            && b.ino == st.st_ino as u64
+                            && b.ino == st.st_ino
                             && b.ctime == (st.st_ctime, st.st_ctime_nsec)
                             && b.mtime == (st.st_mtime, st.st_mtime_nsec)
                     }),

@@ -329,6 +329,9 @@ pub(crate) const METADATA: &[Sys] = &[
     Sys::FileSetattr,
 ];
 
+/// Emits an out-of-line block that looks at a call's arguments.
+type Block = Box<dyn Fn(&mut Asm)>;
+
 /// What the filter does for one syscall number.
 #[derive(Clone, Copy)]
 enum Verdict {
@@ -436,7 +439,7 @@ pub(crate) fn program(arch: &Arch, rules: &Rules) -> Result<Vec<Insn>, String> {
     // Calls whose verdict depends on their arguments get a block each,
     // laid out after the search tree.
     let mut next_id = 1000;
-    let mut blocks: Vec<(u32, Box<dyn Fn(&mut Asm)>)> = Vec::new();
+    let mut blocks: Vec<(u32, Block)> = Vec::new();
     let mut verdicts: Vec<(u32, Verdict)> = Vec::new();
     let mut block = |sys: Sys, f: Box<dyn Fn(&mut Asm)>, verdicts: &mut Vec<(u32, Verdict)>| {
         if let Some(nr) = arch.nr(sys) {

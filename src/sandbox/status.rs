@@ -197,6 +197,12 @@ impl Status {
         );
         no.push("reading files outside sandbox.filesystem.denyRead".into());
         no.push("what a command does with the network it is allowed (a proxied domain may serve any content)".into());
+        no.push(
+            "git repositories nested below a working directory (their hooks are not protected)"
+                .into(),
+        );
+        no.push("what project tools run for hooks (a hook that runs `npm test` runs what package.json says)".into());
+        no.push("hard links to a denyRead file made outside the working directories before tern started".into());
         (yes, no)
     }
 

@@ -234,10 +234,10 @@ pub(crate) fn run(shell: libc::pid_t, ctx: Option<notify::Shared>, grace: Durati
             status = st;
             exited_at = Some(Instant::now());
         }
-        if let Some(st) = status {
-            if none_left || exited_at.is_some_and(|t| t.elapsed() >= grace) {
-                break Ended::Status(st);
-            }
+        if let Some(st) = status
+            && (none_left || exited_at.is_some_and(|t| t.elapsed() >= grace))
+        {
+            break Ended::Status(st);
         }
     };
     let (killed, stuck) = kill_all(shell);

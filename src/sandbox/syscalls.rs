@@ -468,8 +468,8 @@ mod tests {
         ];
         for (sys, nr) in known {
             assert_eq!(
-                arch.nr(sys).map(i64::from),
-                Some(nr as i64),
+                arch.nr(sys).map(|n| n as libc::c_long),
+                Some(nr),
                 "{sys:?} on {}",
                 arch.name
             );

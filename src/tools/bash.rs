@@ -256,7 +256,7 @@ async fn run(command: &str, input: &Value, timeout: Duration, ctx: &ToolContext)
             Running::Plain(child) => child.status().await.ok().and_then(|s| s.code()),
             // The launcher says how it ended once every process of it is
             // gone, before the kernel tears its namespaces down.
-            Running::Sandboxed { end, .. } => read_end(end).await.ok().flatten(),
+            Running::Sandboxed { end, .. } => read_end(end).await.flatten(),
         };
         exit_code.set(Some(code));
         let _ = exited_tx.try_send(());
@@ -463,10 +463,10 @@ impl Drop for StopSupervisor {
     }
 }
 
-/// Reads the launcher's end-of-command report.
-async fn read_end(pipe: &mut smol::Async<std::fs::File>) -> Result<Option<i32>, ()> {
+/// Reads the launcher's end-of-command report (see `parse_status`).
+async fn read_end(pipe: &mut smol::Async<std::fs::File>) -> Option<Option<i32>> {
     let mut message = Vec::new();
-    pipe.read_to_end(&mut message).await.map_err(|_| ())?;
+    pipe.read_to_end(&mut message).await.ok()?;
     crate::sandbox::parse_status(&message)
 }
 

@@ -91,10 +91,11 @@ impl Lab {
         let mut stack = vec![self.base.clone()];
         while let Some(p) = stack.pop() {
             let _ = std::os::unix::fs::lchown(&p, Some(NOBODY), Some(NOBODY));
-            if p.is_dir() && !p.is_symlink() {
-                if let Ok(rd) = std::fs::read_dir(&p) {
-                    stack.extend(rd.flatten().map(|e| e.path()));
-                }
+            if p.is_dir()
+                && !p.is_symlink()
+                && let Ok(rd) = std::fs::read_dir(&p)
+            {
+                stack.extend(rd.flatten().map(|e| e.path()));
             }
         }
     }
@@ -170,6 +171,9 @@ pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+type Adjust<'a> = Box<dyn Fn(&Lab, &mut SandboxPolicy) + 'a>;
+type Judge<'a> = Box<dyn Fn(&Lab, &Output) -> bool + 'a>;
+
 /// One attack, tried four ways: as root and as nobody, with and without
 /// the sandbox. Without it, it must work (unless it needs root and runs
 /// as nobody); with it, it must fail.
@@ -178,8 +182,8 @@ pub struct Attack<'a> {
     script: &'a str,
     setup: Box<dyn Fn(&Lab) + 'a>,
     then: Box<dyn Fn(&Lab) + 'a>,
-    adjust: Box<dyn Fn(&Lab, &mut SandboxPolicy) + 'a>,
-    escaped: Box<dyn Fn(&Lab, &Output) -> bool + 'a>,
+    adjust: Adjust<'a>,
+    escaped: Judge<'a>,
     needs_root: bool,
 }
 

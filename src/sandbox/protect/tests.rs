@@ -168,8 +168,8 @@ fn hook_files_and_path_dirs_are_protected_but_never_a_working_directory() {
     std::fs::write(d.join("check.sh"), "exit 0").unwrap();
     let path = std::env::join_paths([d.join("bin"), d.clone(), PathBuf::from("/usr/bin")]).unwrap();
     let p = plan(
-        &[d.clone()],
-        &[d.clone()],
+        std::slice::from_ref(&d),
+        std::slice::from_ref(&d),
         &[d.join("check.sh"), d.clone()],
         None,
         Some(&path),
