@@ -1466,3 +1466,55 @@ fn a_timed_out_sandboxed_command_is_stopped_whole() {
         }
     }
 }
+
+/// Main's promises for every command hold on the sandbox server's path
+/// too: stdin is /dev/null (so `rg TODO` searches files, not an empty
+/// pipe), the settings' `env` arrives, and tern's API key reaches neither
+/// the command nor the process it runs under. Unsandboxed, that parent is
+/// tern, which holds the key; sandboxed, it is the launcher, which holds
+/// no environment at all.
+#[test]
+fn sandboxed_commands_get_dev_null_stdin_and_no_credentials() {
+    require_sandbox!("sandboxed_commands_get_dev_null_stdin_and_no_credentials");
+    for sandboxed in [false, true] {
+        let l = agent_lab(
+            "childenv",
+            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}},"env":{{"VISIBLE":"yes"}}}}"#),
+        );
+        // The command waits (up to 10 s) while the test reads its parent's
+        // environment from outside.
+        let call = r#"{"command": "readlink /proc/self/fd/0; echo \"[${VISIBLE:-unset}] [${ANTHROPIC_API_KEY:-gone}]\"; echo $PPID > parent.pid; for i in $(seq 500); do [ -e seen ] && break; sleep 0.02; done"}"#;
+        let work = l.work.clone();
+        let watcher = std::thread::spawn(move || {
+            let began = std::time::Instant::now();
+            while began.elapsed() < Duration::from_secs(10) {
+                if let Some(pid) = std::fs::read_to_string(work.join("parent.pid"))
+                    .ok()
+                    .and_then(|p| p.trim().parse::<u32>().ok())
+                {
+                    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                    std::fs::write(work.join("seen"), "").unwrap();
+                    return Some(environ);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            None
+        });
+        let (out, results) = session(
+            &l,
+            &[("Bash", call)],
+            &["--permission-mode", "bypassPermissions"],
+        );
+        assert_ok(&out);
+        let r = &results[0];
+        assert!(
+            r.starts_with("/dev/null\n[yes] [gone]"),
+            "sandboxed={sandboxed}: {r}"
+        );
+        let environ = watcher.join().unwrap().expect("the command's parent pid");
+        let holds_key = environ
+            .split(|b| *b == 0)
+            .any(|v| v == b"ANTHROPIC_API_KEY=sk-test");
+        assert_eq!(holds_key, !sandboxed, "sandboxed={sandboxed}");
+    }
+}

@@ -353,8 +353,12 @@ pub fn spawn(
             *conn = Some(start()?);
         }
         let Some(c) = conn.as_mut() else { continue };
-        let (in_r, in_w) = crate::sys::pipe()?;
-        drop(in_w); // stdin is at end of file at once
+        // stdin is /dev/null (so `rg TODO` searches files, not stdin), or
+        // where there is none a pipe at end of file at once.
+        let in_r: OwnedFd = match std::fs::File::open("/dev/null") {
+            Ok(f) => f.into(),
+            Err(_) => crate::sys::pipe()?.0,
+        };
         let (out_r, out_w) = crate::sys::pipe()?;
         let (err_r, err_w) = crate::sys::pipe()?;
         let (end_r, end_w) = crate::sys::pipe()?;
