@@ -265,7 +265,12 @@ pub fn probe_binary() -> String {
     static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sandbox_probe");
+            // One per user: the suite may run as root and as another user
+            // over the same target directory.
+            // SAFETY: getuid cannot fail.
+            let uid = unsafe { libc::getuid() };
+            let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("sandbox_probe-{uid}"));
             let src = concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/tests/fixtures/sandbox_probe.c"
