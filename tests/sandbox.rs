@@ -1110,15 +1110,22 @@ fn the_sandbox_fails_closed() {
         }
     }
     // A kernel without landlock, simulated by a filter that answers its
-    // syscalls with ENOSYS: refused with failIfUnavailable, and said.
+    // syscalls with ENOSYS: with a mount namespace (a read-only world) it
+    // runs, warned, unless failIfUnavailable; without one nothing would
+    // restrict writes, and it never runs (as under qemu-user).
     let probe = support::lab::probe_binary();
-    for strict in [false, true] {
+    for (strict, mounts) in [(false, true), (true, true), (false, false), (true, false)] {
         let lab = lab("no-landlock", Who::Me);
         let mut p = lab.policy();
         p.fail_if_unavailable = strict;
-        p.namespaces = false;
+        p.namespaces = mounts;
+        let runs = mounts && !strict;
         let (cmd, _end, _) = p
-            .prepare("/bin/bash", "echo ran", &lab.work)
+            .prepare(
+                "/bin/bash",
+                &lab.expand("echo pwned > OUTSIDE/f; echo ran"),
+                &lab.work,
+            )
             .unwrap()
             .command(std::path::Path::new(tern_bin()))
             .unwrap();
@@ -1130,9 +1137,14 @@ fn the_sandbox_fails_closed() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("the kernel has no landlock"), "{}", text(&out));
-        assert_eq!(stdout(&out).contains("ran"), !strict, "{}", text(&out));
-        assert_eq!(out.status.code() == Some(126), strict, "{}", text(&out));
+        let case = format!("strict={strict} mounts={mounts}: {}", text(&out));
+        assert!(err.contains("the kernel has no landlock"), "{case}");
+        assert_eq!(stdout(&out).contains("ran"), runs, "{case}");
+        assert_eq!(out.status.code() == Some(126), !runs, "{case}");
+        assert!(!lab.outside.join("f").exists(), "{case}");
+        if !mounts {
+            assert!(err.contains("nothing would restrict writes"), "{case}");
+        }
     }
 }
 

@@ -16,8 +16,10 @@
 //!    the shell's status once nothing of the command is left.
 //!
 //! Fail closed: "the kernel has no landlock" (or seccomp) stops the
-//! command only with `failIfUnavailable`; any other error — a rule that
-//! cannot be added, a mount that fails — always stops it, with its reason.
+//! command only with `failIfUnavailable` — unless there is no mount
+//! namespace either, when nothing would restrict writes and the command
+//! never runs; any other error — a rule that cannot be added, a mount
+//! that fails — always stops it, with its reason.
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -552,15 +554,19 @@ fn run(
     let mut landlock_on = true;
     match landlock::restrict_outer(&outer) {
         Ok(()) => {}
+        // Without landlock and without a mount namespace nothing would
+        // restrict writes: that is running unsandboxed, whatever
+        // `failIfUnavailable` says.
+        Err(e @ landlock::Error::Unavailable(_)) if !mounted => {
+            say(&format!(
+                "{e} and no mount namespace could be made, so nothing would restrict writes; refusing to run"
+            ));
+            return Ok(COULD_NOT_SANDBOX);
+        }
         Err(landlock::Error::Unavailable(m)) if !policy.fail_if_unavailable => {
             landlock_on = false;
             say_once(&format!(
-                "warning: the kernel has no landlock ({m}); writes are NOT restricted{}",
-                if mounted {
-                    " outside the mount namespace's read-only view"
-                } else {
-                    ""
-                }
+                "warning: the kernel has no landlock ({m}); writes are restricted only by the mount namespace's read-only view"
             ));
         }
         Err(e @ landlock::Error::Unavailable(_)) => {

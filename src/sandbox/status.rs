@@ -102,6 +102,12 @@ impl Status {
         let (mut yes, mut no) = (Vec::new(), Vec::new());
         let mounts = self.namespaces.is_ok() && policy.is_none_or(|p| p.namespaces);
         let abi = self.abi();
+        if abi < 1 && !mounts {
+            // The launcher refuses to run then (see launch.rs).
+            no.push(
+                "every sandboxed command: with neither landlock nor a mount namespace nothing would restrict writes, so sandboxed Bash refuses to run".into(),
+            );
+        }
         let mut say = |on: bool, what: String, otherwise: String| {
             if on {
                 yes.push(what)
@@ -114,7 +120,12 @@ impl Status {
             format!(
                 "writes only beneath the working directories, additionalDirectories, allowWrite and temp (landlock ABI {abi})"
             ),
-            "writes outside the working directories (no landlock)".into(),
+            if mounts {
+                "landlock (writes are restricted only by the mount namespace's read-only view)"
+                    .into()
+            } else {
+                "writes outside the working directories (no landlock)".into()
+            },
         );
         say(
             mounts || (self.seccomp() && self.supervisor),
