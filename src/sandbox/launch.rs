@@ -649,6 +649,12 @@ fn run(
         args,
         env,
     };
+    // Its subreaper before the command exists: set after the fork, a
+    // command that daemonizes at once (`setsid -f`) could orphan a process
+    // to outside the sandbox's tree while the supervisor was not yet
+    // scheduled (seen under load). Not inherited by the child.
+    // SAFETY: integer arguments only.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     let pid = match spawn_child(&plan) {
         Ok(pid) => pid,
         Err(e) => {
@@ -657,12 +663,9 @@ fn run(
         }
     };
     drop(child_end);
-    // The supervisor: not traceable by the command, and its subreaper.
+    // The supervisor: not traceable by the command.
     // SAFETY: integer arguments only.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     let handoff = recv_fds(&parent_end);
     drop(parent_end);
     // Its permission checks must be the command's: no capabilities.
