@@ -355,6 +355,11 @@ fn split(path: &Path) -> Option<(&Path, &OsStr)> {
     Some((path.parent()?, path.file_name()?))
 }
 
+/// A stat time as (seconds, nanoseconds); both fields are 32-bit on armv7.
+fn time(sec: impl Into<i64>, nsec: impl Into<i64>) -> (i64, i64) {
+    (sec.into(), nsec.into())
+}
+
 fn id(st: &libc::stat) -> (u64, u64) {
     (st.st_dev, st.st_ino)
 }
@@ -402,8 +407,8 @@ fn walk(
             rel: rel.clone(),
             mode: st.st_mode,
             size: st.st_size,
-            mtime: (st.st_mtime, st.st_mtime_nsec),
-            ctime: (st.st_ctime, st.st_ctime_nsec),
+            mtime: time(st.st_mtime, st.st_mtime_nsec),
+            ctime: time(st.st_ctime, st.st_ctime_nsec),
             ino: st.st_ino,
             bytes,
         });
@@ -443,8 +448,8 @@ pub fn take(plan: &Plan, full: bool) -> Snapshot {
                         rel: PathBuf::new(),
                         mode: st.st_mode,
                         size: st.st_size,
-                        mtime: (st.st_mtime, st.st_mtime_nsec),
-                        ctime: (st.st_ctime, st.st_ctime_nsec),
+                        mtime: time(st.st_mtime, st.st_mtime_nsec),
+                        ctime: time(st.st_ctime, st.st_ctime_nsec),
                         ino: st.st_ino,
                         bytes: None,
                     }]
@@ -789,8 +794,8 @@ impl Snapshot {
                     Some(st) if !self.full => before.first().is_some_and(|b| {
                         b.mode == st.st_mode
                             && b.ino == st.st_ino
-                            && b.ctime == (st.st_ctime, st.st_ctime_nsec)
-                            && b.mtime == (st.st_mtime, st.st_mtime_nsec)
+                            && b.ctime == time(st.st_ctime, st.st_ctime_nsec)
+                            && b.mtime == time(st.st_mtime, st.st_mtime_nsec)
                     }),
                     Some(_) => {
                         let mut budget = (0, 0);
