@@ -629,30 +629,32 @@ fn json_wide_objects() {
 }
 
 fn main() {
+    let bin = || {
+        let bin =
+            std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
+        let bin = std::fs::canonicalize(&bin)
+            .unwrap_or_else(|e| panic!("{bin}: {e}"))
+            .display()
+            .to_string();
+        let size = std::fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
+        println!("binary: {bin} ({size} bytes)");
+        bin
+    };
     // `cargo bench` passes --bench; ignore arguments. TERN_BENCH_ONLY=sse,json
-    // runs only those in-process sections (no binary needed).
+    // runs only those in-process sections (no binary needed); `sandbox`
+    // the sandbox's cost per command alone.
     if let Ok(only) = std::env::var("TERN_BENCH_ONLY") {
         for part in only.split(',') {
             match part.trim() {
                 "sse" => sse_throughput(),
                 "json" => json_wide_objects(),
-                other => println!("unknown section {other:?} (sse, json)"),
+                "sandbox" => sandbox_overhead(&bin()),
+                other => println!("unknown section {other:?} (sse, json, sandbox)"),
             }
         }
         return;
     }
-    let bin = std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
-    let bin = std::fs::canonicalize(&bin)
-        .unwrap_or_else(|e| panic!("{bin}: {e}"))
-        .display()
-        .to_string();
-    let size = std::fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
-    println!("binary: {bin} ({size} bytes)");
-    // TERN_BENCH_ONLY=sandbox runs that part alone.
-    if std::env::var("TERN_BENCH_ONLY").as_deref() == Ok("sandbox") {
-        sandbox_overhead(&bin);
-        return;
-    }
+    let bin = bin();
 
     let mut v: Vec<Sample> = (0..50)
         .map(|_| measure(Command::new(&bin).arg("-v")))
