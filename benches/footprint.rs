@@ -5,13 +5,14 @@
 //! - a 200-turn tool session: peak RSS
 //! - a 300-turn session that fills a 200k window and compacts: peak RSS
 //! - SSE parsing + message assembly throughput in MB/s
-//! - `bash -c true` with and without the sandbox launcher
+//! - `bash -c true` through the sandbox (the Bash tool's path) against plain
 //! - Grep against ripgrep on the same generated tree (when `rg` is installed)
 //! - the one-turn run side by side with Claude Code, as ratios (when its
 //!   binary is installed: `benches/setup.sh`, or CLAUDE_BIN)
 //!
 //! Run: `cargo bench --bench footprint` (measures the bench-profile binary),
-//! or set TERN_BIN to measure another build, e.g. the static musl release.
+//! or set TERN_BIN to measure another build, e.g. the static musl release;
+//! `TERN_BENCH_ONLY=sandbox` runs the sandbox part alone.
 
 #[path = "../tests/support/standin.rs"]
 mod standin;
@@ -322,35 +323,165 @@ fn grep_vs_ripgrep() {
     }
 }
 
-/// `bash -c true` with and without the sandbox launcher in front of it.
+/// The sandbox's cost per command: `bash -c true` through the Bash tool's
+/// own path (protected paths worked out and snapshotted, the launcher
+/// spawned, its end-of-command report read, the check after it run)
+/// against plain `bash -c true`, in pairs taken alternately so that load
+/// on the machine falls on both alike. Reported: the latency until the
+/// result is known (what the tool waits for), the launcher's whole life
+/// (which also includes the kernel tearing down its namespaces after the
+/// report), and the CPU both use; p10 and median of the pairs.
 fn sandbox_overhead(bin: &str) {
     let status = tern::sandbox::probe();
     if status.landlock.is_err() || !status.seccomp_kernel {
         println!("sandbox overhead: skipped (no landlock or seccomp here)");
         return;
     }
-    let policy = tern::sandbox::SandboxPolicy {
-        fail_if_unavailable: true,
-        ..tern::sandbox::SandboxPolicy::new(vec![std::env::temp_dir()])
+    let dir = std::env::temp_dir().join(format!("tern-bench-sandbox-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let _ = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status();
+    let dir = std::fs::canonicalize(&dir).expect("bench dir");
+    let cpu_of_children = || {
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+        tv(u.ru_utime) + tv(u.ru_stime)
     };
-    let mut plain: Vec<Sample> = (0..50)
-        .map(|_| measure(Command::new("/bin/bash").args(["-c", "true"])))
-        .collect();
-    let mut boxed: Vec<Sample> = (0..50)
-        .map(|_| measure(&mut policy.command(std::path::Path::new(bin), "/bin/bash", "true")))
-        .collect();
-    // Wall time only: a forked child's peak RSS counts the parent's pages
-    // until exec, so it says nothing about bash.
-    let median = |v: &mut Vec<Sample>| {
-        v.sort_by_key(|s| s.wall);
-        v[v.len() / 2].wall.as_secs_f64() * 1e3
+    let plain = || {
+        let cpu = cpu_of_children();
+        let t = Instant::now();
+        let st = Command::new("/bin/bash")
+            .args(["-c", "true"])
+            .current_dir(&dir)
+            .status()
+            .expect("bash");
+        assert!(st.success());
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        (ms, ms, cpu_of_children() - cpu)
     };
-    let (p, b) = (median(&mut plain), median(&mut boxed));
-    println!(
-        "{:<30} plain {p:.2} ms   sandboxed {b:.2} ms   the sandbox adds {:.2} ms (goal ≤ 2 ms)",
-        "bash -c true",
-        b - p
-    );
+    // The server's children are counted in its cutime/cstime once reaped.
+    let server_children_cpu = |pid: u32| -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // After "pid (comm) ": state is field 3, cutime 16, cstime 17.
+        let after: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let field = |n: usize| {
+            after
+                .get(n - 3)
+                .and_then(|x| x.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        (field(16) + field(17)) / ticks * 1e3
+    };
+    let self_cpu = || {
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    };
+    let server_pid = std::cell::Cell::new(0u32);
+    let boxed = |mounts: bool| {
+        let mut p = tern::sandbox::SandboxPolicy {
+            fail_if_unavailable: true,
+            working: vec![dir.clone()],
+            ..tern::sandbox::SandboxPolicy::new(vec![dir.clone()])
+        };
+        p.namespaces = mounts;
+        let t = Instant::now();
+        let prepared = p.prepare("/bin/bash", "true", &dir).expect("prepare");
+        if std::env::var_os("TERN_BENCH_EXEC").is_some() {
+            let (mut cmd, mut end, finish) = prepared
+                .command(std::path::Path::new(bin))
+                .expect("command");
+            let mut child = cmd.current_dir(&dir).spawn().expect("launcher");
+            end.spawned();
+            let mut said = Vec::new();
+            std::io::Read::read_to_end(&mut std::fs::File::from(end.read), &mut said)
+                .expect("report");
+            assert!(finish.run().is_empty());
+            let latency = t.elapsed().as_secs_f64() * 1e3;
+            let _ = child.wait();
+            return (latency, t.elapsed().as_secs_f64() * 1e3, 0.0);
+        }
+        let (spawned, finish) = prepared
+            .spawn(&dir, std::env::vars_os().collect())
+            .expect("spawn through the sandbox server");
+        let mut said = Vec::new();
+        std::io::Read::read_to_end(&mut std::fs::File::from(spawned.end), &mut said)
+            .expect("report");
+        assert_eq!(
+            tern::sandbox::parse_status(&said),
+            Some(Some(0)),
+            "the command failed"
+        );
+        assert!(finish.run().is_empty());
+        let latency = t.elapsed().as_secs_f64() * 1e3;
+        // The launcher is the server's child: its whole life ends when
+        // its process is gone.
+        if server_pid.get() == 0 {
+            let stat =
+                std::fs::read_to_string(format!("/proc/{}/stat", spawned.pid)).unwrap_or_default();
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().nth(1))
+                .and_then(|p| p.parse().ok());
+            server_pid.set(ppid.unwrap_or(0));
+        }
+        while std::path::Path::new(&format!("/proc/{}", spawned.pid)).exists() {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let life = t.elapsed().as_secs_f64() * 1e3;
+        (latency, life, 0.0)
+    };
+    let pct = |v: &mut Vec<f64>, q: f64| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((v.len() - 1) as f64 * q) as usize]
+    };
+    tern::sandbox::remember_launcher_at(std::path::Path::new(bin));
+    boxed(true); // starts the server
+    const N: usize = 200;
+    for mounts in [true, false] {
+        let (mut lat, mut life) = (Vec::new(), Vec::new());
+        let (mut plain_cpu, mut tern_side) = (0.0, 0.0);
+        let k0 = server_children_cpu(server_pid.get());
+        for _ in 0..N {
+            let c0 = cpu_of_children();
+            let a = plain();
+            plain_cpu += cpu_of_children() - c0;
+            let s0 = self_cpu();
+            let b = boxed(mounts);
+            tern_side += self_cpu() - s0;
+            lat.push(b.0 - a.0);
+            life.push(b.1 - a.1);
+        }
+        // Every launcher is reaped (and counted) by the server by now.
+        std::thread::sleep(Duration::from_millis(50));
+        let boxed_cpu = tern_side + server_children_cpu(server_pid.get()) - k0;
+        println!(
+            "{:<30} latency +{:.2} ms (median +{:.2})   launcher life +{:.2} ms (median +{:.2})   cpu +{:.2} ms per command, {:.2} of it in tern   ({N} pairs, p10; goal: latency ≤ 1 ms)",
+            if mounts {
+                "sandboxed bash -c true"
+            } else {
+                "  without namespaces"
+            },
+            pct(&mut lat, 0.1),
+            pct(&mut lat, 0.5),
+            pct(&mut life, 0.1),
+            pct(&mut life, 0.5),
+            (boxed_cpu - plain_cpu) / N as f64,
+            tern_side / N as f64,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn claude_code_binary() -> Option<String> {
@@ -498,25 +629,32 @@ fn json_wide_objects() {
 }
 
 fn main() {
+    let bin = || {
+        let bin =
+            std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
+        let bin = std::fs::canonicalize(&bin)
+            .unwrap_or_else(|e| panic!("{bin}: {e}"))
+            .display()
+            .to_string();
+        let size = std::fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
+        println!("binary: {bin} ({size} bytes)");
+        bin
+    };
     // `cargo bench` passes --bench; ignore arguments. TERN_BENCH_ONLY=sse,json
-    // runs only those in-process sections (no binary needed).
+    // runs only those in-process sections (no binary needed); `sandbox`
+    // the sandbox's cost per command alone.
     if let Ok(only) = std::env::var("TERN_BENCH_ONLY") {
         for part in only.split(',') {
             match part.trim() {
                 "sse" => sse_throughput(),
                 "json" => json_wide_objects(),
-                other => println!("unknown section {other:?} (sse, json)"),
+                "sandbox" => sandbox_overhead(&bin()),
+                other => println!("unknown section {other:?} (sse, json, sandbox)"),
             }
         }
         return;
     }
-    let bin = std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
-    let bin = std::fs::canonicalize(&bin)
-        .unwrap_or_else(|e| panic!("{bin}: {e}"))
-        .display()
-        .to_string();
-    let size = std::fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
-    println!("binary: {bin} ({size} bytes)");
+    let bin = bin();
 
     let mut v: Vec<Sample> = (0..50)
         .map(|_| measure(Command::new(&bin).arg("-v")))

@@ -114,7 +114,18 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let checkpoints = transcript
         .as_ref()
         .map(|t| checkpoint::Checkpoints::open(t.path()));
-    let scratch = std::env::temp_dir().join(format!("tern-{session_id}"));
+    // Made private (mkdtemp) and used through a descriptor: sandboxed
+    // commands may write to /tmp.
+    let scratch = match crate::tools::scratch::Scratch::create() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "tern: cannot create a scratch folder in {} ({e})",
+                std::env::temp_dir().display()
+            );
+            return 1;
+        }
+    };
     let mut registry = Registry::builtin();
     // A bare tool name in the deny list removes the tool from view entirely.
     let hidden: Vec<String> = rt
@@ -143,7 +154,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     } else {
         registry.names()
     };
-    let scratchpad = rt.coordinator.then(|| scratch.join("scratchpad"));
+    let scratchpad = rt.coordinator.then(|| scratch.path().join("scratchpad"));
     if let Some(dir) = &scratchpad
         && let Err(e) = std::fs::create_dir_all(dir)
     {
@@ -510,7 +521,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     }
     // Spill files are referenced by tool results the model has seen; they
     // stay for the user to inspect unless nothing was spilled.
-    let _ = std::fs::remove_dir(&scratch);
+    let _ = std::fs::remove_dir(scratch.path());
     code
 }
 
@@ -753,25 +764,9 @@ fn memory_summary(rt: &config::Runtime) -> Value {
 
 /// What the sandbox will enforce in this session, for `system/init`.
 fn sandbox_summary(policy: Option<&crate::sandbox::SandboxPolicy>) -> Value {
-    let Some(policy) = policy else {
-        return obj! { "enabled" => false };
-    };
-    let status = crate::sandbox::probe();
-    let paths = |ps: &[std::path::PathBuf]| {
-        ps.iter()
-            .map(|p| Value::from(p.display().to_string()))
-            .collect::<Vec<_>>()
-    };
-    obj! {
-        "enabled" => true,
-        "landlock_abi" => status.landlock.as_ref().ok().map(|a| i64::from(*a)),
-        "seccomp" => status.seccomp_kernel && status.seccomp_program,
-        "network" => policy.network,
-        "tcp_ports" => policy.tcp_ports.iter().map(|p| Value::from(i64::from(*p))).collect::<Vec<_>>(),
-        "unix_sockets" => policy.unix_sockets,
-        "write_roots" => paths(&policy.write_roots),
-        "deny_read" => paths(&policy.deny_read),
-        "protected_extra" => paths(&policy.protected),
+    match policy {
+        Some(p) => crate::sandbox::probe().summary(p),
+        None => obj! { "enabled" => false },
     }
 }
 

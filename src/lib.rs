@@ -64,6 +64,12 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER_ARG) {
         return sandbox::launch(&args[2..]);
     }
+    if args.get(1).is_some_and(|a| a == sandbox::SERVER_ARG) {
+        return sandbox::serve(&args[2..]);
+    }
+    // Before any command runs: what later launches the sandbox is this
+    // very file, whatever a command does to its path.
+    sandbox::remember_launcher();
     match cli::parse(args) {
         Ok(cli::Command::Version) => {
             println!("{} (tern)", env!("CARGO_PKG_VERSION"));

@@ -1,6 +1,6 @@
-//! The few calls std does not offer: signal delivery into the event loop
-//! and killing a whole process group. All of tern's `unsafe` outside the
-//! sandbox launcher lives here.
+//! The few calls std does not offer: signal delivery into the event loop,
+//! killing a whole process group, private directories written through
+//! descriptors. All of tern's `unsafe` outside the sandbox lives here.
 
 use std::fs::File;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -89,6 +89,20 @@ pub fn signal_group(pgid: u32, signal: i32) {
     // no memory-safety preconditions.
     unsafe {
         libc::kill(-pgid, signal);
+    }
+}
+
+/// Sends `signal` to one process.
+pub fn signal_process(pid: u32, signal: i32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, signal);
     }
 }
 
@@ -192,6 +206,140 @@ pub fn random_bytes(buf: &mut [u8]) -> bool {
 pub fn uid() -> u32 {
     // SAFETY: getuid(2) cannot fail and takes no arguments.
     unsafe { libc::getuid() }
+}
+
+/// The real group id.
+pub fn gid() -> u32 {
+    // SAFETY: getgid(2) cannot fail and takes no arguments.
+    unsafe { libc::getgid() }
+}
+
+/// Makes a fresh directory `<base>/<prefix>XXXXXX` with mode 0700
+/// (mkdtemp) and returns its path and a descriptor of it, through which
+/// files are then made: swapping the path for a symlink later changes
+/// nothing for tern.
+pub fn private_dir(
+    base: &std::path::Path,
+    prefix: &str,
+) -> std::io::Result<(std::path::PathBuf, OwnedFd)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut template = base.as_os_str().as_bytes().to_vec();
+    template.push(b'/');
+    template.extend_from_slice(prefix.as_bytes());
+    template.extend_from_slice(b"XXXXXX\0");
+    // SAFETY: `template` is a writable NUL-terminated buffer ending in
+    // XXXXXX, as mkdtemp requires.
+    let p = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    template.pop();
+    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&template));
+    let fd = open_dir_nofollow(&path)?;
+    Ok((path, fd))
+}
+
+pub fn open_dir_nofollow(path: &std::path::Path) -> std::io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a valid C string.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: open returned a descriptor we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Makes the directory `name` (0700) inside `dir`, or opens it when it
+/// exists and is a directory, never through a symlink.
+pub fn private_subdir(dir: &OwnedFd, name: &str) -> std::io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a descriptor we own and a valid C string.
+    let made = unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o700) };
+    if made != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: openat returned a descriptor we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Creates a new file `name` (0600) in `dir`; fails if anything, a
+/// symlink included, is already there.
+pub fn create_new_in(dir: &OwnedFd, name: &str) -> std::io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a descriptor we own and a valid C string.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: openat returned a descriptor we now own.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// A pipe, both ends close-on-exec: (read, write).
+pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Makes `fd` survive the exec of `cmd` (and only of `cmd`).
+pub fn inherit_in_child(cmd: &mut std::process::Command, fd: libc::c_int) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls fcntl, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A descriptor of the running executable (`/proc/self/exe`), opened
+/// once: what is at the path later does not matter.
+pub fn open_own_executable() -> std::io::Result<OwnedFd> {
+    // SAFETY: a valid C string.
+    let fd = unsafe { libc::open(c"/proc/self/exe".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: open returned a descriptor we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Starts `cmd` as the leader of a new process group (so everything it

@@ -411,7 +411,9 @@ fn sandbox_status_reports_the_host() {
         "{text}"
     );
     assert!(text.contains("seccomp:       "), "{text}");
-    assert!(text.contains("when enabled:  "), "{text}");
+    assert!(text.contains("namespaces:    "), "{text}");
+    assert!(text.contains("when enabled, enforced:"), "{text}");
+    assert!(text.contains("not enforced:"), "{text}");
 }
 
 /// HTTPS with a private CA: trusted through SSL_CERT_FILE, and refused

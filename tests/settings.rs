@@ -249,8 +249,8 @@ fn sandbox_filesystem_and_network_keys_are_read() {
     );
     assert_eq!(sandbox.get("tcp_ports").unwrap().to_json(), "[5432]");
     assert_eq!(
-        sandbox.get("unix_sockets").and_then(Value::as_bool),
-        Some(false)
+        sandbox.get("unix_sockets").and_then(Value::as_str),
+        Some("off")
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -60,7 +60,7 @@ pub struct Host {
     pub child_env: crate::config::ChildEnv,
     pub result_limit: Option<usize>,
     pub cwd: PathBuf,
-    pub scratch: PathBuf,
+    pub scratch: crate::tools::scratch::Scratch,
     pub hooks: Rc<Hooks>,
     pub approver: Option<Rc<dyn Approver>>,
     /// Definitions (files, the built-in, and any an SDK `initialize` adds).
@@ -481,7 +481,7 @@ impl Host {
             child_env: self.child_env.clone(),
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
-            ..ToolContext::new(self.cwd.clone(), self.scratch.join(agent_id), abort.clone())
+            ..ToolContext::new(self.cwd.clone(), self.scratch.sub(agent_id), abort.clone())
         };
         // The child knows what the parent has read (and may edit it).
         *ctx.files.borrow_mut() = parent.files.borrow().clone();

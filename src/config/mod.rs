@@ -242,20 +242,32 @@ fn sandbox_policy(
         }
     }
     // A path a sandboxed command could write and that later runs or is
-    // read unsandboxed is put back after each command.
+    // read unsandboxed: read-only during each command where namespaces
+    // allow, checked after it (see sandbox::protect).
     let writable = |p: &PathBuf| roots.iter().any(|r| p.starts_with(r));
     let protected = s
         .deny_write
         .iter()
         .cloned()
-        .chain(hooks.iter().filter_map(|h| hook_script(&h.command, cwd)))
+        .chain(hooks.iter().flat_map(|h| hook_files(&h.command, cwd)))
         .filter(writable)
         .collect();
     Some(crate::sandbox::SandboxPolicy {
         write_roots: roots,
         deny_read: s.deny_read.clone(),
         tcp_ports: s.allow_tcp_ports.clone(),
-        unix_sockets: s.allow_unix_sockets != Some(false),
+        allowed_domains: s.allowed_domains.clone(),
+        unix_sockets: match s.allow_unix_sockets {
+            Some(true) => crate::sandbox::UnixSockets::All,
+            Some(false) => crate::sandbox::UnixSockets::Off,
+            None => crate::sandbox::UnixSockets::Scoped,
+        },
+        unix_allow: s.allow_unix_socket_paths.clone(),
+        keep_capabilities: s.keep_capabilities.clone(),
+        namespaces: s.namespaces != Some(false),
+        working: std::iter::once(cwd.to_path_buf())
+            .chain(extra_dirs.iter().cloned())
+            .collect(),
         protected,
         network: s.network == Some(true),
         fail_if_unavailable: s.fail_if_unavailable == Some(true),
@@ -279,26 +291,45 @@ pub fn markdown_files(dir: &std::path::Path) -> Vec<PathBuf> {
     files
 }
 
-/// The script a hook command runs, when its first word names a file
-/// (`"$CLAUDE_PROJECT_DIR"/.hooks/check.sh --strict`).
-fn hook_script(command: &str, cwd: &std::path::Path) -> Option<PathBuf> {
-    let first = command.split_whitespace().next()?;
+/// The files a hook command names, wherever they appear in it
+/// (`bash tools/check.sh`, `cd x && "$CLAUDE_PROJECT_DIR"/run.sh`,
+/// `python3 < hook.py`): each word and redirection target that, with the
+/// project variables expanded, is an existing file. Hooks
+/// run unsandboxed, so each of these is protected. A line the parser
+/// cannot follow falls back to every whitespace-separated word.
+fn hook_files(command: &str, cwd: &std::path::Path) -> Vec<PathBuf> {
     let project = cwd.display().to_string();
-    let expanded = [
-        "${CLAUDE_PROJECT_DIR}",
-        "$CLAUDE_PROJECT_DIR",
-        "${TERN_PROJECT_DIR}",
-        "$TERN_PROJECT_DIR",
-    ]
-    .iter()
-    .fold(first.replace(['"', '\''], ""), |acc, var| {
-        acc.replace(var, &project)
-    });
-    if !expanded.contains('/') {
-        return None;
+    let expand = |word: &str| -> String {
+        [
+            "${CLAUDE_PROJECT_DIR}",
+            "$CLAUDE_PROJECT_DIR",
+            "${TERN_PROJECT_DIR}",
+            "$TERN_PROJECT_DIR",
+        ]
+        .iter()
+        .fold(word.replace(['"', '\''], ""), |acc, var| {
+            acc.replace(var, &project)
+        })
+    };
+    // Every word of the line as written, and the parsed words too (a
+    // quoted path loses its quotes there): a hook script is protected
+    // wherever it appears in the command.
+    let mut words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+    if let Some(commands) = crate::policy::bash::line_commands(command) {
+        words.extend(commands.into_iter().flat_map(|c| c.words));
     }
-    let path = cwd.join(expanded);
-    path.is_file().then_some(path)
+    let mut out: Vec<PathBuf> = Vec::new();
+    for w in words {
+        let expanded = expand(&w);
+        if expanded.is_empty() || expanded.starts_with('-') {
+            continue;
+        }
+        let path = cwd.join(&expanded);
+        if path.is_file() && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
 }
 
 pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
@@ -475,7 +506,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     let mut protected: Vec<PathBuf> = layered
         .hooks
         .iter()
-        .filter_map(|h| hook_script(&h.command, &inputs.cwd))
+        .flat_map(|h| hook_files(&h.command, &inputs.cwd))
         .collect();
     protected.extend(locations.user_dirs.iter().cloned());
     protected.push(locations.managed.clone());

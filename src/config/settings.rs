@@ -60,6 +60,14 @@ pub struct SandboxSettings {
     pub allow_unix_sockets: Option<bool>,
     /// `sandbox.network.allowTcpPorts`: TCP connect to these ports only.
     pub allow_tcp_ports: Vec<u16>,
+    /// `sandbox.network.allowedDomains`: reachable through tern's proxy.
+    pub allowed_domains: Vec<String>,
+    /// `sandbox.network.allowUnixSockets`: outside sockets allowed.
+    pub allow_unix_socket_paths: Vec<PathBuf>,
+    /// `sandbox.keepCapabilities`: capabilities the command keeps.
+    pub keep_capabilities: Vec<String>,
+    /// `sandbox.namespaces` (default true).
+    pub namespaces: Option<bool>,
 }
 
 #[derive(Debug, Default)]
@@ -511,6 +519,18 @@ fn merge_layer(
         sandbox.auto_allow_bash = flag("autoAllowBashIfSandboxed").or(sandbox.auto_allow_bash);
         sandbox.allow_unsandboxed_commands =
             flag("allowUnsandboxedCommands").or(sandbox.allow_unsandboxed_commands);
+        sandbox.namespaces = flag("namespaces").or(sandbox.namespaces);
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        sandbox
+            .keep_capabilities
+            .extend(strings(sb.get("keepCapabilities")));
         for c in sb
             .get("excludedCommands")
             .and_then(Value::as_array)
@@ -549,6 +569,14 @@ fn merge_layer(
                 .get("allowAllUnixSockets")
                 .and_then(Value::as_bool)
                 .or(sandbox.allow_unix_sockets);
+            sandbox
+                .allowed_domains
+                .extend(strings(net.get("allowedDomains")));
+            sandbox.allow_unix_socket_paths.extend(
+                strings(net.get("allowUnixSockets"))
+                    .iter()
+                    .map(|p| expand_path(p, &origin.base)),
+            );
             for port in net
                 .get("allowTcpPorts")
                 .and_then(Value::as_array)

@@ -1,24 +1,54 @@
-//! The Bash sandbox: landlock and seccomp, applied in the child.
+//! The Bash sandbox: mount and user namespaces, landlock, seccomp with a
+//! supervising parent, dropped capabilities — all applied in a launcher
+//! process, never in tern's own.
 //!
-//! Both restrict only the thread that applies them (landlock on all
-//! threads needs ABI 8), and tern runs helper threads, so they are never
-//! applied in tern's own process. Instead a sandboxed command starts as
-//! `tern __tern_sandbox <policy> <shell> -c <command>`: that fresh,
-//! single-threaded process sets `no_new_privs`, restricts itself and execs
-//! the shell, which inherits the restrictions (see `docs/sandbox.md`).
+//! landlock and seccomp restrict only the thread that applies them
+//! (landlock on all threads needs ABI 8), and tern runs helper threads. So
+//! a sandboxed command starts as `tern __tern_sandbox <spec> <shell> -c
+//! <command>`, executed from a descriptor of tern's own binary opened at
+//! startup (a path could be replaced by the command). That fresh,
+//! single-threaded process builds the sandbox, forks the shell into it and
+//! stays as its supervisor (`launch.rs`); `docs/sandbox.md` has the threat
+//! model and what each mechanism covers.
 
+mod caps;
+mod fsat;
 pub mod landlock;
+mod launch;
+mod notify;
+mod ns;
 pub mod protect;
+mod proxy;
 pub mod seccomp;
+mod server;
+mod status;
+mod supervise;
+mod syscalls;
 
-use std::fmt::Write as _;
+pub use launch::launch;
+pub use server::{SERVER_ARG, Spawned, serve};
+
+pub use status::{Status, probe};
+
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::json::{self, Value};
 use crate::obj;
 
 /// The hidden first argument that turns the binary into the launcher.
 pub const LAUNCHER_ARG: &str = "__tern_sandbox";
+
+/// How far AF_UNIX sockets reach (`sandbox.network.allowAllUnixSockets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnixSockets {
+    /// `false`: no `socket(AF_UNIX)` at all (stream socket pairs work).
+    Off,
+    /// Unset: sockets the command itself made, and `allowUnixSockets`.
+    Scoped,
+    /// `true`: every socket, including those of outside processes.
+    All,
+}
 
 /// What a sandboxed command may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +61,24 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// With the network off, TCP connect to these ports is still allowed.
     pub tcp_ports: Vec<u16>,
-    /// `socket(AF_UNIX)` allowed.
-    pub unix_sockets: bool,
-    /// Restored after each command (protected paths beyond the built-in
-    /// ones: `denyWrite` inside writable roots, hook scripts). Kept by
-    /// tern, not passed to the launcher.
+    /// `sandbox.network.allowedDomains`: reachable through tern's proxy.
+    pub allowed_domains: Vec<String>,
+    pub unix_sockets: UnixSockets,
+    /// `sandbox.network.allowUnixSockets`: outside sockets that may be used.
+    pub unix_allow: Vec<PathBuf>,
+    /// `sandbox.keepCapabilities`: named capabilities kept (default none).
+    pub keep_capabilities: Vec<String>,
+    /// Use mount/user/network namespaces where the kernel allows
+    /// (`sandbox.namespaces`, default true).
+    pub namespaces: bool,
+    /// The working directories (cwd, `additionalDirectories`): their git
+    /// directories, `.tern`, `.claude` and `.mcp.json` are protected.
+    pub working: Vec<PathBuf>,
+    /// Protected beyond the built-in ones (`denyWrite` inside writable
+    /// roots, files hook commands name). Read-only during the command
+    /// where namespaces allow, and checked after it.
     pub protected: Vec<PathBuf>,
-    /// Refuse to run when landlock or seccomp cannot be applied.
+    /// Refuse to run when the kernel has no landlock or seccomp.
     pub fail_if_unavailable: bool,
     /// Programs that run outside the sandbox (`sandbox.excludedCommands`),
     /// through the ordinary permission rules.
@@ -46,25 +87,81 @@ pub struct SandboxPolicy {
     pub allow_unsandboxed: bool,
 }
 
-/// Device files a shell writes to.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/tty",
-    "/dev/zero",
-    "/dev/urandom",
-    "/dev/full",
-];
+/// What the launcher gets: the policy plus what tern worked out for this
+/// command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSpec {
+    pub policy: SandboxPolicy,
+    /// Read-only bind mounts (protected paths that exist).
+    pub read_only: Vec<PathBuf>,
+    /// Directories made mount points (cannot be renamed or replaced).
+    pub pins: Vec<PathBuf>,
+    /// How long processes may outlive the shell before they are killed.
+    pub grace: Duration,
+    /// Where the launcher reports how the command ended, once every
+    /// process of it is gone (before the kernel tears its namespaces down,
+    /// which tern need not wait for).
+    pub status_fd: Option<i32>,
+}
+
+/// After the shell exits, how long its leftovers may finish writing.
+pub const DEFAULT_GRACE: Duration = Duration::from_millis(300);
+
+static LAUNCHER: std::sync::OnceLock<Option<std::os::fd::OwnedFd>> = std::sync::OnceLock::new();
+
+/// Opens tern's own executable, once, at startup: before any command can
+/// replace the file (tern may live beneath a writable directory).
+pub fn remember_launcher() {
+    LAUNCHER.get_or_init(|| crate::sys::open_own_executable().ok());
+}
+
+/// For programs that are not tern (benchmarks): the launcher is the tern
+/// binary at `path`, opened now. Without effect once one is remembered.
+pub fn remember_launcher_at(path: &Path) {
+    LAUNCHER.get_or_init(|| {
+        std::fs::File::open(path)
+            .ok()
+            .map(std::os::fd::OwnedFd::from)
+    });
+}
+
+/// What executes the launcher: `/proc/self/fd/N` of that descriptor,
+/// which the forked child resolves to the very file tern started from.
+pub fn launcher() -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    remember_launcher();
+    LAUNCHER
+        .get()
+        .and_then(Option::as_ref)
+        .map(|fd| PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())))
+}
+
+fn paths_json(ps: &[PathBuf]) -> Vec<Value> {
+    ps.iter()
+        .map(|p| Value::from(p.display().to_string()))
+        .collect()
+}
+
+fn strings_json(ss: &[String]) -> Vec<Value> {
+    ss.iter().map(|s| Value::from(s.as_str())).collect()
+}
 
 impl SandboxPolicy {
-    /// Writes beneath `write_roots`, no TCP/UDP, AF_UNIX allowed, nothing
-    /// hidden; degrades with a warning where the kernel lacks support.
+    /// Writes beneath `write_roots`, no network, AF_UNIX within the
+    /// sandbox, nothing hidden; degrades with a warning where the kernel
+    /// lacks support.
     pub fn new(write_roots: Vec<PathBuf>) -> SandboxPolicy {
         SandboxPolicy {
             write_roots,
             deny_read: Vec::new(),
             network: false,
             tcp_ports: Vec::new(),
-            unix_sockets: true,
+            allowed_domains: Vec::new(),
+            unix_sockets: UnixSockets::Scoped,
+            unix_allow: Vec::new(),
+            keep_capabilities: Vec::new(),
+            namespaces: true,
+            working: Vec::new(),
             protected: Vec::new(),
             fail_if_unavailable: false,
             excluded: Vec::new(),
@@ -72,36 +169,208 @@ impl SandboxPolicy {
         }
     }
 
-    pub fn encode(&self) -> String {
-        let paths = |ps: &[PathBuf]| {
+    /// The command that runs `shell -c command` inside this sandbox, with
+    /// no protected paths beyond the policy's (tests, benchmarks).
+    pub fn command(&self, launcher: &Path, shell: &str, command: &str) -> std::process::Command {
+        LaunchSpec {
+            policy: self.clone(),
+            read_only: Vec::new(),
+            pins: Vec::new(),
+            grace: DEFAULT_GRACE,
+            status_fd: None,
+        }
+        .command(launcher, shell, command)
+    }
+}
+
+/// A sandboxed command, ready to spawn, and what to check once it is over.
+pub struct Prepared {
+    spec: LaunchSpec,
+    shell: String,
+    command: String,
+    snapshot: protect::Snapshot,
+}
+
+/// The pipe the launcher reports the command's end on.
+pub struct EndPipe {
+    /// Read by tern.
+    pub read: std::os::fd::OwnedFd,
+    /// Passed to the launcher; tern drops its copy after the spawn.
+    write: Option<std::os::fd::OwnedFd>,
+}
+
+impl EndPipe {
+    /// After the spawn: only the launcher holds the write end now, so the
+    /// read end sees end-of-file if the launcher dies without a word.
+    pub fn spawned(&mut self) {
+        self.write = None;
+    }
+}
+
+/// How the launcher said the command ended: `Some(Some(code))`, or
+/// `Some(None)` for a signal; `None` if it said nothing (it was killed).
+pub fn parse_status(message: &[u8]) -> Option<Option<i32>> {
+    let text = std::str::from_utf8(message).ok()?.trim();
+    match text.split_once(' ') {
+        Some(("exit", code)) => code.parse().ok().map(Some),
+        Some(("signal", _)) => Some(None),
+        _ => None,
+    }
+}
+
+/// Why a sandboxed command was not started.
+#[derive(Debug)]
+pub struct NotStarted(pub String);
+
+impl SandboxPolicy {
+    /// Works out the protected paths for a command run in `cwd` and takes
+    /// their snapshot. Foreground commands and (later) background shells
+    /// share this, and `Finish`.
+    pub fn prepare(&self, shell: &str, command: &str, cwd: &Path) -> Result<Prepared, NotStarted> {
+        let mut working = self.working.clone();
+        if !working.iter().any(|w| w == cwd) {
+            working.insert(0, cwd.to_path_buf());
+        }
+        let plan = protect::plan(
+            &working,
+            &self.write_roots,
+            &self.protected,
+            std::env::var_os("HOME").as_deref().map(Path::new),
+            std::env::var_os("PATH").as_deref(),
+        );
+        // Without a mount namespace nothing stops changes during the
+        // command, so contents are kept to put back.
+        let full = !(self.namespaces && status::mount_namespaces());
+        let snapshot = protect::take(&plan, full);
+        // Resolved once here, so the launcher need not.
+        let canonical = |ps: &[PathBuf]| -> Vec<PathBuf> {
             ps.iter()
-                .map(|p| Value::from(p.display().to_string()))
-                .collect::<Vec<_>>()
+                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+                .collect()
         };
+        let policy = SandboxPolicy {
+            write_roots: canonical(&self.write_roots),
+            deny_read: canonical(&self.deny_read),
+            ..self.clone()
+        };
+        if full && snapshot.incomplete {
+            return Err(NotStarted(
+                "the protected paths (.git hooks and config, .tern, .claude, …) are too large to copy, and this host has no mount namespace to make them read-only; the command was not run".into(),
+            ));
+        }
+        Ok(Prepared {
+            spec: LaunchSpec {
+                policy,
+                read_only: plan.read_only.clone(),
+                pins: plan.pins.clone(),
+                grace: DEFAULT_GRACE,
+                status_fd: None,
+            },
+            shell: shell.to_string(),
+            command: command.to_string(),
+            snapshot,
+        })
+    }
+}
+
+impl Prepared {
+    /// The launcher as a command to exec (`launcher` is tern's binary),
+    /// the pipe its end is reported on, and the check to run afterwards.
+    pub fn command(
+        self,
+        launcher: &Path,
+    ) -> Result<(std::process::Command, EndPipe, Finish), NotStarted> {
+        let (read, write) = crate::sys::pipe()
+            .map_err(|e| NotStarted(format!("cannot make the sandbox's status pipe: {e}")))?;
+        let spec = LaunchSpec {
+            status_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&write)),
+            ..self.spec
+        };
+        let mut command = spec.command(launcher, &self.shell, &self.command);
+        crate::sys::inherit_in_child(&mut command, std::os::fd::AsRawFd::as_raw_fd(&write));
+        Ok((
+            command,
+            EndPipe {
+                read,
+                write: Some(write),
+            },
+            Finish(self.snapshot),
+        ))
+    }
+
+    /// Starts it through the sandbox server, in `cwd` with exactly `env`.
+    pub fn spawn(
+        self,
+        cwd: &Path,
+        env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    ) -> Result<(Spawned, Finish), NotStarted> {
+        let args = ["-c".into(), self.command.clone().into()];
+        match server::spawn(
+            &self.spec,
+            std::ffi::OsStr::new(&self.shell),
+            &args,
+            cwd,
+            env,
+        ) {
+            Ok(s) => Ok((s, Finish(self.snapshot))),
+            Err(e) => Err(NotStarted(format!(
+                "cannot start the sandbox: {e}; the command was not run"
+            ))),
+        }
+    }
+}
+
+/// The check to run once every process of the command has ended.
+pub struct Finish(protect::Snapshot);
+
+impl Finish {
+    pub fn run(self) -> protect::Report {
+        self.0.verify()
+    }
+}
+
+impl LaunchSpec {
+    pub fn encode(&self) -> String {
+        let p = &self.policy;
         obj! {
-            "write" => paths(&self.write_roots),
-            "denyRead" => paths(&self.deny_read),
-            "network" => self.network,
-            "ports" => self.tcp_ports.iter().map(|p| Value::from(i64::from(*p))).collect::<Vec<_>>(),
-            "unix" => self.unix_sockets,
-            "strict" => self.fail_if_unavailable,
+            "write" => paths_json(&p.write_roots),
+            "denyRead" => paths_json(&p.deny_read),
+            "network" => p.network,
+            "ports" => p.tcp_ports.iter().map(|x| Value::from(i64::from(*x))).collect::<Vec<_>>(),
+            "domains" => strings_json(&p.allowed_domains),
+            "unix" => match p.unix_sockets {
+                UnixSockets::Off => "off",
+                UnixSockets::Scoped => "scoped",
+                UnixSockets::All => "all",
+            },
+            "unixAllow" => paths_json(&p.unix_allow),
+            "caps" => strings_json(&p.keep_capabilities),
+            "ns" => p.namespaces,
+            "strict" => p.fail_if_unavailable,
+            "readOnly" => paths_json(&self.read_only),
+            "pins" => paths_json(&self.pins),
+            "graceMs" => self.grace.as_millis() as i64,
+            "statusFd" => self.status_fd.map(i64::from),
         }
         .to_json()
     }
 
-    pub fn decode(text: &str) -> Option<SandboxPolicy> {
+    pub fn decode(text: &str) -> Option<LaunchSpec> {
         let v = json::parse(text).ok()?;
-        let paths = |key: &str| -> Option<Vec<PathBuf>> {
+        let list = |key: &str| -> Option<Vec<String>> {
             Some(
                 v.get(key)?
                     .as_array()?
                     .iter()
                     .filter_map(Value::as_str)
-                    .map(PathBuf::from)
+                    .map(str::to_string)
                     .collect(),
             )
         };
-        Some(SandboxPolicy {
+        let paths = |key: &str| -> Option<Vec<PathBuf>> {
+            Some(list(key)?.into_iter().map(PathBuf::from).collect())
+        };
+        let policy = SandboxPolicy {
             write_roots: paths("write")?,
             deny_read: paths("denyRead")?,
             network: v.get("network")?.as_bool()?,
@@ -111,35 +380,35 @@ impl SandboxPolicy {
                 .iter()
                 .filter_map(|p| p.as_i64().and_then(|p| u16::try_from(p).ok()))
                 .collect(),
-            unix_sockets: v.get("unix")?.as_bool()?,
+            allowed_domains: list("domains")?,
+            unix_sockets: match v.get("unix")?.as_str()? {
+                "off" => UnixSockets::Off,
+                "scoped" => UnixSockets::Scoped,
+                "all" => UnixSockets::All,
+                _ => return None,
+            },
+            unix_allow: paths("unixAllow")?,
+            keep_capabilities: list("caps")?,
+            namespaces: v.get("ns")?.as_bool()?,
             fail_if_unavailable: v.get("strict")?.as_bool()?,
+            working: Vec::new(),
+            protected: Vec::new(),
             excluded: Vec::new(),
             allow_unsandboxed: true,
-            protected: Vec::new(),
+        };
+        Some(LaunchSpec {
+            policy,
+            read_only: paths("readOnly")?,
+            pins: paths("pins")?,
+            grace: Duration::from_millis(u64::try_from(v.get("graceMs")?.as_i64()?).ok()?),
+            status_fd: v
+                .get("statusFd")
+                .and_then(Value::as_i64)
+                .and_then(|f| i32::try_from(f).ok()),
         })
     }
 
-    /// Does this Bash input run inside the sandbox? Not when it asks to
-    /// leave it (`dangerouslyDisableSandbox`, approved by a person) or its
-    /// first program is excluded.
-    pub fn applies_to(&self, input: &Value) -> bool {
-        if input
-            .get("dangerouslyDisableSandbox")
-            .and_then(Value::as_bool)
-            == Some(true)
-        {
-            return false;
-        }
-        let command = input.str_field("command").unwrap_or("");
-        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-        let first = crate::policy::bash::first_command(command, &cwd).unwrap_or_default();
-        !self
-            .excluded
-            .iter()
-            .any(|e| first == *e || first.starts_with(&format!("{e} ")))
-    }
-
-    /// The command that runs `shell -c command` inside this sandbox.
+    /// The command that runs `shell -c command` inside the sandbox.
     pub fn command(&self, launcher: &Path, shell: &str, command: &str) -> std::process::Command {
         let mut c = std::process::Command::new(launcher);
         c.arg(LAUNCHER_ARG)
@@ -151,134 +420,30 @@ impl SandboxPolicy {
     }
 }
 
-/// The launcher's entry point: restrict this process, then exec. Returns
-/// only on failure, with the exit status to use (126: could not sandbox,
-/// 127: could not exec).
-pub fn launch(args: &[std::ffi::OsString]) -> i32 {
-    use std::os::unix::process::CommandExt;
-    let say = |m: &str| eprintln!("tern sandbox: {m}");
-    let (Some(policy), Some(shell)) = (
-        args.first()
-            .and_then(|a| a.to_str())
-            .and_then(SandboxPolicy::decode),
-        args.get(1),
-    ) else {
-        say("bad launcher arguments");
-        return 126;
-    };
-    if let Err(e) = crate::sys::set_no_new_privs() {
-        say(&format!("cannot set no_new_privs: {e}"));
-        return 126;
-    }
-    let roots: Vec<&Path> = policy.write_roots.iter().map(PathBuf::as_path).collect();
-    let devices: Vec<&Path> = DEVICES.iter().map(Path::new).collect();
-    let deny_read: Vec<&Path> = policy.deny_read.iter().map(PathBuf::as_path).collect();
-    let rules = landlock::Rules {
-        write_roots: &roots,
-        devices: &devices,
-        deny_read: &deny_read,
-        tcp_ports: (!policy.network).then_some(policy.tcp_ports.as_slice()),
-    };
-    let mut tcp_by_port = false;
-    match landlock::restrict(&rules) {
-        Ok(enforced) => tcp_by_port = enforced.network_restricted,
-        Err(e) => {
-            if policy.fail_if_unavailable {
-                say(&format!(
-                    "landlock is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
-                ));
-                return 126;
-            }
-            say(&format!(
-                "warning: landlock is unavailable ({e}); writes are NOT restricted"
-            ));
-        }
-    }
-    let inet = if policy.network {
-        seccomp::Inet::Open
-    } else if !policy.tcp_ports.is_empty() && tcp_by_port {
-        seccomp::Inet::TcpOnly
-    } else {
-        if !policy.tcp_ports.is_empty() {
-            say("warning: allowTcpPorts needs landlock ABI 4; TCP stays off");
-        }
-        seccomp::Inet::Off
-    };
-    let sockets = seccomp::Sockets {
-        inet,
-        unix: policy.unix_sockets,
-    };
-    if let Err(e) = seccomp::install(sockets) {
-        if policy.fail_if_unavailable {
-            say(&format!(
-                "seccomp is unavailable ({e}); refusing to run (sandbox.failIfUnavailable)"
-            ));
-            return 126;
-        }
-        say(&format!(
-            "warning: seccomp is unavailable ({e}); network and syscalls are NOT restricted"
-        ));
-    }
-    let err = std::process::Command::new(shell).args(&args[2..]).exec();
-    say(&format!("cannot run {}: {err}", shell.to_string_lossy()));
-    127
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// What the kernel and this build can do.
-pub struct Status {
-    pub arch: &'static str,
-    pub landlock: Result<i32, String>,
-    pub seccomp_kernel: bool,
-    /// tern carries a seccomp BPF program for this architecture.
-    pub seccomp_program: bool,
-}
-
-pub fn probe() -> Status {
-    Status {
-        arch: std::env::consts::ARCH,
-        landlock: crate::sys::landlock_abi().map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOSYS) => "not in this kernel".to_string(),
-            Some(libc::EOPNOTSUPP) => "built into the kernel but disabled at boot".to_string(),
-            _ => e.to_string(),
-        }),
-        seccomp_kernel: crate::sys::seccomp_supported(),
-        seccomp_program: cfg!(any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "arm"
-        )),
-    }
-}
-
-impl Status {
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "architecture:  {}", self.arch);
-        let _ = match &self.landlock {
-            Ok(abi) => writeln!(out, "landlock:      available, ABI {abi}"),
-            Err(why) => writeln!(out, "landlock:      unavailable ({why})"),
+    #[test]
+    fn the_spec_round_trips() {
+        let spec = LaunchSpec {
+            policy: SandboxPolicy {
+                deny_read: vec!["/home/u/.ssh".into()],
+                tcp_ports: vec![5432],
+                allowed_domains: vec!["*.example.com".into()],
+                unix_sockets: UnixSockets::All,
+                unix_allow: vec!["/run/pg.sock".into()],
+                keep_capabilities: vec!["CAP_NET_BIND_SERVICE".into()],
+                namespaces: false,
+                fail_if_unavailable: true,
+                ..SandboxPolicy::new(vec!["/w".into(), "/tmp".into()])
+            },
+            read_only: vec!["/w/.git/hooks".into()],
+            pins: vec!["/w".into(), "/w/.git".into()],
+            grace: Duration::from_millis(250),
+            status_fd: Some(7),
         };
-        let seccomp = match (self.seccomp_kernel, self.seccomp_program) {
-            (false, _) => "unavailable (the kernel has no seccomp filter support)".to_string(),
-            (true, true) => "available".to_string(),
-            (true, false) => format!(
-                "kernel supports it, but tern has no filter program for {} yet (known gap)",
-                self.arch
-            ),
-        };
-        let _ = writeln!(out, "seccomp:       {seccomp}");
-        let enforced = match (&self.landlock, self.seccomp_kernel && self.seccomp_program) {
-            (Ok(abi), true) if *abi >= 4 => "writes limited to the working directories and temp; TCP and UDP blocked; dangerous syscalls denied".to_string(),
-            (Ok(_), true) => "writes limited; UDP and dangerous syscalls denied; TCP blocked by seccomp only (landlock ABI < 4)".to_string(),
-            (Ok(_), false) => "writes limited by landlock; no seccomp filter, so network and syscalls are NOT restricted".to_string(),
-            (Err(_), true) => "no landlock, so writes are NOT restricted; network and dangerous syscalls denied by seccomp".to_string(),
-            (Err(_), false) => "nothing can be enforced on this host".to_string(),
-        };
-        let _ = writeln!(out, "when enabled:  {enforced}");
-        let _ = writeln!(
-            out,
-            "sandbox:       off unless settings say \"sandbox\": {{\"enabled\": true}}; domain allow-lists are not enforced (no proxy)"
-        );
-        out
+        assert_eq!(LaunchSpec::decode(&spec.encode()), Some(spec));
+        assert_eq!(LaunchSpec::decode("{}"), None);
     }
 }

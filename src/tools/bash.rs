@@ -8,7 +8,7 @@
 //! spilled to a file; the model gets the head, the tail and the path.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use smol::future::FutureExt;
@@ -114,24 +114,117 @@ fn shell() -> &'static str {
     })
 }
 
-/// tern's own executable, which doubles as the sandbox launcher. Looked up
-/// once: /proc may be missing later (or in a chroot), argv[0] is the fallback.
-fn launcher() -> Option<&'static std::path::Path> {
-    static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| {
-        std::env::current_exe().ok().or_else(|| {
-            let arg0 = std::env::args_os().next()?;
-            let p = std::path::PathBuf::from(arg0);
-            p.is_file().then(|| std::fs::canonicalize(&p).unwrap_or(p))
-        })
-    })
-    .as_deref()
-}
-
 enum Ending {
     Exited(Option<i32>),
     TimedOut,
     Aborted,
+}
+
+/// How long a sandbox supervisor may take to stop everything it watches
+/// after SIGTERM before tern kills it outright.
+const SUPERVISOR_STOP: Duration = Duration::from_secs(10);
+
+/// The environment a command runs with: tern's own less what
+/// `child_env` keeps from children (provider credentials), the settings'
+/// `env`, and `TERN=1`. The one place it is built, for both kinds of
+/// command.
+fn command_env(ctx: &ToolContext, hardened: bool) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !k.to_str().is_some_and(|k| ctx.child_env.removes(k)))
+        .collect();
+    let extra = ctx
+        .child_env
+        .set
+        .iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .chain(std::iter::once(("TERN".into(), "1".into())));
+    for (k, v) in extra {
+        env.retain(|(old, _)| *old != k);
+        env.push((k, v));
+    }
+    if hardened {
+        // Defence in depth for a line policy allowed as read-only: git
+        // settings that run programs overridden, pagers `cat`, variables
+        // that make bash or less run code removed.
+        let current: Vec<(String, String)> = env
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v.to_str()?.to_string())))
+            .collect();
+        let (set, unset) = crate::policy::bash::env::hardened(&current);
+        env.retain(|(k, _)| !unset.iter().any(|u| k.to_str() == Some(u.as_str())));
+        for (k, v) in set {
+            let k: std::ffi::OsString = k.into();
+            env.retain(|(old, _)| *old != k);
+            env.push((k, v.into()));
+        }
+    }
+    env
+}
+
+/// A running command: a plain child of tern, or a sandboxed one started
+/// by the sandbox server, whose launcher reports its end on a pipe.
+enum Running {
+    Plain(smol::process::Child),
+    Sandboxed {
+        pid: u32,
+        end: smol::Async<std::fs::File>,
+    },
+}
+
+type Stream = Box<dyn smol::io::AsyncRead + Unpin>;
+
+/// Starts the command; returns it with its stdout and stderr.
+fn start(
+    command: &str,
+    ctx: &ToolContext,
+    sandbox: Option<&crate::sandbox::SandboxPolicy>,
+    hardened: bool,
+) -> Result<(Running, Stream, Stream, Option<crate::sandbox::Finish>), String> {
+    let env = command_env(ctx, hardened);
+    let Some(policy) = sandbox else {
+        let mut c = std::process::Command::new(shell());
+        c.arg("-c")
+            .arg(command)
+            .current_dir(&ctx.cwd)
+            .env_clear()
+            .envs(env);
+        // stdin is /dev/null, so a program that reads stdin when it is a
+        // pipe (`rg TODO`) does its ordinary thing; a bare chroot without
+        // /dev gets a pipe closed at once instead.
+        let null = std::fs::File::open("/dev/null").ok();
+        let has_null = null.is_some();
+        let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
+        let mut child = crate::sys::spawn_group_reading(c, stdin)
+            .map_err(|e| format!("Cannot start {}: {e}", shell()))?;
+        if !has_null {
+            drop(child.stdin.take());
+        }
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            crate::sys::kill_process_group(child.id());
+            return Err("Cannot capture the command's output".into());
+        };
+        return Ok((Running::Plain(child), Box::new(out), Box::new(err), None));
+    };
+    // A sandboxed command runs under a launcher, which stays as its
+    // supervisor and ends every process of it; protected paths are checked
+    // once that is done (see sandbox::protect).
+    let prepared = policy
+        .prepare(shell(), command, &ctx.cwd)
+        .map_err(|e| e.0)?;
+    let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.0)?;
+    let async_file = |f: std::fs::File| smol::Async::new(f).map_err(|e| e.to_string());
+    let out = async_file(spawned.stdout)?;
+    let err = async_file(spawned.stderr)?;
+    let end = async_file(std::fs::File::from(spawned.end))?;
+    Ok((
+        Running::Sandboxed {
+            pid: spawned.pid,
+            end,
+        },
+        Box::new(out),
+        Box::new(err),
+        Some(finish),
+    ))
 }
 
 async fn run(
@@ -141,64 +234,25 @@ async fn run(
     ctx: &ToolContext,
     hardened: bool,
 ) -> ToolOutput {
-    let sandbox = ctx.sandbox.as_ref().filter(|p| p.applies_to(input));
-    let mut std_cmd = match sandbox {
-        Some(policy) => match launcher() {
-            Some(exe) => policy.command(exe, shell(), command),
-            None => {
-                return ToolOutput::error(
-                    "Cannot find tern's own executable to start the sandbox; the command was not run",
-                );
-            }
-        },
-        None => {
-            let mut c = std::process::Command::new(shell());
-            c.arg("-c").arg(command);
-            c
-        }
+    let sandbox = ctx
+        .sandbox
+        .as_ref()
+        .filter(|p| crate::policy::bash::sandbox_applies(p, input));
+    let (mut running, mut out, mut err, finish) = match start(command, ctx, sandbox, hardened) {
+        Ok(r) => r,
+        Err(why) => return ToolOutput::error(why),
     };
-    std_cmd.current_dir(&ctx.cwd);
-    ctx.child_env.apply(&mut std_cmd);
-    std_cmd.env("TERN", "1");
-    // stdin is /dev/null, so a program that reads stdin when it is a pipe
-    // (`rg TODO`) does its ordinary thing; a bare chroot without /dev gets
-    // a pipe closed at once instead.
-    let null = std::fs::File::open("/dev/null").ok();
-    let has_null = null.is_some();
-    if hardened {
-        // Defence in depth for a line policy allowed as read-only: git
-        // settings that run programs overridden, pagers `cat`, variables
-        // that make bash or less run code removed.
-        let mut current: Vec<(String, String)> = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .filter(|(k, _)| !ctx.child_env.removes(k))
-            .collect();
-        current.extend(ctx.child_env.set.iter().cloned());
-        let (set, unset) = crate::policy::bash::env::hardened(&current);
-        for k in unset {
-            std_cmd.env_remove(k);
-        }
-        std_cmd.envs(set);
-    }
-    // Protected paths are put back after a sandboxed command (see sandbox::protect).
-    let protected = sandbox.map(|policy| {
-        crate::sandbox::protect::take(&crate::sandbox::protect::roots(&ctx.cwd, &policy.protected))
-    });
-    let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
-    let mut child = match crate::sys::spawn_group_reading(std_cmd, stdin) {
-        Ok(c) => c,
-        Err(e) => return ToolOutput::error(format!("Cannot start {}: {e}", shell())),
+    // Should this call be dropped half-way (an interrupt racing it), what
+    // the command started still goes down with it.
+    let _group = match &running {
+        Running::Plain(child) => Some(crate::sys::GroupGuard::new(child.id())),
+        Running::Sandboxed { .. } => None,
     };
-    if !has_null {
-        drop(child.stdin.take());
-    }
-    let pgid = child.id();
-    let _group = crate::sys::GroupGuard::new(pgid);
-    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-        crate::sys::kill_process_group(pgid);
-        return ToolOutput::error("Cannot capture the command's output");
-    };
-    let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch_dir));
+    let supervisor = StopSupervisor(std::cell::Cell::new(match &running {
+        Running::Sandboxed { pid, .. } => Some(*pid),
+        Running::Plain(_) => None,
+    }));
+    let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch));
 
     let pump = async {
         let mut a = [0u8; 8192];
@@ -232,8 +286,13 @@ async fn run(
     let exit_code = std::cell::Cell::new(None);
     let (exited_tx, exited_rx) = smol::channel::bounded::<()>(1);
     let waiter = async {
-        let status = child.status().await;
-        exit_code.set(Some(status.ok().and_then(|s| s.code())));
+        let code = match &mut running {
+            Running::Plain(child) => child.status().await.ok().and_then(|s| s.code()),
+            // The launcher says how it ended once every process of it is
+            // gone, before the kernel tears its namespaces down.
+            Running::Sandboxed { end, .. } => read_end(end).await.flatten(),
+        };
+        exit_code.set(Some(code));
         let _ = exited_tx.try_send(());
     };
     let grace = async {
@@ -258,20 +317,56 @@ async fn run(
     };
     let ending = finished.or(timed_out).or(aborted).await;
     // Whatever happened, nothing the command started outlives the call.
-    crate::sys::kill_process_group(pgid);
-    let _ = child.status().await;
+    match &mut running {
+        Running::Plain(child) => {
+            crate::sys::kill_process_group(child.id());
+            let _ = child.status().await;
+        }
+        Running::Sandboxed { pid, end } => {
+            // The supervisor kills every descendant (daemons that left the
+            // process group too), reports, and exits.
+            if exit_code.get().is_none() {
+                crate::sys::signal_process(*pid, libc::SIGTERM);
+                let stopped = async {
+                    let _ = read_end(end).await;
+                    true
+                }
+                .or(async {
+                    smol::Timer::after(SUPERVISOR_STOP).await;
+                    false
+                })
+                .await;
+                if !stopped {
+                    crate::sys::kill_process_group(*pid);
+                }
+            }
+        }
+    }
+    supervisor.0.set(None);
 
     let (text, spilled) = collector.into_inner().finish();
     let mut result = text;
-    if let Some(snapshot) = protected {
-        let undone = snapshot.restore();
-        if !undone.is_empty() {
+    let mut unsafe_left = false;
+    if let Some(finish) = finish {
+        let report = finish.run();
+        let mut note = |text: String| {
             if !result.is_empty() && !result.ends_with('\n') {
                 result.push('\n');
             }
-            result.push_str(&format!(
-                "[tern] The command changed protected paths, which run code outside the sandbox; tern put them back: {}\n",
-                undone.join(", ")
+            result.push_str(&text);
+            result.push('\n');
+        };
+        if !report.undone.is_empty() {
+            note(format!(
+                "[tern] The command changed protected paths, which run code outside the sandbox; tern undid it: {}",
+                report.undone.join("; ")
+            ));
+        }
+        if !report.refused.is_empty() {
+            unsafe_left = true;
+            note(format!(
+                "[tern] Protected paths changed in ways tern could not undo: {}. Do not run anything outside the sandbox before they are checked.",
+                report.refused.join("; ")
             ));
         }
     }
@@ -280,7 +375,7 @@ async fn run(
             if result.is_empty() {
                 result = "(no output)".into();
             }
-            with_spill_note(result, spilled, false)
+            with_spill_note(result, spilled, unsafe_left)
         }
         Ending::Exited(code) => {
             if !result.is_empty() && !result.ends_with('\n') {
@@ -290,7 +385,7 @@ async fn run(
                 // grep's "no match", diff's "differ": an answer, not a failure.
                 Some((c, meaning)) => {
                     result.push_str(&format!("Exit code {c} ({meaning})"));
-                    return with_spill_note(result, spilled, false);
+                    return with_spill_note(result, spilled, unsafe_left);
                 }
                 None => match code {
                     Some(c) => result.push_str(&format!("Exit code {c}")),
@@ -389,6 +484,26 @@ fn first_word(command: &str) -> Option<String> {
         .map(|w| w.replace(['"', '\''], ""))
 }
 
+/// Asks a sandboxed command's supervisor to stop (SIGTERM: it kills every
+/// process of the command, daemons included, and exits) when dropped
+/// while still armed.
+struct StopSupervisor(std::cell::Cell<Option<u32>>);
+
+impl Drop for StopSupervisor {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.get() {
+            crate::sys::signal_process(pid, libc::SIGTERM);
+        }
+    }
+}
+
+/// Reads the launcher's end-of-command report (see `parse_status`).
+async fn read_end(pipe: &mut smol::Async<std::fs::File>) -> Option<Option<i32>> {
+    let mut message = Vec::new();
+    pipe.read_to_end(&mut message).await.ok()?;
+    crate::sandbox::parse_status(&message)
+}
+
 fn with_spill_note(mut text: String, spilled: Option<PathBuf>, is_error: bool) -> ToolOutput {
     if let Some(path) = spilled {
         if !text.ends_with('\n') {
@@ -409,18 +524,18 @@ struct Collector {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     total: usize,
-    scratch: PathBuf,
+    scratch: super::scratch::Scratch,
     spill: Option<(PathBuf, std::fs::File)>,
     spill_failed: bool,
 }
 
 impl Collector {
-    fn new(scratch: &Path) -> Self {
+    fn new(scratch: &super::scratch::Scratch) -> Self {
         Collector {
             head: Vec::new(),
             tail: std::collections::VecDeque::new(),
             total: 0,
-            scratch: scratch.to_path_buf(),
+            scratch: scratch.clone(),
             spill: None,
             spill_failed: false,
         }
@@ -449,14 +564,9 @@ impl Collector {
     }
 
     fn open_spill(&mut self) {
-        let _ = std::fs::create_dir_all(&self.scratch);
-        let path = self.scratch.join(format!(
-            "bash-{}-{:08x}.out",
-            std::process::id(),
-            fastrand::u32(..)
-        ));
-        match std::fs::File::create(&path) {
-            Ok(mut f) => {
+        let name = format!("bash-{}-{:08x}.out", std::process::id(), fastrand::u32(..));
+        match self.scratch.create_file(&name) {
+            Ok((path, mut f)) => {
                 // Everything so far is in `head` (we only spill once past it).
                 let ok = f.write_all(&self.head).is_ok()
                     && f.write_all(&self.tail.iter().copied().collect::<Vec<u8>>())

@@ -14,6 +14,7 @@ mod glob;
 mod grep;
 mod read;
 mod schema;
+pub mod scratch;
 pub mod structured;
 mod todo;
 mod write;
@@ -105,8 +106,8 @@ pub fn facts<'a>(tool: &'a dyn Tool, id: &'a str, input: &'a Value) -> crate::po
 /// Session state the tools share.
 pub struct ToolContext {
     pub cwd: PathBuf,
-    /// Where oversized outputs are spilled; created on first use.
-    pub scratch_dir: PathBuf,
+    /// Where oversized outputs are spilled (see `scratch`).
+    pub scratch: scratch::Scratch,
     pub files: RefCell<FileStamps>,
     pub todos: RefCell<Value>,
     pub abort: Abort,
@@ -138,10 +139,10 @@ pub trait Subagents {
 }
 
 impl ToolContext {
-    pub fn new(cwd: PathBuf, scratch_dir: PathBuf, abort: Abort) -> Self {
+    pub fn new(cwd: PathBuf, scratch: impl Into<scratch::Scratch>, abort: Abort) -> Self {
         ToolContext {
             cwd,
-            scratch_dir,
+            scratch: scratch.into(),
             files: RefCell::new(FileStamps::default()),
             todos: RefCell::new(Value::Array(Vec::new())),
             abort,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod lab;
 pub mod standin;
 
 use std::path::{Path, PathBuf};
@@ -130,9 +131,19 @@ pub fn tern(url: &str, dir: &Path) -> Command {
 /// broken build fails the test instead of hanging the suite.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {:?}: {e}", cmd.get_program()));
+    // A program a test just copied is busy (ETXTBSY) while any other test
+    // thread's fork still holds the copy's write descriptor, until that
+    // child execs: wait that out.
+    let mut tries = 0;
+    let child = loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => break r.unwrap_or_else(|e| panic!("start {:?}: {e}", cmd.get_program())),
+        }
+    };
     let pid = child.id() as i32;
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = std::sync::Arc::clone(&done);

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use super::Analysis;
 use super::rules::{self, Match};
-use crate::config::settings::Behavior;
 use crate::json::Value;
+use crate::policy::Behavior;
 use crate::policy::{Mode, Policy, Rule, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,7 +198,10 @@ impl Policy {
             // The sandbox bounds what it can do; rules still ran.
             Err(_)
                 if self.sandbox_auto_allow
-                    && self.sandbox.as_ref().is_some_and(|s| s.applies_to(input)) =>
+                    && self
+                        .sandbox
+                        .as_ref()
+                        .is_some_and(|s| super::sandbox_applies(s, input)) =>
             {
                 BashVerdict::Allow { hardened: false }
             }

@@ -1066,13 +1066,19 @@ impl Pattern {
 /// (the rest opaque), without following variables or directories: for
 /// rule matching of strings that `sh -c`, `eval` or `watch` run.
 pub(crate) fn literal_commands(b: &Block, out: &mut Vec<Vec<Arg>>) {
-    fn word(w: &Word, out: &mut Vec<Vec<Arg>>) -> Arg {
+    each_command(b, &mut |argv, _| out.push(argv));
+}
+
+/// The same walk, handing each command's argv to `f` with whether it
+/// sets variables (`FOO=1 cmd`).
+pub(crate) fn each_command(b: &Block, out: &mut dyn FnMut(Vec<Arg>, bool)) {
+    fn word(w: &Word, out: &mut dyn FnMut(Vec<Arg>, bool)) -> Arg {
         let mut prefix = String::new();
         for p in &w.parts {
             match p {
                 Part::Lit { text, .. } => prefix.push_str(text),
                 Part::Sub { body, .. } | Part::ProcIn(body) => {
-                    literal_commands(body, out);
+                    each_command(body, out);
                     return Arg::Opaque { prefix };
                 }
                 _ => return Arg::Opaque { prefix },
@@ -1080,7 +1086,7 @@ pub(crate) fn literal_commands(b: &Block, out: &mut Vec<Vec<Arg>>) {
         }
         Arg::Lit(prefix)
     }
-    fn stmt(s: &Stmt, out: &mut Vec<Vec<Arg>>) {
+    fn stmt(s: &Stmt, out: &mut dyn FnMut(Vec<Arg>, bool)) {
         match s {
             Stmt::Simple(c) => {
                 let argv: Vec<Arg> = c.words.iter().map(|w| word(w, out)).collect();
@@ -1088,7 +1094,7 @@ pub(crate) fn literal_commands(b: &Block, out: &mut Vec<Vec<Arg>>) {
                     word(&a.value, out);
                 }
                 if !argv.is_empty() {
-                    out.push(argv);
+                    out(argv, !c.assigns.is_empty());
                 }
             }
             Stmt::Test(_) => {}
@@ -1098,22 +1104,22 @@ pub(crate) fn literal_commands(b: &Block, out: &mut Vec<Vec<Arg>>) {
                 rest.iter().for_each(|(_, s)| stmt(s, out));
             }
             Stmt::Not(s) | Stmt::Redirected(s, _) => stmt(s, out),
-            Stmt::Subshell(b) | Stmt::Group(b) => literal_commands(b, out),
+            Stmt::Subshell(b) | Stmt::Group(b) => each_command(b, out),
             Stmt::If { arms, otherwise } => {
                 for (c, b) in arms {
-                    literal_commands(c, out);
-                    literal_commands(b, out);
+                    each_command(c, out);
+                    each_command(b, out);
                 }
                 if let Some(e) = otherwise {
-                    literal_commands(e, out);
+                    each_command(e, out);
                 }
             }
-            Stmt::For { body, .. } => literal_commands(body, out),
+            Stmt::For { body, .. } => each_command(body, out),
             Stmt::While { cond, body } => {
-                literal_commands(cond, out);
-                literal_commands(body, out);
+                each_command(cond, out);
+                each_command(body, out);
             }
-            Stmt::Case { arms, .. } => arms.iter().for_each(|(_, b)| literal_commands(b, out)),
+            Stmt::Case { arms, .. } => arms.iter().for_each(|(_, b)| each_command(b, out)),
         }
     }
     for s in b {

@@ -286,7 +286,7 @@ impl<'s> Cx<'s> {
         } else {
             Err(format!(
                 "the parser skipped {:?}, which bash would read",
-                crate::tools::cut_str(gap.trim(), 40)
+                cut_str(gap.trim(), 40)
             ))
         }
     }
@@ -1064,7 +1064,7 @@ impl<'s> Cx<'s> {
                     _ => {
                         return Err(format!(
                             "the parameter expansion {} is not analysed",
-                            crate::tools::cut_str(self.text(n)?, 40)
+                            cut_str(self.text(n)?, 40)
                         ));
                     }
                 }
@@ -1271,6 +1271,15 @@ enum Ctx {
     Pattern,
     /// Inside double quotes, `[[ ]]` or a case subject: nothing splits.
     Quoted,
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary (for messages).
+fn cut_str(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 pub(crate) fn is_name(s: &str) -> bool {

@@ -1,0 +1,268 @@
+//! The source tree keeps two rules that a compiler does not check:
+//!
+//! - the planes' imports form the DAG written in `src/lib.rs`: a module
+//!   uses only modules on earlier lines of its layer list;
+//! - nothing outside the frontends and the binary's entry points writes to
+//!   stdout or stderr.
+//!
+//! Both read the real sources. Test code (`#[cfg(test)] mod …` and the
+//! `tests.rs` files it names) may reach anywhere and is left out.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `src/`, as (path relative to src, text without
+/// test modules and comments). Files that are test modules are dropped.
+fn sources() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut test_files = Vec::new();
+    let mut out = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let (code, tests) = production_part(&text);
+        for name in tests {
+            // `mod tests;` in a/b.rs or a/b/mod.rs names a/b/tests.rs.
+            let stem = path.with_extension("");
+            let dir = if path.file_name().is_some_and(|n| n == "mod.rs") {
+                path.parent().unwrap().to_path_buf()
+            } else {
+                stem
+            };
+            test_files.push(dir.join(format!("{name}.rs")));
+        }
+        out.push((path.clone(), code));
+    }
+    out.retain(|(p, _)| !test_files.contains(p));
+    out.into_iter()
+        .map(|(p, c)| {
+            let rel = p
+                .strip_prefix(src())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, c)
+        })
+        .collect()
+}
+
+/// The text before the first `#[cfg(test)] mod x {` (test modules close
+/// their files), without comments, plus the names of `#[cfg(test)] mod x;`
+/// files.
+fn production_part(text: &str) -> (String, Vec<String>) {
+    let mut code = String::new();
+    let mut tests = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]" {
+            let next = lines.peek().map(|l| l.trim()).unwrap_or("");
+            let item = next
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub ");
+            if let Some(rest) = item.strip_prefix("mod ") {
+                if let Some(name) = rest.strip_suffix(';') {
+                    tests.push(name.to_string());
+                    lines.next();
+                    continue;
+                }
+                break;
+            }
+            // A test-only item: skip it through its closing brace.
+            let mut depth = 0i32;
+            let mut opened = false;
+            for l in lines.by_ref() {
+                depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+                opened |= l.contains('{');
+                if opened && depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        let without_comment = match line.find("//") {
+            // Not inside a string literal such as "http://…".
+            Some(i) if line[..i].matches('"').count() % 2 == 0 => &line[..i],
+            _ => line,
+        };
+        code.push_str(without_comment);
+        code.push('\n');
+    }
+    (code, tests)
+}
+
+/// The top-level module a source file belongs to.
+fn plane_of(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap();
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// The layer list from `src/lib.rs`: the lines of the fenced block after
+/// the "Layers" heading, lowest first.
+fn layers() -> Vec<String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let mut in_block = false;
+    let mut seen_heading = false;
+    let mut out = Vec::new();
+    for line in lib.lines() {
+        let doc = line.trim_start_matches("//!").trim();
+        if doc.starts_with("Layers") {
+            seen_heading = true;
+        } else if seen_heading && doc.starts_with("```") {
+            if in_block {
+                break;
+            }
+            in_block = true;
+        } else if in_block && !doc.is_empty() {
+            out.push(doc.split_whitespace().next().unwrap().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn imports_follow_the_layers_written_in_lib_rs() {
+    let order = layers();
+    assert!(
+        order.len() > 8,
+        "no layer list found in src/lib.rs: {order:?}"
+    );
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_str(), i))
+        .collect();
+    let sources = sources();
+    let mut planes: Vec<&str> = sources
+        .iter()
+        .map(|(rel, _)| plane_of(rel))
+        .filter(|p| *p != "lib" && *p != "main")
+        .collect();
+    planes.sort();
+    planes.dedup();
+    for p in &planes {
+        assert!(rank.contains_key(p), "src/lib.rs's layer list lacks `{p}`");
+    }
+    let mut upward = Vec::new();
+    for (rel, code) in &sources {
+        let from = plane_of(rel);
+        let Some(&from_rank) = rank.get(from) else {
+            continue;
+        };
+        for (at, _) in code.match_indices("crate::") {
+            let rest = &code[at + "crate::".len()..];
+            let to: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            assert!(
+                !rest.starts_with('{'),
+                "{rel}: write `use crate::plane::…` one plane per line, so this test can read it"
+            );
+            if to == from {
+                continue;
+            }
+            if let Some(&to_rank) = rank.get(to.as_str())
+                && to_rank >= from_rank
+            {
+                upward.push(format!("{rel}: {from} uses {to}"));
+            }
+        }
+    }
+    upward.sort();
+    upward.dedup();
+    assert!(
+        upward.is_empty(),
+        "imports against the layers in src/lib.rs:\n{}",
+        upward.join("\n")
+    );
+}
+
+/// The parser above must see an upward import when there is one.
+#[test]
+fn the_import_reader_sees_an_upward_use() {
+    let (code, tests) = production_part(
+        "use crate::agent::Event; // comment crate::app\n\
+         #[cfg(test)]\nmod tests;\n\
+         fn f() {}\n\
+         #[cfg(test)]\nmod more {\n use crate::app::run;\n}\n",
+    );
+    assert!(code.contains("crate::agent"));
+    assert!(!code.contains("crate::app"), "{code}");
+    assert_eq!(tests, ["tests"]);
+}
+
+/// Where writing to the terminal is allowed, and why.
+const PRINTERS: &[(&str, &str)] = &[
+    (
+        "frontend/",
+        "the frontends are the only consumers of events",
+    ),
+    ("main.rs", "the binary's entry"),
+    ("lib.rs", "run_main: usage errors, --version, --help"),
+    ("app.rs", "the binary's wiring (a frontend)"),
+    ("app/", "subcommands print their own results"),
+    (
+        "sandbox/launch.rs",
+        "the sandbox launcher is its own process; its stderr is the command's",
+    ),
+];
+
+#[test]
+fn only_frontends_print() {
+    let needles = [
+        "println!",
+        "print!",
+        "eprintln!",
+        "eprint!",
+        "dbg!",
+        "io::stdout(",
+        "io::stderr(",
+        "libc::STDOUT_FILENO",
+        "libc::STDERR_FILENO",
+    ];
+    let mut found = Vec::new();
+    for (rel, code) in sources() {
+        if PRINTERS.iter().any(|(p, _)| rel.starts_with(p)) {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            for needle in needles {
+                let hit = line.match_indices(needle).any(|(i, _)| {
+                    // `print!` inside `eprint!` or `println!` is counted once.
+                    let before = line[..i].chars().last();
+                    !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                });
+                if hit {
+                    found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    found.dedup();
+    assert!(
+        found.is_empty(),
+        "writes to the terminal outside the frontends (report through crate::report instead):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The printing scan must see a print where there is one.
+#[test]
+fn the_print_reader_sees_a_print() {
+    let (code, _) = production_part("fn f() {\n    eprintln!(\"x\");\n}\n");
+    assert!(code.contains("eprintln!"));
+}
