@@ -31,7 +31,8 @@ fi
 if ! rustup target list --installed | grep -qx x86_64-unknown-linux-musl; then
   rustup target add x86_64-unknown-linux-musl || fail "step 'rustup target add x86_64-unknown-linux-musl' failed"
 fi
-for component in clippy rustfmt; do
+# rust-src: release builds compile std for size (cross/common.sh).
+for component in clippy rustfmt rust-src; do
   rustup component list --installed | grep -q "^$component" \
     || rustup component add "$component" || fail "step 'rustup component add $component' failed"
 done

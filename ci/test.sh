@@ -42,7 +42,7 @@ step "cargo clippy"
 cargo clippy --all-features --all-targets -- -D warnings
 # The constrained-host tests run the static binary in an empty root.
 step "static release build (x86_64)"
-cargo build --release --quiet --target x86_64-unknown-linux-musl
+bash cross/build.sh x86_64 >/dev/null
 step "cargo test --all-features"
 cargo test --all-features
 step "cargo clippy (core only, no default features)"

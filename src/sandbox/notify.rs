@@ -666,7 +666,7 @@ fn read_timespecs(
         }
     };
     let ts = |i: usize| libc::timespec {
-        tv_sec: field(2 * i) as libc::time_t,
+        tv_sec: field(2 * i) as _,
         tv_nsec: field(2 * i + 1) as _,
     };
     Ok(Some([ts(0), ts(1)]))
@@ -693,7 +693,7 @@ fn read_timevals(
         }
     };
     let ts = |sec: i64, usec: i64| libc::timespec {
-        tv_sec: sec as libc::time_t,
+        tv_sec: sec as _,
         tv_nsec: (usec * 1000) as _,
     };
     Ok(Some(if utimbuf {
