@@ -208,14 +208,16 @@ fn an_error_inside_the_stream_is_reported() {
     }
 }
 
-/// The provider, endpoint and key variable can come from settings.
+/// The provider, endpoint and key variable can come from (user) settings;
+/// a repository's settings may not choose them.
 #[test]
 fn settings_choose_the_provider_endpoint_and_key_variable() {
     let dir = scratch("wire-settings");
     let api = StandIn::start(vec![standin::text_reply("configured by settings")]);
-    std::fs::create_dir_all(dir.join(".tern")).unwrap();
+    let user = home_of(&dir).join(".config/tern");
+    std::fs::create_dir_all(&user).unwrap();
     std::fs::write(
-        dir.join(".tern/settings.json"),
+        user.join("settings.json"),
         format!(
             r#"{{"provider": "openai", "baseUrl": "{}/v1", "apiKeyEnv": "MY_LOCAL_KEY", "model": "qwen2.5-coder"}}"#,
             api.url

@@ -1496,8 +1496,12 @@ fn sandboxed_commands_get_dev_null_stdin_and_no_credentials() {
     for sandboxed in [false, true] {
         let l = agent_lab(
             "childenv",
-            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}},"env":{{"VISIBLE":"yes"}}}}"#),
+            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}}}}"#),
         );
+        // The environment comes from user settings (a repository's may not set it).
+        let user = home_of(&l.work).join(".config/tern");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join("settings.json"), r#"{"env":{"VISIBLE":"yes"}}"#).unwrap();
         // The command waits (up to 10 s) while the test reads its parent's
         // environment from outside.
         let call = r#"{"command": "readlink /proc/self/fd/0; echo \"[${VISIBLE:-unset}] [${ANTHROPIC_API_KEY:-gone}]\"; echo $PPID > parent.pid; for i in $(seq 500); do [ -e seen ] && break; sleep 0.02; done"}"#;

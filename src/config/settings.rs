@@ -422,8 +422,22 @@ fn merge_layer(
             out.disable_bypass = Some(origin.clone());
         }
     }
+    // A repository's settings (project, local) are the repository's
+    // words: they may not say where the API key goes (provider, baseUrl,
+    // apiKeyEnv) nor what every command runs with (env: PATH, LD_PRELOAD,
+    // GCONV_PATH, a proxy…), since a cloned repository would otherwise
+    // read the key or run its own programs in place of approved ones.
+    let trusted = origin.source.is_trusted();
     if let Some(env) = v.get("env").and_then(Value::as_object) {
-        for (k, val) in env.iter() {
+        if !trusted {
+            let names: Vec<&str> = env.iter().map(|(k, _)| k).collect();
+            warnings.push(format!(
+                "{}: env ({}) ignored: a repository's settings may not set the environment of tern's commands; set it in your user settings or your shell",
+                origin.file,
+                names.join(", ")
+            ));
+        }
+        for (k, val) in env.iter().filter(|_| trusted) {
             if let Some(s) = val.as_str() {
                 out.env.retain(|(name, _)| name != k);
                 out.env.push((k.to_string(), s.to_string()));
@@ -442,7 +456,6 @@ fn merge_layer(
             .map(str::to_string)
             .collect()
     };
-    let trusted = origin.source.is_trusted();
     let untrusted = |warnings: &mut Vec<String>, key: &str| {
         if v.get(key).is_some() && !trusted {
             warn(
@@ -484,12 +497,15 @@ fn merge_layer(
             ),
         }
     }
+    for key in ["provider", "baseUrl", "apiKeyEnv"] {
+        untrusted(warnings, key);
+    }
     for (key, slot) in [
         ("provider", &mut out.provider),
         ("baseUrl", &mut out.base_url),
         ("apiKeyEnv", &mut out.api_key_env),
     ] {
-        if let Some(text) = v.str_field(key) {
+        if let Some(text) = v.str_field(key).filter(|_| trusted) {
             *slot = Some(text.to_string());
         }
     }
