@@ -1350,9 +1350,11 @@ fn deny_write_paths_and_hook_scripts_are_protected() {
 #[test]
 fn replacing_terns_binary_does_not_unsandbox_the_next_command() {
     require_sandbox!("replacing_terns_binary_does_not_unsandbox_the_next_command");
+    // allowTmp off: the lab (so "outside") lies under /tmp when the
+    // checkout does, and /tmp is writable by default.
     let l = agent_lab(
         "launcher",
-        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true}}"#,
+        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"filesystem":{"allowTmp":false}}}"#,
     );
     std::fs::create_dir_all(l.work.join("bin")).unwrap();
     let copy = l.work.join("bin/tern");
