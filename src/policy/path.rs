@@ -76,7 +76,7 @@ pub fn expand_tilde(raw: &str, base: &Base) -> Result<PathBuf, String> {
 }
 
 /// The home directory of a user, from the password database.
-fn home_of(name: &str) -> Option<PathBuf> {
+pub(crate) fn home_of(name: &str) -> Option<PathBuf> {
     // Bash only expands names made of portable user-name characters.
     if !name
         .bytes()
@@ -84,10 +84,22 @@ fn home_of(name: &str) -> Option<PathBuf> {
     {
         return None;
     }
+    passwd_home(|fields| fields[0] == name)
+}
+
+/// The home directory of the user running tern, from the password database.
+pub(crate) fn own_home() -> Option<PathBuf> {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() }.to_string();
+    passwd_home(|fields| fields[2] == uid)
+}
+
+/// The home field of the first /etc/passwd entry `pick` chooses.
+fn passwd_home(pick: impl Fn(&[&str]) -> bool) -> Option<PathBuf> {
     let text = std::fs::read_to_string("/etc/passwd").ok()?;
     text.lines().find_map(|line| {
         let fields: Vec<&str> = line.split(':').collect();
-        (fields.len() >= 6 && fields[0] == name).then(|| PathBuf::from(fields[5]))
+        (fields.len() >= 6 && pick(&fields)).then(|| PathBuf::from(fields[5]))
     })
 }
 

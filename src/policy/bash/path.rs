@@ -8,7 +8,6 @@
 //! `..` after one, a loop of links or a parent that cannot be looked at
 //! is refused (and the command asks).
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// `p` resolved from the physical directory `dir` (itself resolved), by
@@ -29,22 +28,13 @@ pub(crate) fn home() -> Option<PathBuf> {
 }
 
 /// The home directory of `user` (None: the current user) from the
-/// password database; None when there is no such user.
+/// password database (policy's one reader of it); None when there is no
+/// such user.
 pub(crate) fn user_home(user: Option<&str>) -> Option<PathBuf> {
-    let text = std::fs::read_to_string("/etc/passwd").ok()?;
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() }.to_string();
-    text.lines().find_map(|line| {
-        let f: Vec<&str> = line.split(':').collect();
-        if f.len() < 7 {
-            return None;
-        }
-        let hit = match user {
-            Some(u) => f[0] == u,
-            None => f[2] == uid,
-        };
-        hit.then(|| PathBuf::from(OsString::from(f[5])))
-    })
+    match user {
+        Some(u) => crate::policy::path::home_of(u),
+        None => crate::policy::path::own_home(),
+    }
 }
 
 #[cfg(test)]
