@@ -104,12 +104,8 @@ impl Printer {
     /// Tool results as Claude Code sends them: one `user` line per
     /// result, with the result itself in `tool_use_result`.
     fn tool_results(&mut self, ids: &[String], message: &Value, parent: Option<&str>) {
-        let blocks = message
-            .get("content")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for (block, id) in blocks.into_iter().zip(ids) {
+        let blocks = message.get("content").and_then(Value::as_array);
+        for (block, id) in blocks.into_iter().flatten().zip(ids) {
             let single = obj! { "role" => "user", "content" => vec![block.clone()] };
             let mut v = self.envelope("user", id, &single, parent);
             if let Some(m) = v.as_object_mut() {
