@@ -253,6 +253,12 @@ impl SandboxPolicy {
             deny_read: canonical(&self.deny_read),
             ..self.clone()
         };
+        if !snapshot.unseen.is_empty() {
+            return Err(NotStarted(format!(
+                "tern could not examine these protected paths, so it could not check them after the command; the command was not run: {}",
+                snapshot.unseen.join("; ")
+            )));
+        }
         if full && snapshot.incomplete {
             return Err(NotStarted(
                 "the protected paths (.git hooks and config, .tern, .claude, …) are too large to copy, and this host has no mount namespace to make them read-only; the command was not run".into(),

@@ -48,6 +48,9 @@ pub struct Plan {
     /// Directories made mount points.
     pub pins: Vec<PathBuf>,
     watched: Vec<Watched>,
+    /// Working directories that exist but could not be resolved (their
+    /// protected paths could not be worked out).
+    unseen: Vec<String>,
 }
 
 fn inside(p: &Path, roots: &[PathBuf]) -> bool {
@@ -248,7 +251,15 @@ pub fn plan(
     RESOLVED.with(|r| r.borrow_mut().cache.clear());
     let roots: Vec<PathBuf> = roots.iter().filter_map(|r| canonical(r)).collect();
     let mut p = Plan::default();
-    for w in working.iter().filter_map(|w| canonical(w)) {
+    for w in working {
+        let Some(w) = canonical(w) else {
+            if let Err(e) = std::fs::symlink_metadata(w).and_then(|_| std::fs::canonicalize(w))
+                && !absent(&e)
+            {
+                p.unseen.push(format!("{}: {e}", w.display()));
+            }
+            continue;
+        };
         if !inside(&w, &roots) {
             continue;
         }
@@ -349,6 +360,15 @@ pub struct Snapshot {
     full: bool,
     /// The contents were too large to keep whole.
     pub incomplete: bool,
+    /// Protected paths tern could not examine, with the reason: nothing
+    /// could be checked against them afterwards, so the command must not
+    /// run (an unseen path would later read as "did not exist").
+    pub unseen: Vec<String>,
+}
+
+/// "Not there" as opposed to "could not look".
+fn absent(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR)
 }
 
 fn split(path: &Path) -> Option<(&Path, &OsStr)> {
@@ -366,39 +386,43 @@ fn id(st: &libc::stat) -> (u64, u64) {
 
 /// Walks `name` in `dir` into entries, parents first, never following a
 /// link; an explicit stack, since the tree is the command's making.
+/// `Ok(None)`: it does not exist; `Err`: part of it could not be read
+/// (named relative to `name`).
 fn walk(
     dir: &OwnedFd,
     name: &OsStr,
     full: bool,
     budget: &mut (usize, usize),
-) -> Option<Vec<Entry>> {
+) -> Result<Option<Vec<Entry>>, String> {
     use std::rc::Rc;
     let mut out = Vec::new();
     let mut stack: Vec<(Rc<OwnedFd>, OsString, PathBuf)> = vec![(
-        Rc::new(dir.try_clone().ok()?),
+        Rc::new(dir.try_clone().map_err(|e| e.to_string())?),
         name.to_os_string(),
         PathBuf::new(),
     )];
+    let unread =
+        |rel: &Path, e: std::io::Error| format!("{}: {e}", Path::new(name).join(rel).display());
     while let Some((parent, entry_name, rel)) = stack.pop() {
-        let Ok(st) = fsat::stat_at(&parent, &entry_name) else {
-            if out.is_empty() {
-                return None;
-            }
-            continue;
+        let st = match fsat::stat_at(&parent, &entry_name) {
+            Ok(st) => st,
+            Err(e) if absent(&e) && out.is_empty() => return Ok(None),
+            // Gone between listing and stat: the tree is changing under us.
+            Err(e) => return Err(unread(&rel, e)),
         };
         budget.0 += 1;
         if budget.0 > MAX_FILES {
-            return Some(out);
+            return Ok(Some(out));
         }
         let kind = st.st_mode & libc::S_IFMT;
         let bytes = if kind == libc::S_IFLNK {
-            fsat::read_link_at(&parent, &entry_name).ok()
+            Some(fsat::read_link_at(&parent, &entry_name).map_err(|e| unread(&rel, e))?)
         } else if full && kind == libc::S_IFREG {
             budget.1 += st.st_size.max(0) as usize;
             if budget.1 > MAX_BYTES {
                 None
             } else {
-                fsat::read_at(&parent, &entry_name, MAX_BYTES).ok()
+                Some(fsat::read_at(&parent, &entry_name, MAX_BYTES).map_err(|e| unread(&rel, e))?)
             }
         } else {
             None
@@ -412,10 +436,9 @@ fn walk(
             ino: st.st_ino,
             bytes,
         });
-        if kind == libc::S_IFDIR
-            && let Ok(sub) = fsat::open_subdir(&parent, &entry_name)
-        {
-            let names = fsat::list(&sub).unwrap_or_default();
+        if kind == libc::S_IFDIR {
+            let sub = fsat::open_subdir(&parent, &entry_name).map_err(|e| unread(&rel, e))?;
+            let names = fsat::list(&sub).map_err(|e| unread(&rel, e))?;
             let sub = Rc::new(sub);
             // Reversed, so that the stack hands them out in order.
             for n in names.into_iter().rev() {
@@ -424,36 +447,54 @@ fn walk(
             }
         }
     }
-    Some(out)
+    Ok(Some(out))
 }
 
 /// Records the protected paths of `plan`; `full` keeps contents.
 pub fn take(plan: &Plan, full: bool) -> Snapshot {
     let mut budget = (0usize, 0usize);
     let mut items = Vec::new();
+    let mut unseen = plan.unseen.clone();
     let mut parents = Parents::default();
     for w in &plan.watched {
         let Some((parent, name)) = split(&w.path) else {
             continue;
         };
-        let opened = parents.get(parent).ok();
+        let opened = match parents.get(parent) {
+            Ok(o) => Some(o),
+            Err(e) if absent(&e) => None,
+            Err(e) => {
+                unseen.push(format!("{}: {e}", parent.display()));
+                None
+            }
+        };
         let parent_id = opened.as_ref().map(|(_, i)| *i);
         let tree = opened.as_ref().map(|(f, _)| &**f).and_then(|f| {
             // In mount mode only the top entry matters (the rest is read-only).
             if full {
-                walk(f, name, true, &mut budget)
-            } else {
-                fsat::stat_at(f, name).ok().map(|st| {
-                    vec![Entry {
-                        rel: PathBuf::new(),
-                        mode: st.st_mode,
-                        size: st.st_size,
-                        mtime: time(st.st_mtime, st.st_mtime_nsec),
-                        ctime: time(st.st_ctime, st.st_ctime_nsec),
-                        ino: st.st_ino,
-                        bytes: None,
-                    }]
+                walk(f, name, true, &mut budget).unwrap_or_else(|e| {
+                    unseen.push(format!("{}/{e}", parent.display()));
+                    None
                 })
+            } else {
+                let st = match fsat::stat_at(f, name) {
+                    Ok(st) => st,
+                    Err(e) => {
+                        if !absent(&e) {
+                            unseen.push(format!("{}: {e}", w.path.display()));
+                        }
+                        return None;
+                    }
+                };
+                Some(vec![Entry {
+                    rel: PathBuf::new(),
+                    mode: st.st_mode,
+                    size: st.st_size,
+                    mtime: time(st.st_mtime, st.st_mtime_nsec),
+                    ctime: time(st.st_ctime, st.st_ctime_nsec),
+                    ino: st.st_ino,
+                    bytes: None,
+                }])
             }
         });
         items.push(Item {
@@ -466,6 +507,7 @@ pub fn take(plan: &Plan, full: bool) -> Snapshot {
         items,
         full,
         incomplete: budget.0 > MAX_FILES || budget.1 > MAX_BYTES,
+        unseen,
     }
 }
 
@@ -799,9 +841,13 @@ impl Snapshot {
                     }),
                     Some(_) => {
                         let mut budget = (0, 0);
-                        walk(&pfd, name, true, &mut budget).is_some_and(|t| {
-                            t.len() == before.len() && t.iter().zip(before).all(|(a, b)| a.same(b))
-                        })
+                        walk(&pfd, name, true, &mut budget)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|t| {
+                                t.len() == before.len()
+                                    && t.iter().zip(before).all(|(a, b)| a.same(b))
+                            })
                     }
                 };
                 if unchanged {

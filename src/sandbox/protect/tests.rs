@@ -204,3 +204,77 @@ fn hook_files_and_path_dirs_are_protected_but_never_a_working_directory() {
     assert!(p.read_only.contains(&d.join("check.sh")), "{p:?}");
     assert!(!p.read_only.contains(&d), "{p:?}");
 }
+
+/// A directory nested past PATH_MAX: it exists, but no path-based call
+/// reaches it (root included), so tern cannot look at it.
+fn too_deep(d: &Path) -> PathBuf {
+    let part = "d".repeat(200);
+    let script = format!(
+        "cd '{}' && for i in $(seq 22); do mkdir {part} && cd {part}; done && mkdir -p .git/hooks",
+        d.display()
+    );
+    let ok = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut deep = d.to_path_buf();
+    for _ in 0..22 {
+        deep.push(&part);
+    }
+    assert!(deep.as_os_str().len() > libc::PATH_MAX as usize);
+    deep
+}
+
+/// Attack: protected paths tern cannot examine were taken as "absent",
+/// so nothing was checked after the command. Now the command is refused.
+#[test]
+fn protected_paths_that_cannot_be_examined_refuse_the_command() {
+    if no_openat2("protected_paths_that_cannot_be_examined_refuse_the_command") {
+        return;
+    }
+    let d = dir("deep");
+    let deep = too_deep(&d);
+    for full in [true, false] {
+        let mut p = Plan::default();
+        p.watch(deep.join(".git/hooks"), Kind::Plain);
+        let snap = take(&p, full);
+        assert_eq!(snap.unseen.len(), 1, "{snap:?}");
+        assert!(snap.unseen[0].contains("too long"), "{:?}", snap.unseen);
+    }
+    // A working directory that deep cannot be planned for: also unseen.
+    let p = plan(&[deep.clone()], &[d.clone()], &[], None, None);
+    assert!(!take(&p, true).unseen.is_empty());
+    // What simply does not exist is not an error.
+    let mut p = Plan::default();
+    p.watch(d.join("missing/.git/hooks"), Kind::Plain);
+    p.watch(d.join("hooks"), Kind::Plain);
+    assert!(take(&p, true).unseen.is_empty());
+    let _ = std::process::Command::new("rm").arg("-rf").arg(&d).status();
+}
+
+/// Through the policy: the command is not started, and says why.
+#[test]
+fn prepare_refuses_when_a_protected_path_is_unseen() {
+    if no_openat2("prepare_refuses_when_a_protected_path_is_unseen") {
+        return;
+    }
+    let d = dir("deep-prepare");
+    let deep = too_deep(&d);
+    let policy = crate::sandbox::SandboxPolicy {
+        working: vec![deep.clone()],
+        ..crate::sandbox::SandboxPolicy::new(vec![d.clone()])
+    };
+    let err = policy
+        .prepare("/bin/sh", "true", &deep)
+        .err()
+        .expect("refused");
+    assert!(err.0.contains("could not examine"), "{}", err.0);
+    // The same policy on an ordinary directory prepares.
+    let fine = crate::sandbox::SandboxPolicy {
+        working: vec![d.clone()],
+        ..crate::sandbox::SandboxPolicy::new(vec![d.clone()])
+    };
+    assert!(fine.prepare("/bin/sh", "true", &d).is_ok());
+    let _ = std::process::Command::new("rm").arg("-rf").arg(&d).status();
+}
