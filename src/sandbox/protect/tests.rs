@@ -243,7 +243,13 @@ fn protected_paths_that_cannot_be_examined_refuse_the_command() {
         assert!(snap.unseen[0].contains("too long"), "{:?}", snap.unseen);
     }
     // A working directory that deep cannot be planned for: also unseen.
-    let p = plan(&[deep.clone()], &[d.clone()], &[], None, None);
+    let p = plan(
+        std::slice::from_ref(&deep),
+        std::slice::from_ref(&d),
+        &[],
+        None,
+        None,
+    );
     assert!(!take(&p, true).unseen.is_empty());
     // What simply does not exist is not an error.
     let mut p = Plan::default();
