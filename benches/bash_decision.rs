@@ -5,7 +5,8 @@
 //! p99 ≤ 100 µs. Each command is decided once cold (first parse) and many
 //! times warm; both are reported, the goal applies to all samples.
 //!
-//! Run: `cargo bench --bench bash_decision`.
+//! Run: `cargo bench --bench bash_decision` (`TERN_BENCH_FILTER=text`
+//! keeps only the commands containing `text`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -70,6 +71,9 @@ fn main() {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| l.split_once('\t'))
         .map(|(_, c)| c.replace("<NL>", "\n").replace("<TAB>", "\t"))
+        // TERN_BENCH_FILTER=text: only the commands containing it (to
+        // profile one kind).
+        .filter(|c| std::env::var("TERN_BENCH_FILTER").map_or(true, |f| c.contains(&f)))
         .collect();
     let cwd = project();
     let rules = vec![
@@ -80,13 +84,31 @@ fn main() {
     let policy = Policy::new(Mode::Default, rules, &cwd, &[]);
     let registry = Registry::builtin();
     let bash = registry.get("Bash").expect("Bash tool");
+    // TERN_BENCH_CLOCK=cpu: this thread's CPU time instead of wall time
+    // (for comparing changes on a loaded machine; the goal is wall time
+    // on a quiet one).
+    let cpu = std::env::var("TERN_BENCH_CLOCK").is_ok_and(|c| c == "cpu");
+    let start = Instant::now();
+    let now = || {
+        if cpu {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: a valid timespec to fill.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+        } else {
+            start.elapsed()
+        }
+    };
     let decide = |c: &str| {
         let input = tern::obj! { "command" => c };
-        let t = Instant::now();
+        let t = now();
         // What the pipeline does per call: the facts (the tool's own
         // read-only analysis among them), then the decision.
         let d = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
-        let e = t.elapsed();
+        let e = now() - t;
         std::hint::black_box(d);
         e
     };
@@ -103,7 +125,8 @@ fn main() {
         }
     }
     println!(
-        "Bash decision time over {} corpus commands in {}",
+        "Bash decision time ({}) over {} corpus commands in {}",
+        if cpu { "thread CPU time" } else { "wall time" },
         commands.len(),
         Path::new(&cwd).display()
     );

@@ -1200,3 +1200,85 @@ fn a_path_entry_in_the_project_is_not_trusted() {
         );
     }
 }
+
+/// A PATH entry that reaches a system directory through a link in the
+/// project: once the link is re-pointed (by a command the user allowed),
+/// a bare `ls` is the project's. What tern worked out about PATH must not
+/// outlive the link: the later `ls` is not auto-allowed and does not run.
+#[test]
+fn a_path_entry_through_a_project_link_is_looked_at_again() {
+    let p = build("pathlink", Plain);
+    let system = std::env::var("PATH").unwrap_or_default();
+    let ls = Command::new("bash")
+        .args(["-c", "command -v ls"])
+        .output()
+        .unwrap();
+    let ls = String::from_utf8_lossy(&ls.stdout).trim().to_string();
+    let sysdir = Path::new(&ls).parent().unwrap().to_path_buf();
+    let evil = p.proj.join("evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    write(
+        &evil.join("ls"),
+        &format!("#!/bin/sh\ntouch {}/planted\n", p.out.display()),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(evil.join("ls"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let link = p.proj.join("pbin");
+    std::os::unix::fs::symlink(&sysdir, &link).unwrap();
+    let path = format!("{}:{system}", link.display());
+    // Unprotected: once the link points at evil/, bash runs its ls.
+    let flip = format!("ln -sfn {} {}", evil.display(), link.display());
+    let ran = Command::new("bash")
+        .args(["-c", &format!("{flip} && ls")])
+        .env("PATH", &path)
+        .current_dir(&p.proj)
+        .status()
+        .unwrap();
+    assert!(
+        ran.success() && p.out.join("planted").exists(),
+        "no harm unprotected"
+    );
+    std::fs::remove_file(p.out.join("planted")).unwrap();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&sysdir, &link).unwrap();
+    // Through tern: ls (fine: the link leads to the system's), the flip
+    // (allowed by a rule), ls again.
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_ls1", "Bash", r#"{"command": "ls"}"#)]),
+        standin::tools_reply(&[(
+            "toolu_flip",
+            "Bash",
+            &format!(r#"{{"command": "ln -sfn {} pbin"}}"#, evil.display()),
+        )]),
+        standin::tools_reply(&[("toolu_ls2", "Bash", r#"{"command": "ls"}"#)]),
+        standin::text_reply("done"),
+    ]);
+    let _ = support::run(support::tern(&api.url, &p.proj).env("PATH", &path).args([
+        "--allowedTools",
+        "Bash(ln:*)",
+        "-p",
+        "look",
+    ]));
+    let results = tool_results(&api.requests());
+    let get = |id: &str| {
+        results
+            .iter()
+            .find(|r| r.0 == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+    };
+    assert!(
+        !get("toolu_ls1").1,
+        "the first ls ran: {:?}",
+        get("toolu_ls1")
+    );
+    assert!(
+        !get("toolu_flip").1,
+        "the flip ran: {:?}",
+        get("toolu_flip")
+    );
+    let second = get("toolu_ls2");
+    assert!(second.1 && second.2.contains("evil/ls"), "{second:?}");
+    assert!(!p.out.join("planted").exists(), "the project's ls ran");
+}

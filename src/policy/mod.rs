@@ -34,6 +34,7 @@
 //! Edit rules cover Write. `mcp__server` covers every tool of that server.
 
 pub mod bash;
+mod memo;
 mod path;
 mod permit;
 mod rules;
@@ -213,17 +214,32 @@ impl Policy {
         }
     }
 
-    fn pattern(&self, rule: &Rule, spec: &str) -> PathPattern {
-        let rule_base = rule
-            .origin
+    fn rule_base<'r>(&'r self, rule: &'r Rule) -> &'r Path {
+        rule.origin
             .as_ref()
-            .map_or(self.cwd.as_path(), |o| o.base.as_path());
-        PathPattern::new(spec, rule_base, &self.base())
+            .map_or(self.cwd.as_path(), |o| o.base.as_path())
+    }
+
+    /// A rule's path pattern, built once per decision.
+    fn pattern(&self, rule: &Rule, spec: &str) -> std::rc::Rc<PathPattern> {
+        let rule_base = self.rule_base(rule);
+        memo::pattern(rule_base, &self.cwd, spec, || {
+            PathPattern::new(spec, rule_base, &self.base())
+        })
+    }
+
+    /// One that outlives the decision (a search's filter keeps it).
+    fn own_pattern(&self, rule: &Rule, spec: &str) -> PathPattern {
+        PathPattern::new(spec, self.rule_base(rule), &self.base())
     }
 
     /// Decides one call from its facts. Only this (and a yes to the
     /// question it returns) makes a [`Permit`].
     pub fn decide(&self, call: &Call) -> Decision {
+        memo::scope(|| self.decide_now(call))
+    }
+
+    fn decide_now(&self, call: &Call) -> Decision {
         let target = self.target(call);
         let verdict = self.verdict(call, &target);
         let filter = std::sync::Arc::new(self.read_filter(call, &target));
@@ -269,7 +285,7 @@ impl Policy {
             .iter()
             .filter(|r| matches!(r.behavior, Behavior::Deny | Behavior::Ask))
             .filter(|r| r.covers_tool(call.tool))
-            .filter_map(|r| r.spec.as_deref().map(|s| self.pattern(r, s)))
+            .filter_map(|r| r.spec.as_deref().map(|s| self.own_pattern(r, s)))
             .filter(|p| !roots.iter().any(|root| p.matches(root)))
             .collect();
         ReadFilter { patterns }
@@ -326,7 +342,7 @@ impl Policy {
         if self.mode() == Mode::BypassPermissions {
             return Verdict::Allow;
         }
-        if self.mode() == Mode::Plan && !call.read_only {
+        if self.mode() == Mode::Plan && !*call.read_only {
             return Verdict::Deny(format!(
                 "{name} would change things, and plan mode only allows reading. Finish the plan first."
             ));
@@ -334,7 +350,7 @@ impl Policy {
         match target {
             Target::Paths(paths) => self.decide_paths(call, target, paths),
             Target::Command(_) | Target::Nothing | Target::Unresolvable(_) => {
-                if self.allowed_by_rules(name, target, input) || call.read_only {
+                if self.allowed_by_rules(name, target, input) || *call.read_only {
                     return Verdict::Allow;
                 }
                 self.ask(format!("{} needs approval", what(name, input)))
@@ -376,7 +392,7 @@ impl Policy {
         if self.allowed_by_rules(name, target, input) {
             return Verdict::Allow;
         }
-        if call.read_only {
+        if *call.read_only {
             return match paths.iter().find(|(_, p)| !self.inside(p)) {
                 None => Verdict::Allow,
                 Some((_, p)) => self.ask(format!(

@@ -23,6 +23,8 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use super::memo::Node;
+
 /// Linux gives up after 40 links in one lookup; so do we.
 const MAX_LINKS: usize = 40;
 
@@ -117,7 +119,7 @@ pub fn resolve(raw: &str, base: &Base) -> Result<PathBuf, String> {
     } else {
         base.cwd.join(expanded)
     };
-    walk(&absolute).map_err(|e| format!("{raw}: {e}"))
+    walk(&absolute, &mut |_| {}).map_err(|e| format!("{raw}: {e}"))
 }
 
 /// A word bash has already expanded (no `~` left to expand), resolved
@@ -131,10 +133,20 @@ pub(crate) fn resolve_word(dir: &Path, word: &str) -> Result<PathBuf, String> {
     } else {
         dir.join(word)
     };
-    walk(&absolute).map_err(|e| format!("{word}: {e}"))
+    walk(&absolute, &mut |_| {}).map_err(|e| format!("{word}: {e}"))
 }
 
-fn walk(absolute: &Path) -> Result<PathBuf, String> {
+/// The same for an absolute path, telling `seen` every path it looked at
+/// (so a caller can tell whether the answer could change: it can when
+/// any of them is in a directory someone can write).
+pub(crate) fn resolve_traced(
+    absolute: &Path,
+    seen: &mut dyn FnMut(&Path),
+) -> Result<PathBuf, String> {
+    walk(absolute, seen)
+}
+
+fn walk(absolute: &Path, seen: &mut dyn FnMut(&Path)) -> Result<PathBuf, String> {
     let mut queue: VecDeque<OsString> = VecDeque::new();
     push_components(&mut queue, absolute, false);
     let mut out = PathBuf::from("/");
@@ -155,30 +167,24 @@ fn walk(absolute: &Path) -> Result<PathBuf, String> {
         if missing {
             continue;
         }
-        match std::fs::symlink_metadata(&out) {
-            Ok(meta) if meta.file_type().is_symlink() => {
+        seen(&out);
+        match super::memo::node(&out) {
+            Node::Link(target) => {
                 links += 1;
                 if links > MAX_LINKS {
                     return Err("too many levels of symbolic links".into());
                 }
-                let target = std::fs::read_link(&out)
-                    .map_err(|e| format!("cannot read the link {}: {e}", out.display()))?;
                 out.pop();
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 }
                 push_components(&mut queue, &target, true);
             }
-            Ok(_) => {}
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
-            {
-                missing = true;
-            }
-            // Unknowable (EACCES on a parent, EIO): whether it is a link
-            // cannot be told, so the path cannot be vouched for.
-            Err(e) => return Err(format!("cannot look at {}: {e}", out.display())),
+            Node::Other => {}
+            Node::Missing => missing = true,
+            // Whether it is a link cannot be told, so the path cannot be
+            // vouched for.
+            Node::Unknowable(why) => return Err(why),
         }
     }
     Ok(out)
@@ -217,7 +223,7 @@ pub fn canonical(path: &Path) -> PathBuf {
             Err(_) => return path.to_path_buf(),
         }
     };
-    walk(&absolute).unwrap_or_else(|_| path.to_path_buf())
+    walk(&absolute, &mut |_| {}).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]

@@ -60,8 +60,10 @@ pub struct Call<'a> {
     pub id: &'a str,
     pub tool: &'a str,
     pub kind: Kind,
-    /// True when this input cannot change anything outside tern.
-    pub read_only: bool,
+    /// True when this input cannot change anything outside tern; worked
+    /// out only when a branch of the decision asks (the Bash branch does
+    /// its own analysis, so a Bash line is analysed once per decision).
+    pub read_only: std::cell::LazyCell<bool, Box<dyn FnOnce() -> bool + 'a>>,
     pub input: &'a Value,
     /// What the tool will open, in the order the tool asks for them back.
     pub paths: Vec<PathUse>,

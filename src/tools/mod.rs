@@ -97,7 +97,7 @@ pub fn facts<'a>(tool: &'a dyn Tool, id: &'a str, input: &'a Value) -> crate::po
         id,
         tool: tool.name(),
         kind: tool.kind(),
-        read_only: tool.is_read_only(input),
+        read_only: std::cell::LazyCell::new(Box::new(move || tool.is_read_only(input))),
         input,
         paths: tool.paths(input),
     }

@@ -281,7 +281,10 @@ impl Policy {
             }
         }
         for g in &eff.git {
-            super::git::repo_check(g, &inside)?;
+            // `inside` is the same throughout the decision.
+            super::super::memo::remember("repo-check", &g.display().to_string(), || {
+                super::git::repo_check(g, &inside)
+            })?;
         }
         Ok(())
     }
@@ -297,38 +300,53 @@ impl Policy {
                     .iter()
                     .any(|t| d.starts_with(t))
         };
-        let roots = self.roots();
-        // Which PATH entries are such directories: resolved once per PATH.
-        // (PATH, working directories) -> per entry, the writable directory it is.
-        type Cache = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
-        thread_local! {
-            static DIRS: std::cell::RefCell<Cache> = const { std::cell::RefCell::new(None) };
-        }
-        let entries: Vec<Option<PathBuf>> = DIRS.with(|c| {
-            let mut c = c.borrow_mut();
-            if let Some((p, w, e)) = &*c
-                && *p == path
-                && *w == roots
-            {
-                return e.clone();
-            }
-            // None: an absolute entry outside what the model can write.
-            let e: Vec<Option<PathBuf>> = path
+        // Which PATH entries are such directories. Per entry, None: an
+        // absolute one outside what the model can write.
+        let work_out = || -> (Vec<Option<PathBuf>>, bool) {
+            // Could the answer change? Only through a path looked at in a
+            // directory the model can write (a link it re-points).
+            let mut volatile = false;
+            let entries = path
                 .split(':')
                 .map(|d| {
                     if !d.starts_with('/') {
                         return Some(PathBuf::from(d));
                     }
-                    // A path that cannot be resolved is not known to be safe.
-                    match super::path::resolve(Path::new("/"), d) {
-                        Some(real) => writable(&real).then_some(real),
-                        None => Some(PathBuf::from(d)),
+                    let resolved = crate::policy::path::resolve_traced(Path::new(d), &mut |p| {
+                        volatile |= p.parent().is_some_and(writable);
+                    });
+                    match resolved {
+                        Ok(real) => writable(&real).then_some(real),
+                        // A path that cannot be resolved is not known to be safe.
+                        Err(_) => Some(PathBuf::from(d)),
                     }
                 })
                 .collect();
-            *c = Some((path.clone(), roots, e.clone()));
-            e
+            (entries, volatile)
+        };
+        // Kept across decisions (keyed by PATH and the working
+        // directories) unless it could change; then once per decision.
+        type Kept = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
+        thread_local! {
+            static KEPT: std::cell::RefCell<Kept> = const { std::cell::RefCell::new(None) };
+        }
+        let roots = self.roots();
+        let kept = KEPT.with(|k| {
+            k.borrow()
+                .as_ref()
+                .filter(|(p, r, _)| *p == path && *r == roots)
+                .map(|(_, _, e)| e.clone())
         });
+        let entries = match kept {
+            Some(e) => e,
+            None => super::super::memo::remember("path-entries", &path, || {
+                let (entries, volatile) = work_out();
+                if !volatile {
+                    KEPT.with(|k| *k.borrow_mut() = Some((path.clone(), roots, entries.clone())));
+                }
+                entries
+            }),
+        };
         if entries.iter().all(Option::is_none) {
             return None;
         }

@@ -186,6 +186,17 @@ pub(crate) fn parse(src: &str) -> Result<Block, String> {
     if src.contains('\0') {
         return Err("the command contains a NUL byte".into());
     }
+    // tree-sitter-bash goes through error recovery (about ten times
+    // slower) when a pipeline of three or more commands ends the input; a
+    // final newline, which bash reads the same way, keeps it on the fast
+    // path. Not after a backslash, which would make it a line continuation.
+    let padded;
+    let src = if src.ends_with('\n') || src.ends_with('\\') {
+        src
+    } else {
+        padded = format!("{src}\n");
+        padded.as_str()
+    };
     let tree = PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {

@@ -155,3 +155,22 @@ fn nesting_and_size_are_bounded() {
     let long = format!("echo {}", "a".repeat(MAX_LEN));
     assert!(refused(&long).contains("too long"));
 }
+
+/// The parser is given a final newline (a pipeline of three commands at
+/// the very end otherwise sends tree-sitter through error recovery); it
+/// must read exactly what bash reads, and a final backslash stays a
+/// literal backslash (bash -c 'echo a \' prints `a \`).
+#[test]
+fn the_final_newline_changes_nothing() {
+    let same = |a: &str, b: &str| assert_eq!(format!("{:?}", ok(a)), format!("{:?}", ok(b)));
+    same("a | b | c", "a | b | c\n");
+    same("x | y | z | w", "x | y | z | w\n");
+    // Refused, or read as bash reads it; never as `echo a`.
+    if let Ok(b) = parse("echo a \\") {
+        let [Stmt::Simple(s)] = b.as_slice() else {
+            panic!("{b:?}")
+        };
+        let words: Vec<String> = s.words.iter().filter_map(|w| w.literal()).collect();
+        assert_eq!(words, ["echo", "a", "\\"]);
+    }
+}

@@ -1,0 +1,194 @@
+//! What one decision looks up more than once: the type of each path
+//! component it walks (a symlink and its target, or not) and the path
+//! patterns of the rules. A Bash line names the working directory in
+//! nearly every path and checks each path against every read rule, so
+//! without this the same lstat and glob compilation repeat dozens of
+//! times. Lives only inside [`scope`] — one decision — because the
+//! filesystem changes between calls; outside a scope nothing is kept.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::rules::PathPattern;
+
+/// One path component as lstat saw it.
+#[derive(Clone)]
+pub(crate) enum Node {
+    /// A symlink, with its target.
+    Link(PathBuf),
+    /// Exists and is not a symlink.
+    Other,
+    /// Does not exist (or a parent is not a directory).
+    Missing,
+    /// Cannot be looked at; the message says why.
+    Unknowable(String),
+}
+
+#[derive(Default)]
+struct Memo {
+    nodes: HashMap<PathBuf, Node>,
+    patterns: HashMap<(PathBuf, PathBuf, String), Rc<PathPattern>>,
+    other: HashMap<(&'static str, String), Rc<dyn std::any::Any>>,
+}
+
+thread_local! {
+    static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
+}
+
+/// Ends the scope it opened, also when `f` unwinds.
+struct Close(bool);
+
+impl Drop for Close {
+    fn drop(&mut self) {
+        if self.0 {
+            MEMO.with(|m| *m.borrow_mut() = None);
+        }
+    }
+}
+
+/// Runs `f` with the caches on; a scope inside a scope shares the outer one.
+pub(crate) fn scope<R>(f: impl FnOnce() -> R) -> R {
+    let opened = MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.is_some() {
+            false
+        } else {
+            *m = Some(Memo::default());
+            true
+        }
+    });
+    let _close = Close(opened);
+    f()
+}
+
+fn look(path: &Path) -> Node {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(path) {
+            Ok(target) => Node::Link(target),
+            Err(e) => Node::Unknowable(format!("cannot read the link {}: {e}", path.display())),
+        },
+        Ok(_) => Node::Other,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            Node::Missing
+        }
+        // EACCES on a parent, EIO: whether it is a link cannot be told.
+        Err(e) => Node::Unknowable(format!("cannot look at {}: {e}", path.display())),
+    }
+}
+
+/// lstat (and readlink) of `path`, once per scope.
+pub(crate) fn node(path: &Path) -> Node {
+    let hit = MEMO.with(|m| {
+        m.borrow()
+            .as_ref()
+            .map(|memo| memo.nodes.get(path).cloned())
+    });
+    match hit {
+        Some(Some(n)) => n,
+        Some(None) => {
+            let n = look(path);
+            MEMO.with(|m| {
+                if let Some(memo) = m.borrow_mut().as_mut() {
+                    memo.nodes.insert(path.to_path_buf(), n.clone());
+                }
+            });
+            n
+        }
+        None => look(path),
+    }
+}
+
+/// The pattern of `spec` for a rule based at `base`, in working
+/// directory `cwd`, built once per scope.
+pub(crate) fn pattern(
+    base: &Path,
+    cwd: &Path,
+    spec: &str,
+    make: impl FnOnce() -> PathPattern,
+) -> Rc<PathPattern> {
+    let key = (base.to_path_buf(), cwd.to_path_buf(), spec.to_string());
+    let hit = MEMO.with(|m| {
+        m.borrow()
+            .as_ref()
+            .map(|memo| memo.patterns.get(&key).cloned())
+    });
+    match hit {
+        Some(Some(p)) => p,
+        Some(None) => {
+            let p = Rc::new(make());
+            MEMO.with(|m| {
+                if let Some(memo) = m.borrow_mut().as_mut() {
+                    memo.patterns.insert(key, Rc::clone(&p));
+                }
+            });
+            p
+        }
+        None => Rc::new(make()),
+    }
+}
+
+/// `make()`, once per scope for each (`kind`, `key`); `kind` names what
+/// is kept, and so its type.
+pub(crate) fn remember<T: Clone + 'static>(
+    kind: &'static str,
+    key: &str,
+    make: impl FnOnce() -> T,
+) -> T {
+    let hit = MEMO.with(|m| {
+        m.borrow().as_ref().map(|memo| {
+            memo.other
+                .get(&(kind, key.to_string()))
+                .and_then(|v| v.downcast_ref::<T>().cloned())
+        })
+    });
+    match hit {
+        Some(Some(v)) => v,
+        Some(None) => {
+            let v = make();
+            MEMO.with(|m| {
+                if let Some(memo) = m.borrow_mut().as_mut() {
+                    memo.other
+                        .insert((kind, key.to_string()), Rc::new(v.clone()));
+                }
+            });
+            v
+        }
+        None => make(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inside a scope a path is looked at once; outside, every time, so a
+    /// change between decisions is always seen.
+    #[test]
+    fn kept_only_inside_a_scope() {
+        let d = std::env::temp_dir().join(format!(
+            "tern-memo-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        let l = d.join("l");
+        std::os::unix::fs::symlink("a", &l).unwrap();
+        scope(|| {
+            assert!(matches!(node(&l), Node::Link(t) if t == Path::new("a")));
+            std::fs::remove_file(&l).unwrap();
+            // Same decision: the first look stands.
+            assert!(matches!(node(&l), Node::Link(_)));
+            scope(|| assert!(matches!(node(&l), Node::Link(_))));
+        });
+        assert!(matches!(node(&l), Node::Missing));
+        std::os::unix::fs::symlink("b", &l).unwrap();
+        assert!(matches!(node(&l), Node::Link(t) if t == Path::new("b")));
+        scope(|| assert!(matches!(node(&l), Node::Link(t) if t == Path::new("b"))));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
