@@ -14,7 +14,8 @@ run() { if [ -n "$emu" ]; then "$emu" "$bin" "$@"; else "$bin" "$@"; fi; }
 version=$(run --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "smoke($name): bad version line: $version" >&2; exit 1; }
 
-cargo build --quiet --example standin
+# --all-features: the host suite built it so (no second build of the lib).
+cargo build --quiet --all-features --example standin
 url_file=$(mktemp)
 target/debug/examples/standin >"$url_file" &
 server=$!
