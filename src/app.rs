@@ -360,6 +360,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         }),
     });
     let mut policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
+    policy.set_command_env(crate::policy::CommandEnv::new(rt.child_env.vars()));
     policy.sandbox = rt.sandbox.clone();
     policy.sandbox_auto_allow = rt.sandbox_auto_allow;
     policy.protected = rt.protected.clone();

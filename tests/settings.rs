@@ -335,3 +335,46 @@ fn sandbox_filesystem_and_network_keys_are_read() {
         "{stderr}"
     );
 }
+
+/// The user's own settings put a project-relative directory first on PATH
+/// (`node_modules/.bin`, as people do). The commands run with that PATH,
+/// so the analysis must use it too: a bare `ls` there could be something
+/// the model planted. Under plain bash with that PATH the planted `ls`
+/// runs; through tern it is not auto-allowed (it asks, refused in `-p`
+/// mode) and does not run.
+#[test]
+fn the_analysis_uses_the_path_the_commands_get() {
+    let dir = scratch("user-path");
+    let bin = dir.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    write(&bin.join("ls"), "#!/bin/sh\ntouch \"$PWD/pwned\"\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("ls"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("node_modules/.bin:{}", std::env::var("PATH").unwrap());
+    write(
+        &home_of(&dir).join(".config/tern/settings.json"),
+        &format!(r#"{{"env":{{"PATH":"{path}"}}}}"#),
+    );
+    // Unprotected: that PATH runs the planted program.
+    let st = std::process::Command::new("bash")
+        .args(["-c", "ls >/dev/null"])
+        .env("PATH", &path)
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(
+        st.success() && dir.join("pwned").exists(),
+        "the attack does not work"
+    );
+    std::fs::remove_file(dir.join("pwned")).unwrap();
+
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_l", "Bash", r#"{"command": "ls"}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, &dir).args(["-p", "x"]));
+    assert_ok(&out);
+    assert!(!dir.join("pwned").exists(), "the planted ls ran");
+    let result = tool_results(&api.requests()[1])[0].to_json();
+    assert!(result.contains("node_modules/.bin/ls"), "{result}");
+}

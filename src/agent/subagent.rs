@@ -474,6 +474,7 @@ impl Host {
             &self.cwd,
             &self.extra_dirs,
         );
+        policy.set_command_env(crate::policy::CommandEnv::new(self.child_env.vars()));
         policy.sandbox = self.sandbox.clone();
         policy.sandbox_auto_allow = self.sandbox_auto_allow;
         policy.protected = self.protected.clone();

@@ -68,6 +68,26 @@ impl ChildEnv {
             .collect()
     }
 
+    /// The whole environment a command gets now: this process's, less
+    /// what is removed, plus the settings' `env` and `TERN=1`. The one
+    /// place it is worked out, for the commands and for the policy that
+    /// decides about them (which must see the same `PATH` and `HOME`).
+    pub fn vars(&self) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(k, _)| !k.to_str().is_some_and(|k| self.removes(k)))
+            .collect();
+        let extra = self
+            .set
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .chain(std::iter::once(("TERN".into(), "1".into())));
+        for (k, v) in extra {
+            env.retain(|(old, _)| *old != k);
+            env.push((k, v));
+        }
+        env
+    }
+
     /// Applies this to a command about to start.
     pub fn apply(&self, cmd: &mut std::process::Command) {
         for name in self.names() {

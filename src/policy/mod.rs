@@ -34,6 +34,7 @@
 //! Edit rules cover Write. `mcp__server` covers every tool of that server.
 
 pub mod bash;
+mod command_env;
 mod memo;
 mod path;
 mod permit;
@@ -42,6 +43,7 @@ mod rules;
 use std::path::{Path, PathBuf};
 
 use crate::json::Value;
+pub use command_env::CommandEnv;
 pub use path::{Base, canonical, expand_tilde, resolve};
 pub use permit::{Access, Call, Decision, Kind, PathUse, Permit, Question, ReadFilter, Reason};
 pub use rules::{Behavior, Mode, Origin, Rule, Source, command_matches, split_tool_list};
@@ -68,6 +70,8 @@ pub struct Policy {
     pub cwd: PathBuf,
     /// For `~` in paths and rules.
     pub home: Option<PathBuf>,
+    /// The environment the session's commands start with.
+    env: std::rc::Rc<CommandEnv>,
     /// Files and folders beyond the built-in list whose change can make
     /// tern or git run code or allow more (hook scripts, the user's
     /// settings folders): writing them always asks, outside bypass mode.
@@ -147,8 +151,17 @@ impl Policy {
             added_dirs: std::cell::RefCell::new(Vec::new()),
             cwd: cwd.to_path_buf(),
             home: Base::new(cwd).home,
+            env: std::rc::Rc::new(CommandEnv::inherited()),
             protected: Vec::new(),
         }
+    }
+
+    /// The environment the session's commands start with (by default,
+    /// tern's own): the Bash analysis finds programs on its `PATH` and
+    /// reads `~` as its `HOME`, and so do paths in rules and tool inputs.
+    pub fn set_command_env(&mut self, env: CommandEnv) {
+        self.home = env.home();
+        self.env = std::rc::Rc::new(env);
     }
 
     /// The mode in force now.

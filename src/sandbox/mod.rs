@@ -227,6 +227,26 @@ impl SandboxPolicy {
     /// their snapshot. Foreground commands and (later) background shells
     /// share this, and `Finish`.
     pub fn prepare(&self, shell: &str, command: &str, cwd: &Path) -> Result<Prepared, NotStarted> {
+        let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+        self.prepare_in(shell, command, cwd, &env)
+    }
+
+    /// The same for a command whose environment is `env` (its `HOME` and
+    /// `PATH` decide which start-up files and program directories are
+    /// protected).
+    pub fn prepare_in(
+        &self,
+        shell: &str,
+        command: &str,
+        cwd: &Path,
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Result<Prepared, NotStarted> {
+        let var = |name: &str| {
+            env.iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_os_str())
+        };
         let mut working = self.working.clone();
         if !working.iter().any(|w| w == cwd) {
             working.insert(0, cwd.to_path_buf());
@@ -235,8 +255,8 @@ impl SandboxPolicy {
             &working,
             &self.write_roots,
             &self.protected,
-            std::env::var_os("HOME").as_deref().map(Path::new),
-            std::env::var_os("PATH").as_deref(),
+            var("HOME").filter(|h| !h.is_empty()).map(Path::new),
+            var("PATH"),
         );
         // Without a mount namespace nothing stops changes during the
         // command, so contents are kept to put back.

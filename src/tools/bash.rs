@@ -129,19 +129,7 @@ const SUPERVISOR_STOP: Duration = Duration::from_secs(10);
 /// `env`, and `TERN=1`. The one place it is built, for both kinds of
 /// command.
 fn command_env(ctx: &ToolContext, hardened: bool) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !k.to_str().is_some_and(|k| ctx.child_env.removes(k)))
-        .collect();
-    let extra = ctx
-        .child_env
-        .set
-        .iter()
-        .map(|(k, v)| (k.into(), v.into()))
-        .chain(std::iter::once(("TERN".into(), "1".into())));
-    for (k, v) in extra {
-        env.retain(|(old, _)| *old != k);
-        env.push((k, v));
-    }
+    let mut env = ctx.child_env.vars();
     if hardened {
         // Defence in depth for a line policy allowed as read-only: git
         // settings that run programs overridden, pagers `cat`, variables
@@ -209,7 +197,7 @@ fn start(
     // supervisor and ends every process of it; protected paths are checked
     // once that is done (see sandbox::protect).
     let prepared = policy
-        .prepare(shell(), command, &ctx.cwd)
+        .prepare_in(shell(), command, &ctx.cwd, &env)
         .map_err(|e| e.0)?;
     let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.0)?;
     let async_file = |f: std::fs::File| smol::Async::new(f).map_err(|e| e.to_string());

@@ -88,6 +88,7 @@ impl Policy {
             cmd,
             &self.cwd,
             self.working_dirs.first().map(PathBuf::as_path),
+            &self.env,
         );
         let rules = self.all_rules();
         let bash_rules = |b: Behavior| {
@@ -293,7 +294,8 @@ impl Policy {
     /// directory the model can write (a working directory, a temporary
     /// one, or a relative entry) before any other.
     fn path_hazard(&self, name: &str, dir: &Path) -> Option<PathBuf> {
-        let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        // The PATH the command will have (the settings' `env` may set it).
+        let path = self.env.path();
         let writable = |d: &Path| {
             self.inside_resolved(d)
                 || ["/tmp", "/var/tmp", "/dev/shm"]

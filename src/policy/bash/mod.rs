@@ -104,13 +104,20 @@ pub(crate) struct Planned {
     pub writes: Vec<PathBuf>,
 }
 
-/// Analyses `command` as it would run in `cwd` (resolved).
+/// Analyses `command` as it would run in `cwd` (resolved), with tern's
+/// own environment.
 pub fn analyse(command: &str, cwd: &Path) -> Analysis {
-    analyse_in(command, cwd, None)
+    analyse_in(command, cwd, None, &crate::policy::CommandEnv::inherited())
 }
 
-/// The same, with the directory's resolved form when the caller has it.
-pub(crate) fn analyse_in(command: &str, cwd: &Path, physical: Option<&Path>) -> Analysis {
+/// The same, with the directory's resolved form when the caller has it,
+/// in the environment `env` the command starts with.
+pub(crate) fn analyse_in(
+    command: &str,
+    cwd: &Path,
+    physical: Option<&Path>,
+    env: &crate::policy::CommandEnv,
+) -> Analysis {
     // Anything but name characters separates words here: the split is only
     // for deny rules when there is no plan, so more words is safer.
     let words = command
@@ -128,7 +135,8 @@ pub(crate) fn analyse_in(command: &str, cwd: &Path, physical: Option<&Path>) -> 
                 physical,
                 logical: cwd.to_path_buf(),
             },
-            home: path::home(),
+            home: env.home(),
+            env,
         };
         let plan = plan::plan(&block, &facts)?;
         if plan.steps.is_empty() && plan.redirects.is_empty() {

@@ -19,14 +19,6 @@ pub(crate) fn resolve(dir: &Path, p: &str) -> Option<PathBuf> {
     crate::policy::path::resolve_word(dir, p).ok()
 }
 
-/// The home directory bash uses for `~`: `$HOME`, else the password entry.
-pub(crate) fn home() -> Option<PathBuf> {
-    match std::env::var_os("HOME") {
-        Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
-        _ => user_home(None),
-    }
-}
-
 /// The home directory of `user` (None: the current user) from the
 /// password database (policy's one reader of it); None when there is no
 /// such user.

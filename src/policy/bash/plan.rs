@@ -122,14 +122,16 @@ struct State {
 }
 
 /// What the planner needs to know about the world.
-pub(crate) struct Facts {
+pub(crate) struct Facts<'e> {
     pub cwd: Dir,
     pub home: Option<PathBuf>,
+    /// The environment the command starts with.
+    pub env: &'e crate::policy::CommandEnv,
 }
 
 type R<T> = Result<T, String>;
 
-pub(crate) fn plan(block: &Block, facts: &Facts) -> R<Plan> {
+pub(crate) fn plan(block: &Block, facts: &Facts<'_>) -> R<Plan> {
     let mut p = Planner {
         facts,
         out: Plan::default(),
@@ -171,13 +173,14 @@ const SHELL_VARS: &[&str] = &[
 ];
 
 /// A bare `name=value` is only a shell variable when bash does not read
-/// the name and no program inherits it (it is not in the environment).
-fn plain_variable(name: &str) -> bool {
+/// the name and no program inherits it (it is not in the environment the
+/// command starts with).
+fn plain_variable(name: &str, env: &crate::policy::CommandEnv) -> bool {
     !SHELL_VARS.contains(&name)
         && !name.starts_with("BASH")
         && !name.starts_with("LD_")
         && name.chars().any(|c| c.is_ascii_lowercase())
-        && std::env::var_os(name).is_none()
+        && env.get(name).is_none()
 }
 
 fn merge(a: &State, b: &State) -> State {
@@ -241,7 +244,7 @@ impl Field {
 }
 
 struct Planner<'f> {
-    facts: &'f Facts,
+    facts: &'f Facts<'f>,
     out: Plan,
 }
 
@@ -320,7 +323,7 @@ impl Planner<'_> {
                 Ok(())
             }
             Stmt::For { var, values, body } => {
-                if !plain_variable(var) {
+                if !plain_variable(var, self.facts.env) {
                     return Err(format!("a for loop over the variable {var}"));
                 }
                 let mut items = Vec::new();
@@ -432,7 +435,7 @@ impl Planner<'_> {
         if argv.is_empty() {
             if c.words.is_empty() {
                 for (name, v) in env {
-                    if !plain_variable(&name) {
+                    if !plain_variable(&name, self.facts.env) {
                         return Err(format!(
                             "it sets {name}, which the shell or the programs it starts read"
                         ));
@@ -452,7 +455,7 @@ impl Planner<'_> {
             // `read NAME…` sets each NAME to a line of input: not known.
             for a in argv[1..].iter().filter_map(Arg::lit) {
                 if super::syntax::is_name(a) {
-                    if !plain_variable(a) {
+                    if !plain_variable(a, self.facts.env) {
                         return Err(format!("read into {a}, which the shell or programs read"));
                     }
                     st.vars.insert(a.to_string(), Val::Opaque);
