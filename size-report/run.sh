@@ -72,7 +72,8 @@ done
   echo "# Size report"
   echo
   echo "Static release binaries (opt-level z, fat LTO, panic=abort, stripped,"
-  echo "non-PIE). Regenerate with \`size-report/run.sh --all\`. Budgets on"
+  echo "non-PIE, std rebuilt with optimize_for_size by cross/build.sh). Regenerate"
+  echo "with \`size-report/run.sh --all\` (TARGETS=… for fewer). Budgets on"
   echo "x86_64: core ≤ 5.5 MB, default ≤ 6.5 MB, full ≤ 12 MB. The default build"
   echo "is what \`cargo build --release\` gives (today: the mcp feature)."
   echo
