@@ -215,6 +215,33 @@ fn user_settings_env_reaches_commands() {
     );
 }
 
+/// Unprotected, bash with `path` runs the `ls` planted in `dir` (which
+/// leaves `dir/pwned`).
+fn planted_ls_runs_in_plain_bash(dir: &std::path::Path, path: &str) {
+    let st = std::process::Command::new("bash")
+        .args(["-c", "ls >/dev/null"])
+        .env("PATH", path)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(
+        st.success() && dir.join("pwned").exists(),
+        "the attack does not work"
+    );
+    std::fs::remove_file(dir.join("pwned")).unwrap();
+}
+
+/// The model asks for a bare `ls` in `dir`, in `-p` mode.
+fn ls_through_tern(dir: &std::path::Path) -> (std::process::Output, StandIn) {
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_l", "Bash", r#"{"command": "ls"}"#)]),
+        standin::text_reply("ok"),
+    ]);
+    let out = run(tern(&api.url, dir).args(["-p", "x"]));
+    assert_ok(&out);
+    (out, api)
+}
+
 /// The attack: a cloned repository's settings put its own directory first
 /// on PATH, so the read-only `ls` the policy auto-allows runs the
 /// repository's program. Under plain bash with that PATH it does; through
@@ -237,25 +264,8 @@ fn a_repositorys_settings_cannot_put_its_programs_on_path() {
         &dir.join(".tern/settings.json"),
         &format!(r#"{{"env":{{"PATH":"{path}"}}}}"#),
     );
-    // Unprotected: that PATH runs the planted program.
-    let st = std::process::Command::new("bash")
-        .args(["-c", "ls >/dev/null"])
-        .env("PATH", &path)
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(
-        st.success() && dir.join("pwned").exists(),
-        "the attack does not work"
-    );
-    std::fs::remove_file(dir.join("pwned")).unwrap();
-
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_l", "Bash", r#"{"command": "ls"}"#)]),
-        standin::text_reply("ok"),
-    ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x"]));
-    assert_ok(&out);
+    planted_ls_runs_in_plain_bash(&dir, &path);
+    let (out, api) = ls_through_tern(&dir);
     assert!(!dir.join("pwned").exists(), "the repository's ls ran");
     let listed = tool_results(&api.requests()[1])[0].to_json();
     assert!(listed.contains("bin"), "{listed}");
@@ -355,25 +365,8 @@ fn the_analysis_uses_the_path_the_commands_get() {
         &home_of(&dir).join(".config/tern/settings.json"),
         &format!(r#"{{"env":{{"PATH":"{path}"}}}}"#),
     );
-    // Unprotected: that PATH runs the planted program.
-    let st = std::process::Command::new("bash")
-        .args(["-c", "ls >/dev/null"])
-        .env("PATH", &path)
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(
-        st.success() && dir.join("pwned").exists(),
-        "the attack does not work"
-    );
-    std::fs::remove_file(dir.join("pwned")).unwrap();
-
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_l", "Bash", r#"{"command": "ls"}"#)]),
-        standin::text_reply("ok"),
-    ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x"]));
-    assert_ok(&out);
+    planted_ls_runs_in_plain_bash(&dir, &path);
+    let (_, api) = ls_through_tern(&dir);
     assert!(!dir.join("pwned").exists(), "the planted ls ran");
     let result = tool_results(&api.requests()[1])[0].to_json();
     assert!(result.contains("node_modules/.bin/ls"), "{result}");

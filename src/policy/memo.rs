@@ -81,26 +81,37 @@ fn look(path: &Path) -> Node {
     }
 }
 
-/// lstat (and readlink) of `path`, once per scope.
-pub(crate) fn node(path: &Path) -> Node {
-    let hit = MEMO.with(|m| {
-        m.borrow()
-            .as_ref()
-            .map(|memo| memo.nodes.get(path).cloned())
-    });
-    match hit {
-        Some(Some(n)) => n,
+/// The kept value `find` finds, or `make()` — kept with `keep` when a
+/// scope is open. `make` runs with no borrow held (it may look things up).
+fn cached<T: Clone>(
+    find: impl FnOnce(&Memo) -> Option<T>,
+    keep: impl FnOnce(&mut Memo, T),
+    make: impl FnOnce() -> T,
+) -> T {
+    match MEMO.with(|m| m.borrow().as_ref().map(find)) {
+        Some(Some(v)) => v,
         Some(None) => {
-            let n = look(path);
+            let v = make();
             MEMO.with(|m| {
                 if let Some(memo) = m.borrow_mut().as_mut() {
-                    memo.nodes.insert(path.to_path_buf(), n.clone());
+                    keep(memo, v.clone());
                 }
             });
-            n
+            v
         }
-        None => look(path),
+        None => make(),
     }
+}
+
+/// lstat (and readlink) of `path`, once per scope.
+pub(crate) fn node(path: &Path) -> Node {
+    cached(
+        |m| m.nodes.get(path).cloned(),
+        |m, n| {
+            m.nodes.insert(path.to_path_buf(), n);
+        },
+        || look(path),
+    )
 }
 
 /// The pattern of `spec` for a rule based at `base`, in working
@@ -112,24 +123,13 @@ pub(crate) fn pattern(
     make: impl FnOnce() -> PathPattern,
 ) -> Rc<PathPattern> {
     let key = (base.to_path_buf(), cwd.to_path_buf(), spec.to_string());
-    let hit = MEMO.with(|m| {
-        m.borrow()
-            .as_ref()
-            .map(|memo| memo.patterns.get(&key).cloned())
-    });
-    match hit {
-        Some(Some(p)) => p,
-        Some(None) => {
-            let p = Rc::new(make());
-            MEMO.with(|m| {
-                if let Some(memo) = m.borrow_mut().as_mut() {
-                    memo.patterns.insert(key, Rc::clone(&p));
-                }
-            });
-            p
-        }
-        None => Rc::new(make()),
-    }
+    cached(
+        |m| m.patterns.get(&key).cloned(),
+        |m, p| {
+            m.patterns.insert(key.clone(), p);
+        },
+        || Rc::new(make()),
+    )
 }
 
 /// `make()`, once per scope for each (`kind`, `key`); `kind` names what
@@ -139,27 +139,18 @@ pub(crate) fn remember<T: Clone + 'static>(
     key: &str,
     make: impl FnOnce() -> T,
 ) -> T {
-    let hit = MEMO.with(|m| {
-        m.borrow().as_ref().map(|memo| {
-            memo.other
-                .get(&(kind, key.to_string()))
+    let key = (kind, key.to_string());
+    cached(
+        |m| {
+            m.other
+                .get(&key)
                 .and_then(|v| v.downcast_ref::<T>().cloned())
-        })
-    });
-    match hit {
-        Some(Some(v)) => v,
-        Some(None) => {
-            let v = make();
-            MEMO.with(|m| {
-                if let Some(memo) = m.borrow_mut().as_mut() {
-                    memo.other
-                        .insert((kind, key.to_string()), Rc::new(v.clone()));
-                }
-            });
-            v
-        }
-        None => make(),
-    }
+        },
+        |m, v| {
+            m.other.insert(key.clone(), Rc::new(v));
+        },
+        make,
+    )
 }
 
 #[cfg(test)]
