@@ -87,7 +87,8 @@ fn production_part(text: &str) -> (String, Vec<String>) {
             for l in lines.by_ref() {
                 depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
                 opened |= l.contains('{');
-                if opened && depth <= 0 {
+                // `#[cfg(test)] use …;` ends at its semicolon.
+                if (opened && depth <= 0) || (!opened && l.trim_end().ends_with(';')) {
                     break;
                 }
             }
@@ -265,6 +266,13 @@ fn only_frontends_print() {
 fn the_print_reader_sees_a_print() {
     let (code, _) = production_part("fn f() {\n    eprintln!(\"x\");\n}\n");
     assert!(code.contains("eprintln!"));
+    // A test-only `use` ends at its semicolon; what follows is still read
+    // (it once swallowed the rest of the file, test-module list included).
+    let (code, tests) = production_part(
+        "#[cfg(test)]\nuse a::b;\nfn f() {\n    eprintln!(\"x\");\n}\n#[cfg(test)]\nmod tests;\n",
+    );
+    assert!(code.contains("eprintln!"), "{code}");
+    assert_eq!(tests, ["tests"]);
 }
 
 /// Every download goes through the package clients as the machine has

@@ -707,8 +707,6 @@ impl Snapshot {
 
 mod new_git;
 use new_git::check_new_git;
-#[cfg(test)]
-use new_git::unsafe_git_key;
 
 #[cfg(test)]
 mod tests;

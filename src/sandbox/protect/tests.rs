@@ -2,6 +2,7 @@
 //! go, changes are put back from a full snapshot, links are never
 //! followed, and a new repository is kept only when harmless.
 
+use super::new_git::unsafe_git_key;
 use super::*;
 
 fn dir(name: &str) -> PathBuf {
