@@ -372,6 +372,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             sandbox: rt.sandbox.clone(),
             result_limit,
             subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
+            shells: Rc::new(crate::tools::Shells::new(ex)),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,
@@ -380,7 +381,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     pipeline.subagents = Some(host);
     // The session's own loop also carries what parts without a pipeline
     // (MCP, the transcript writer, sub-agents) have to say.
-    pipeline.reports = crate::report::notices();
+    pipeline.set_reports(crate::report::notices());
     pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
     let mut agent = Agent {
         ex,
@@ -505,6 +506,8 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         printer.finish(&outcome)
     };
 
+    // Background shells end with the session (and are checked).
+    agent.pipeline.ctx.shells.shutdown().await;
     if hooks.wants("SessionEnd", "") {
         let mut fields = Map::new();
         fields.insert("reason", "other");

@@ -69,6 +69,12 @@ impl GroupGuard {
     pub fn new(pgid: u32) -> GroupGuard {
         GroupGuard(pgid)
     }
+
+    /// Forgets the group (already killed and reaped, so its id may belong
+    /// to someone else by now).
+    pub fn disarm(mut self) {
+        self.0 = 0;
+    }
 }
 
 impl Drop for GroupGuard {

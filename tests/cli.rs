@@ -64,6 +64,8 @@ fn text_answer_in_all_three_formats() {
         tools,
         [
             "Bash",
+            "BashOutput",
+            "KillShell",
             "Read",
             "Write",
             "Edit",

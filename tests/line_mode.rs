@@ -264,3 +264,56 @@ fn tool_lines_an_edit_diff_a_whole_command_and_refusals() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXIT=", 1);
 }
+
+/// `/bashes` lists the background shells with how they are doing; they
+/// end with the session.
+#[test]
+fn bashes_lists_background_shells_and_they_end_with_the_session() {
+    if runner().is_some() {
+        return skip_emulated("line mode test", "qemu-user lacks the terminal ioctls");
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return skip("line mode test", "needs tmux (ci/setup.sh installs it)");
+    }
+    let dir = scratch("line-bashes");
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_1",
+            "Bash",
+            r#"{"command": "echo $$ > dev.pid; exec sleep 300", "run_in_background": true, "description": "dev server"}"#,
+        )]),
+        standin::text_reply("Started it."),
+    ]);
+    let tmux = Tmux::start("bashes", &dir, &api, "");
+    tmux.keys(&["start the server", "Enter"]);
+    tmux.wait_for("[y/s/a/N]", 1);
+    tmux.keys(&["y", "Enter"]);
+    tmux.wait_for("Started it.", 1);
+    tmux.keys(&["/bashes", "Enter"]);
+    let screen = tmux.wait_for("bash_1", 2);
+    assert!(
+        screen.contains("running for") && screen.contains("dev server"),
+        "{screen}"
+    );
+    let began = Instant::now();
+    let pid: u32 = loop {
+        if let Some(p) = std::fs::read_to_string(dir.join("dev.pid"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(began.elapsed() < Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let alive =
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"));
+    assert!(alive());
+    tmux.keys(&["/exit", "Enter"]);
+    tmux.wait_for("EXIT=0", 1);
+    let began = Instant::now();
+    while alive() && began.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "the dev server outlived the session");
+}

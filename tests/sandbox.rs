@@ -1541,3 +1541,81 @@ fn sandboxed_commands_get_dev_null_stdin_and_no_credentials() {
         assert_eq!(holds_key, !sandboxed, "sandboxed={sandboxed}");
     }
 }
+
+/// A background command (Bash with `run_in_background`) gets what a
+/// foreground one gets: the sandbox while it runs and, when its shell
+/// ends on its own, every process it started killed (a `setsid -f`
+/// daemon too) and the protected paths checked — the model is told at its
+/// next request. Without namespaces the check after the command is what
+/// holds the moved-hooks attack. Unsandboxed, the daemon lives on and the
+/// hook is planted. (The model waits with an excluded, so unsandboxed and
+/// unchecked, `sleep`: only the background shell's own check may undo.)
+#[test]
+fn a_background_command_is_sandboxed_and_ended_like_a_foreground_one() {
+    require_sandbox!("a_background_command_is_sandboxed_and_ended_like_a_foreground_one");
+    for sandboxed in [false, true] {
+        let l = agent_lab(
+            "background",
+            &format!(
+                r#"{{"sandbox":{{"enabled":{sandboxed},"namespaces":false,"excludedCommands":["sleep"]}}}}"#
+            ),
+        );
+        repo(&l);
+        let attack = r#"{"command": "setsid -f sh -c 'echo $$ > d.pid; exec sleep 60' </dev/null >/dev/null 2>&1; until [ -s d.pid ]; do sleep 0.02; done; mv .git/hooks .git/old-hooks; mkdir .git/hooks; echo evil > .git/hooks/post-checkout; touch planted", "run_in_background": true}"#;
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[("toolu_1", "Bash", attack)]),
+            standin::tools_reply(&[("toolu_2", "Bash", r#"{"command": "sleep 4"}"#)]),
+            standin::text_reply("ok"),
+        ]);
+        let mut child = tern(&api.url, &l.work)
+            .args(["-p", "x", "--permission-mode", "bypassPermissions"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Is the daemon gone while the session still runs?
+        let pid_file = l.work.join("d.pid");
+        let mut pid = None;
+        let mut died_during = false;
+        while child.try_wait().unwrap().is_none() {
+            if pid.is_none() {
+                pid = std::fs::read_to_string(&pid_file)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok());
+            }
+            if pid.is_some_and(|p| !alive(p)) {
+                died_during = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_ok(&out);
+        let pid = pid.expect("the daemon started");
+        if alive(pid) {
+            // SAFETY: cleaning up the test's own daemon.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        assert_eq!(died_during, sandboxed, "daemon, sandboxed={sandboxed}");
+        let requests = api.requests();
+        assert!(
+            tool_results(&requests[1])[0]
+                .str_field("content")
+                .unwrap_or("")
+                .contains("bash_1")
+        );
+        // The notice rides on the next request after the shell ended.
+        let notice = requests[2]
+            .body
+            .split("background-shell-ended")
+            .nth(1)
+            .unwrap_or("")
+            .to_string();
+        assert!(notice.contains("bash_1"), "the end reaches the model");
+        let planted = l.work.join(".git/hooks/post-checkout").exists();
+        assert_eq!(planted, !sandboxed, "sandboxed={sandboxed}: {notice}");
+        if sandboxed {
+            assert!(notice.contains("tern undid it"), "{notice}");
+        }
+    }
+}

@@ -756,8 +756,9 @@ impl Agent<'_> {
     /// Results of background agents that finished since the last look
     /// become a user message the model sees on this iteration.
     fn deliver_notifications(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
-        let Some(bg) = self.background() else { return };
-        let mut notices = bg.take();
+        let mut notices = self.background().map(|bg| bg.take()).unwrap_or_default();
+        // Background shells that ended on their own since the last look.
+        notices.extend(self.pipeline.ctx.shells.take_news());
         if let Some(host) = &self.pipeline.subagents {
             for m in host.inbox.borrow_mut().drain(..) {
                 notices.push(format!(

@@ -90,7 +90,7 @@ impl Pipeline {
         approver: Option<Rc<dyn Approver>>,
         hooks: Rc<Hooks>,
     ) -> Self {
-        Pipeline {
+        let mut pipeline = Pipeline {
             registry,
             policy,
             ctx,
@@ -100,7 +100,15 @@ impl Pipeline {
             subagents: None,
             reports: Rc::default(),
             denials: RefCell::new(Vec::new()),
-        }
+        };
+        pipeline.set_reports(Rc::default());
+        pipeline
+    }
+
+    /// Where the pipeline and its running tools report.
+    pub fn set_reports(&mut self, reports: Rc<Mailbox<Report>>) {
+        self.ctx.reports = Some(Rc::clone(&reports));
+        self.reports = reports;
     }
 
     /// Calls that were refused, in the `permission_denials` shape.

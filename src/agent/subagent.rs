@@ -338,6 +338,8 @@ impl Host {
                     });
                 })
                 .await;
+            // What the child left running in the background ends with it.
+            child.pipeline.ctx.shells.shutdown().await;
             let (status, text) = summary(&outcome.ending, &outcome.result);
             let u = &outcome.usage;
             relay.push(Relayed::TaskFinished {
@@ -482,6 +484,7 @@ impl Host {
             child_env: self.child_env.clone(),
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
+            shells: Rc::new(crate::tools::Shells::new(self.ex)),
             ..ToolContext::new(self.cwd.clone(), self.scratch.sub(agent_id), abort.clone())
         };
         // The child knows what the parent has read (and may edit it).

@@ -161,6 +161,15 @@ impl Lines<'_> {
                 }
                 None => eprintln!("(no sub-agents in this session)"),
             },
+            Command::Bashes => {
+                let shells = agent.pipeline.ctx.shells.listing();
+                if shells.is_empty() {
+                    eprintln!("(no background shells)");
+                }
+                for line in shells {
+                    eprintln!("  {line}");
+                }
+            }
             Command::Unknown(name) => eprintln!("unknown command /{name}; /help lists them"),
             Command::Compact(_) | Command::Prompt(_) | Command::Exit => {}
         }

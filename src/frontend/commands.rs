@@ -21,6 +21,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "list sessions, or load one into this conversation",
     ),
     ("/agents", "the sub-agents available"),
+    ("/bashes", "background shells and how they are doing"),
     ("/exit", "leave (Ctrl-D works too)"),
 ];
 
@@ -42,6 +43,7 @@ pub enum Command {
     Permissions,
     Resume(Option<String>),
     Agents,
+    Bashes,
     Exit,
     /// A custom command, expanded into the prompt to send.
     Prompt(String),
@@ -116,6 +118,7 @@ pub fn parse(line: &str, custom: &[Custom]) -> Option<Command> {
         "permissions" => Command::Permissions,
         "resume" => Command::Resume(opt()),
         "agents" => Command::Agents,
+        "bashes" => Command::Bashes,
         "exit" | "quit" => Command::Exit,
         other => match custom.iter().find(|c| c.name == other) {
             Some(c) => Command::Prompt(if c.body.contains("$ARGUMENTS") {

@@ -30,6 +30,7 @@ use crate::json::Value;
 use crate::obj;
 pub use crate::policy::{Access, Kind, PathUse, Permit};
 
+pub use bash::Shells;
 pub use files::FileStamps;
 pub use schema::check as check_schema;
 
@@ -120,6 +121,10 @@ pub struct ToolContext {
     pub result_limit: Option<usize>,
     /// Starts sub-agents for the Agent tool.
     pub subagents: Option<Rc<dyn Subagents>>,
+    /// Background shells started by Bash (`run_in_background`).
+    pub shells: Rc<Shells>,
+    /// Where a running call's progress goes (the pipeline's reports).
+    pub reports: Option<Rc<crate::report::Mailbox<crate::report::Report>>>,
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs
@@ -150,6 +155,18 @@ impl ToolContext {
             sandbox: None,
             result_limit: None,
             subagents: None,
+            shells: Rc::default(),
+            reports: None,
+        }
+    }
+
+    /// Tells whoever watches what running call `id` is doing now.
+    pub fn progress(&self, id: &str, text: String) {
+        if let Some(r) = &self.reports {
+            r.push(crate::report::Report::ToolProgress {
+                id: id.to_string(),
+                text,
+            });
         }
     }
 
@@ -198,6 +215,8 @@ impl Registry {
     pub fn builtin() -> Registry {
         Registry::new(vec![
             Rc::new(bash::Bash),
+            Rc::new(bash::BashOutput),
+            Rc::new(bash::KillShell),
             Rc::new(read::Read),
             Rc::new(write::Write),
             Rc::new(edit::Edit),
@@ -406,7 +425,16 @@ mod tests {
         reg.retain(|n| n != "Bash" && n != "Write");
         assert_eq!(
             reg.names(),
-            ["Read", "Edit", "Glob", "Grep", "TodoWrite", "Agent"]
+            [
+                "BashOutput",
+                "KillShell",
+                "Read",
+                "Edit",
+                "Glob",
+                "Grep",
+                "TodoWrite",
+                "Agent"
+            ]
         );
         assert!(
             reg.schema("Edit")
@@ -436,6 +464,11 @@ pub(crate) mod testing {
     }
 
     pub fn run(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> ToolOutput {
+        smol::block_on(call(tool, ctx, input))
+    }
+
+    /// The call as the pipeline makes it once policy said yes.
+    pub async fn call(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> ToolOutput {
         if let Err(e) = check_schema(&tool.input_schema(), &input) {
             return ToolOutput::error(e);
         }
@@ -450,6 +483,6 @@ pub(crate) mod testing {
             .map(|p| crate::policy::resolve(&p.raw, &base).unwrap())
             .collect();
         let permit = Permit::for_tests(paths);
-        smol::block_on(tool.call(input, ctx, &permit))
+        tool.call(input, ctx, &permit).await
     }
 }
