@@ -72,7 +72,9 @@ fn text_answer_in_all_three_formats() {
             "Glob",
             "Grep",
             "TodoWrite",
-            "Agent"
+            "Agent",
+            "AskUserQuestion",
+            "ExitPlanMode"
         ]
     );
     assert_eq!(l[0].str_field("permissionMode"), Some("default"));

@@ -317,3 +317,61 @@ fn bashes_lists_background_shells_and_they_end_with_the_session() {
     }
     assert!(!alive(), "the dev server outlived the session");
 }
+
+/// `/plan` enters plan mode; AskUserQuestion shows its options and takes
+/// a number; ExitPlanMode shows the plan and `1` leaves plan mode for
+/// acceptEdits, so the edit then runs without a question.
+#[test]
+fn plan_mode_questions_and_leaving_it() {
+    if runner().is_some() {
+        return skip_emulated("line mode test", "qemu-user lacks the terminal ioctls");
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return skip("line mode test", "needs tmux (ci/setup.sh installs it)");
+    }
+    let dir = scratch("line-plan");
+    let question = r#"{"questions": [{"question": "Which database?", "header": "DB", "multiSelect": false,
+        "options": [{"label": "SQLite", "description": "a file"}, {"label": "Postgres", "description": "a server"}]}]}"#;
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_q", "AskUserQuestion", question)]),
+        standin::tools_reply(&[(
+            "toolu_p",
+            "ExitPlanMode",
+            r#"{"plan": "1. Write db.txt\n2. Nothing else"}"#,
+        )]),
+        standin::tools_reply(&[(
+            "toolu_w",
+            "Write",
+            r#"{"file_path": "db.txt", "content": "postgres\n"}"#,
+        )]),
+        standin::text_reply("Done."),
+    ]);
+    let tmux = Tmux::start("plan", &dir, &api, "");
+    tmux.keys(&["/plan", "Enter"]);
+    tmux.wait_for("(plan mode", 1);
+    tmux.keys(&["do the database work", "Enter"]);
+    let screen = tmux.wait_for("Which database?", 1);
+    assert!(screen.contains("2. Postgres  a server"), "{screen}");
+    tmux.keys(&["2", "Enter"]);
+    let screen = tmux.wait_for("Leave plan mode and start?", 1);
+    assert!(screen.contains("  2. Nothing else"), "{screen}");
+    tmux.keys(&["1", "Enter"]);
+    tmux.wait_for("Done.", 1);
+    let screen = tmux.screen();
+    assert_eq!(screen.matches("Allow? [y/s/a/N]").count(), 0, "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("db.txt")).unwrap(),
+        "postgres\n"
+    );
+    let reqs = api.requests();
+    assert!(reqs[0].body.contains("Plan mode is on"));
+    assert!(
+        reqs[1]
+            .body
+            .contains(r#"\"Which database?\" = \"Postgres\""#),
+        "{}",
+        reqs[1].body
+    );
+    tmux.keys(&["/mode", "Enter"]);
+    tmux.wait_for("permission mode: acceptEdits", 1);
+}

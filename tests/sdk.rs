@@ -171,6 +171,65 @@ fn can_use_tool_allows_one_call_and_denies_another() {
     );
 }
 
+/// AskUserQuestion and ExitPlanMode go through `can_use_tool` as in
+/// Claude Code: the application's answers come back in `updatedInput`
+/// (the model's own `answers` are dropped), and a yes to the plan with a
+/// `setMode` update leaves plan mode, so the edit that plan mode refused
+/// now runs without asking.
+#[test]
+fn ask_user_question_and_exit_plan_mode_through_can_use_tool() {
+    let Some(py) = python() else { return };
+    let dir = scratch("sdk-ask-plan");
+    let question = r#"{"questions": [{"question": "Which database?", "header": "DB", "multiSelect": false,
+        "options": [{"label": "SQLite", "description": "a file"}, {"label": "Postgres", "description": "a server"}]}],
+        "answers": {"Which database?": "made up by the model"}}"#;
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_q", "AskUserQuestion", question)]),
+        standin::tools_reply(&[(
+            "toolu_w1",
+            "Write",
+            r#"{"file_path": "db.txt", "content": "postgres\n"}"#,
+        )]),
+        standin::tools_reply(&[("toolu_p", "ExitPlanMode", r#"{"plan": "1. Write db.txt"}"#)]),
+        standin::tools_reply(&[(
+            "toolu_w2",
+            "Write",
+            r#"{"file_path": "db.txt", "content": "postgres\n"}"#,
+        )]),
+        standin::text_reply("Done."),
+    ]);
+    let (v, _) = scenario(&py, "ask_and_plan", &api, &dir);
+    assert_eq!(
+        strs(&v, "asked"),
+        ["AskUserQuestion", "ExitPlanMode"],
+        "{v}"
+    );
+    let reqs = api.requests();
+    assert!(
+        reqs[0].body.contains("Plan mode is on"),
+        "the model is told the rules of plan mode"
+    );
+    let result = |i: usize| {
+        tool_results(&reqs[i])[0]
+            .str_field("content")
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        result(1).contains("\"Which database?\" = \"Postgres\""),
+        "{}",
+        result(1)
+    );
+    assert!(!result(1).contains("made up"), "{}", result(1));
+    assert!(result(2).contains("plan mode"), "{}", result(2));
+    assert!(result(3).contains("approved the plan"), "{}", result(3));
+    assert!(!result(4).contains("denied"), "{}", result(4));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("db.txt")).unwrap(),
+        "postgres\n"
+    );
+}
+
 #[test]
 fn a_pre_tool_use_hook_callback_blocks() {
     let Some(py) = python() else { return };

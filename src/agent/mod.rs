@@ -759,6 +759,12 @@ impl Agent<'_> {
         let mut notices = self.background().map(|bg| bg.take()).unwrap_or_default();
         // Background shells that ended on their own since the last look.
         notices.extend(self.pipeline.ctx.shells.take_news());
+        // The rules of plan mode, once each time it begins.
+        let planning = self.pipeline.policy.mode() == crate::policy::Mode::Plan;
+        if planning && !self.pipeline.plan_noted.get() {
+            notices.push(PLAN_MODE_NOTE.to_string());
+        }
+        self.pipeline.plan_noted.set(planning);
         if let Some(host) = &self.pipeline.subagents {
             for m in host.inbox.borrow_mut().drain(..) {
                 notices.push(format!(
@@ -781,6 +787,13 @@ impl Agent<'_> {
         push_message(&mut self.messages, message);
     }
 }
+
+/// What the model is told when plan mode begins.
+pub const PLAN_MODE_NOTE: &str = "<system-reminder>Plan mode is on: research and read \
+    as much as you need, but change nothing — edits, writes and commands that change \
+    anything are refused. When the plan for a change is ready, present it with \
+    ExitPlanMode, which asks the user to approve it and leave plan mode. A question \
+    that needs no change you simply answer.</system-reminder>";
 
 /// Appends a message, merging it into the last one when both have the
 /// same role (a resumed session may end with tool results, and the API

@@ -80,6 +80,8 @@ pub struct Pipeline {
     /// Tool starts and ends, questions and notices, for the loop to pass on.
     pub reports: Rc<Mailbox<Report>>,
     denials: RefCell<Vec<Value>>,
+    /// The model has been told the rules of plan mode since it began.
+    pub plan_noted: std::cell::Cell<bool>,
 }
 
 impl Pipeline {
@@ -100,6 +102,7 @@ impl Pipeline {
             subagents: None,
             reports: Rc::default(),
             denials: RefCell::new(Vec::new()),
+            plan_noted: std::cell::Cell::new(false),
         };
         pipeline.set_reports(Rc::default());
         pipeline
@@ -154,6 +157,13 @@ impl Pipeline {
             ));
         };
         let input = match call.input {
+            // What only whoever answers may fill in, the model may not.
+            Ok(Value::Object(mut fields)) if !tool.approver_fields().is_empty() => {
+                for f in tool.approver_fields() {
+                    fields.remove(f);
+                }
+                Value::Object(fields)
+            }
             Ok(v) => v,
             Err(e) => {
                 return ToolOutput::error(format!(
@@ -225,6 +235,12 @@ impl Pipeline {
             Decision::Ask(question) => {
                 let Some(approver) = &self.approver else {
                     self.record_denial(&call.name, &call.id, &input);
+                    if tool.kind() == Kind::Ask {
+                        return ToolOutput::error(format!(
+                            "Nobody can answer {} in this session. Carry on with your best judgment and say what you assumed, or end your turn with your question or plan as the answer.",
+                            call.name
+                        ));
+                    }
                     return ToolOutput::error(format!(
                         "Permission denied. {}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.",
                         question.text()
@@ -247,11 +263,22 @@ impl Pipeline {
                         &call.id,
                     )
                     .await;
+                let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
                 self.reports.push(Report::PermissionAnswered {
                     id: call.id.clone(),
                     name: call.name.clone(),
-                    allowed: !matches!(answer, Approval::Deny(_) | Approval::Refuse(_)),
+                    allowed,
                 });
+                // A yes to leaving plan mode leaves it, for the mode the
+                // answer chose or else the tool's own.
+                let chose_mode = matches!(&answer, Approval::WithUpdates(_, u) if u.iter().any(|u| matches!(u, Update::Mode(_))));
+                if allowed
+                    && !chose_mode
+                    && self.policy.mode() == crate::policy::Mode::Plan
+                    && let Some(mode) = tool.mode_after()
+                {
+                    self.policy.set_mode(mode);
+                }
                 match (answer, suggestion) {
                     (Approval::Once, _) => question.approve(),
                     (Approval::OnceWith(changed), _) => {

@@ -161,6 +161,26 @@ impl Lines<'_> {
                 }
                 None => eprintln!("(no sub-agents in this session)"),
             },
+            Command::Mode(None) => {
+                eprintln!("permission mode: {}", agent.pipeline.policy.mode());
+            }
+            Command::Mode(Some(name)) => match crate::policy::Mode::parse(&name) {
+                // bypassPermissions is for the command line, where it is
+                // chosen before anything runs, not mid-session.
+                Some(crate::policy::Mode::BypassPermissions) | None => {
+                    eprintln!("unknown mode {name}; choose default, acceptEdits, plan or dontAsk")
+                }
+                Some(mode) => {
+                    agent.pipeline.policy.set_mode(mode);
+                    eprintln!("(permission mode: {mode})");
+                }
+            },
+            Command::Plan => {
+                agent.pipeline.policy.set_mode(crate::policy::Mode::Plan);
+                eprintln!(
+                    "(plan mode: tern reads and plans; nothing is changed until you approve the plan)"
+                );
+            }
             Command::Bashes => {
                 let shells = agent.pipeline.ctx.shells.listing();
                 if shells.is_empty() {

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use crate::abort::Abort;
 use crate::agent::pipeline::{Approval, Approver};
-use crate::frontend::approve::parse_answer;
+use crate::frontend::approve::{parse_answer, parse_choice, parse_plan_answer};
 use crate::json::Value;
 use crate::tools::LocalFuture;
 
@@ -338,6 +338,83 @@ impl LineApprover {
     }
 }
 
+impl LineApprover {
+    /// The next line typed (None when input ended).
+    async fn next_line(&self) -> Option<String> {
+        let (tx, rx) = smol::channel::bounded(1);
+        *self.input.answer.borrow_mut() = Some(tx);
+        rx.recv().await.ok()
+    }
+
+    /// AskUserQuestion: each question with numbered options; the answers
+    /// go back in the input, as an SDK's would.
+    async fn ask_questions(&self, input: &Value) -> Approval {
+        use super::preview::visible;
+        let Ok(questions) = crate::tools::questions(input) else {
+            return Approval::Deny(None);
+        };
+        let mut answers = crate::json::Map::new();
+        for q in &questions {
+            let header = if q.header.is_empty() {
+                String::new()
+            } else {
+                format!("[{}] ", visible(q.header))
+            };
+            eprintln!("\n{header}{}", visible(q.question));
+            for (i, (label, description)) in q.options.iter().enumerate() {
+                eprintln!("  {}. {}  {}", i + 1, visible(label), visible(description));
+            }
+            let how = if q.multi {
+                "numbers separated by commas"
+            } else {
+                "a number"
+            };
+            eprint!("Answer with {how}, or type your own answer (n declines): ");
+            loop {
+                let Some(line) = self.next_line().await else {
+                    return Approval::Deny(None);
+                };
+                match parse_choice(&line, &q.options, q.multi) {
+                    Ok(Some(answer)) => {
+                        answers.insert(q.question, answer);
+                        break;
+                    }
+                    Ok(None) => {
+                        return Approval::Deny(Some("The user chose not to answer.".into()));
+                    }
+                    Err(why) => eprint!("Please {why}: "),
+                }
+            }
+        }
+        let mut changed = input.clone();
+        if let Value::Object(m) = &mut changed {
+            m.insert("answers", Value::Object(answers));
+        }
+        Approval::OnceWith(changed)
+    }
+
+    /// ExitPlanMode: the plan whole, then whether to leave plan mode and
+    /// for which mode.
+    async fn ask_plan(&self, input: &Value) -> Approval {
+        eprintln!("\nThe plan:\n");
+        for line in input.str_field("plan").unwrap_or("").lines() {
+            eprintln!("  {}", super::preview::visible(line));
+        }
+        eprint!(
+            "\nLeave plan mode and start?\n  1 = yes, and accept edits without asking\n  2 = yes, and ask before each edit\n  n = no, keep planning (n <feedback> tells tern what to change)\n[1/2/n] "
+        );
+        loop {
+            let Some(line) = self.next_line().await else {
+                return Approval::Deny(None);
+            };
+            if let Some(a) = parse_plan_answer(&line) {
+                return a;
+            }
+            eprint!("Please answer 1, 2 or n: ");
+        }
+    }
+}
+
 impl Approver for LineApprover {
     fn approve<'a>(
         &'a self,
@@ -349,6 +426,11 @@ impl Approver for LineApprover {
     ) -> LocalFuture<'a, Approval> {
         Box::pin(async move {
             let _one_at_a_time = self.lock.lock().await;
+            match tool {
+                "AskUserQuestion" => return self.ask_questions(input).await,
+                "ExitPlanMode" => return self.ask_plan(input).await,
+                _ => {}
+            }
             let options = match suggestion {
                 Some(rule) => format!(
                     "  y = yes, once   s = yes, and allow {rule} for this session\n  a = yes, and always allow {rule} (saved in .tern/settings.local.json)\n  n = no   (n <reason> tells tern why)"

@@ -328,6 +328,10 @@ impl Policy {
                 rule.describe()
             ));
         }
+        if call.kind == Kind::Ask {
+            // What it asks for is a person's answer: no rule or mode gives it.
+            return self.ask(format!("{name} needs your answer"));
+        }
         if let Some(rule) = of(Behavior::Ask).find(|r| self.matches(r, name, target, input)) {
             return self.ask(format!(
                 "{} requires approval ({})",

@@ -25,6 +25,9 @@ pub enum Kind {
     Edit,
     Execute,
     Other,
+    /// The call is a question for a person (AskUserQuestion, ExitPlanMode):
+    /// it is asked in every mode, and only deny rules stop it first.
+    Ask,
 }
 
 /// How a tool uses a path it names.

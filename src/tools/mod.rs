@@ -7,6 +7,7 @@
 //! permission is decided before `call` by the policy plane.
 
 mod agent;
+mod ask;
 mod bash;
 mod edit;
 mod files;
@@ -30,6 +31,7 @@ use crate::json::Value;
 use crate::obj;
 pub use crate::policy::{Access, Kind, PathUse, Permit};
 
+pub(crate) use ask::questions;
 pub use bash::Shells;
 pub use files::FileStamps;
 pub use schema::check as check_schema;
@@ -78,6 +80,16 @@ pub trait Tool {
     /// checks them; `call` gets them back, resolved, on its permit.
     fn paths(&self, _input: &Value) -> Vec<PathUse> {
         Vec::new()
+    }
+    /// Input fields only whoever answers the call's question may set (the
+    /// answers to AskUserQuestion): removed from what the model sends.
+    fn approver_fields(&self) -> &[&str] {
+        &[]
+    }
+    /// The permission mode a person's yes to this call moves a session in
+    /// plan mode to, unless the answer names one (ExitPlanMode).
+    fn mode_after(&self) -> Option<crate::policy::Mode> {
+        None
     }
     /// Checks beyond the schema (ranges, relations between fields).
     fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
@@ -224,6 +236,8 @@ impl Registry {
             Rc::new(grep::Grep),
             Rc::new(todo::TodoWrite),
             Rc::new(agent::AgentTool),
+            Rc::new(ask::AskUserQuestion),
+            Rc::new(ask::ExitPlanMode),
         ])
     }
 
@@ -433,7 +447,9 @@ mod tests {
                 "Glob",
                 "Grep",
                 "TodoWrite",
-                "Agent"
+                "Agent",
+                "AskUserQuestion",
+                "ExitPlanMode"
             ]
         );
         assert!(

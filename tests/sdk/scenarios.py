@@ -19,6 +19,7 @@ from claude_agent_sdk import (
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionUpdate,
     ResultMessage,
     SystemMessage,
     TaskNotificationMessage,
@@ -345,7 +346,37 @@ async def fields():
     return out
 
 
+async def ask_and_plan():
+    asked = []
+
+    async def decide(tool, tool_input, context):
+        asked.append(tool)
+        if tool == "AskUserQuestion":
+            # The application's picker: the second option of each question.
+            answers = {
+                q["question"]: q["options"][1]["label"] for q in tool_input["questions"]
+            }
+            return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
+        if tool == "ExitPlanMode":
+            return PermissionResultAllow(
+                updated_permissions=[PermissionUpdate(type="setMode", mode="acceptEdits")]
+            )
+        return PermissionResultDeny(message="not asked for")
+
+    messages = []
+    async with ClaudeSDKClient(
+        options=options(can_use_tool=decide, permission_mode="plan")
+    ) as client:
+        await client.query("plan the database work, then do it")
+        async for m in client.receive_response():
+            messages.append(m)
+    out = summarise(messages)
+    out["asked"] = asked
+    return out
+
+
 SCENARIOS = {
+    "ask_and_plan": ask_and_plan,
     "sdk_mcp": sdk_mcp,
     "init_fields": init_fields,
     "structured": structured,
