@@ -135,6 +135,14 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         .map(|r| r.tool.clone())
         .collect();
     registry.retain(|name| !hidden.iter().any(|h| h == name));
+    // Without skills, the Skill tool would only cost tokens.
+    let skills = Rc::new(rt.system.skills.clone());
+    if skills.is_empty() {
+        registry.retain(|name| name != "Skill");
+    }
+    for w in &rt.skill_warnings {
+        eprintln!("tern: warning: {w}");
+    }
     if let Some(only) = &rt.tools {
         for unknown in only.iter().filter(|t| registry.get(t).is_none()) {
             eprintln!(
@@ -253,6 +261,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         mcp_servers: Vec::new(),
         discovered,
         agents: Vec::new(),
+        skills: Vec::new(),
         additional_directories: rt
             .extra_dirs
             .iter()
@@ -373,6 +382,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             result_limit,
             subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
             shells: Rc::new(crate::tools::Shells::new(ex)),
+            skills: Rc::clone(&skills),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,
@@ -406,6 +416,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.include_partial = rt.include_partial;
     printer.info.agents = agent_names(&agent);
+    printer.info.skills = skills.iter().map(|s| s.name.clone()).collect();
     // An SDK session says who it is at the start of each prompt, when the
     // servers and agents its initialize added are known.
     if !rt.stream_input {

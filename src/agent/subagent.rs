@@ -485,6 +485,7 @@ impl Host {
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
             shells: Rc::new(crate::tools::Shells::new(self.ex)),
+            skills: Rc::clone(&parent.skills),
             ..ToolContext::new(self.cwd.clone(), self.scratch.sub(agent_id), abort.clone())
         };
         // The child knows what the parent has read (and may edit it).

@@ -7,6 +7,7 @@ mod child_env;
 pub mod memory;
 pub mod prompt;
 pub mod settings;
+pub mod skills;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -59,6 +60,8 @@ pub struct Runtime {
     pub protected: Vec<PathBuf>,
     /// The system prompt's parts, composed once the window is known.
     pub system: prompt::SystemParts,
+    /// Skills that were found but left out, and why.
+    pub skill_warnings: Vec<String>,
     /// Memory files read, and those left out (outside the repository).
     pub memory_files: Vec<PathBuf>,
     pub memory_skipped: Vec<memory::Skipped>,
@@ -586,11 +589,13 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         home.as_deref(),
         &memory::Allowed::new(&env, &inputs.cwd, &layered.memory_imports),
     );
+    let (skills, skill_warnings) = skills::discover(&skills::dirs(&inputs.cwd, home.as_deref()));
     let system = prompt::SystemParts {
         custom: args.system_prompt,
         environment: prompt::environment(&inputs.cwd, &model),
         memory: memory::render(&memory.files),
         append: args.append_system_prompt,
+        skills,
     };
 
     Ok(Runtime {
@@ -624,6 +629,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         protected,
         hooks: layered.hooks,
         system,
+        skill_warnings,
         memory_files: memory.files.iter().map(|f| f.path.clone()).collect(),
         memory_skipped: memory.skipped,
         tools: args.tools.or_else(|| layered.tools.clone()),

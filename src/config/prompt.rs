@@ -46,6 +46,8 @@ pub struct SystemParts {
     pub memory: Option<String>,
     /// `--append-system-prompt`.
     pub append: Option<String>,
+    /// The skills the Skill tool can load, listed after the environment.
+    pub skills: Vec<super::skills::Skill>,
 }
 
 impl SystemParts {
@@ -64,6 +66,9 @@ impl SystemParts {
             .into_iter()
             .filter(|b| !b.trim().is_empty())
             .collect();
+        if let Some(list) = super::skills::listing(&self.skills, compact) {
+            blocks.push(list);
+        }
         let mut notice = None;
         if let Some(memory) = &self.memory {
             if memory.len() > memory_budget {

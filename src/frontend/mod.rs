@@ -38,6 +38,8 @@ pub struct SessionInfo {
     pub discovered: Option<Value>,
     /// The agent definitions the Agent tool can start.
     pub agents: Vec<String>,
+    /// The skills the Skill tool can load.
+    pub skills: Vec<String>,
     pub additional_directories: Vec<String>,
     /// Options and `initialize` fields accepted but not acted on:
     /// `{option, reason}`, so a program can see what it did not get.
@@ -316,7 +318,7 @@ impl Printer {
         if let Some(m) = init.as_object_mut() {
             // Claude Code's other keys, with what is true of tern.
             m.insert("agents", strings(&self.info.agents));
-            m.insert("skills", Vec::<Value>::new());
+            m.insert("skills", strings(&self.info.skills));
             m.insert("plugins", Vec::<Value>::new());
             m.insert("terminal_slash_commands", Vec::<Value>::new());
             // No protocol extension of Claude Code's list is claimed.

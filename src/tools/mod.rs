@@ -16,6 +16,7 @@ mod grep;
 mod read;
 mod schema;
 pub mod scratch;
+mod skill;
 pub mod structured;
 mod todo;
 mod write;
@@ -135,6 +136,8 @@ pub struct ToolContext {
     pub subagents: Option<Rc<dyn Subagents>>,
     /// Background shells started by Bash (`run_in_background`).
     pub shells: Rc<Shells>,
+    /// The skills the Skill tool loads.
+    pub skills: Rc<Vec<crate::config::skills::Skill>>,
     /// Where a running call's progress goes (the pipeline's reports).
     pub reports: Option<Rc<crate::report::Mailbox<crate::report::Report>>>,
 }
@@ -168,6 +171,7 @@ impl ToolContext {
             result_limit: None,
             subagents: None,
             shells: Rc::default(),
+            skills: Rc::default(),
             reports: None,
         }
     }
@@ -238,6 +242,7 @@ impl Registry {
             Rc::new(agent::AgentTool),
             Rc::new(ask::AskUserQuestion),
             Rc::new(ask::ExitPlanMode),
+            Rc::new(skill::Skill),
         ])
     }
 
@@ -449,7 +454,8 @@ mod tests {
                 "TodoWrite",
                 "Agent",
                 "AskUserQuestion",
-                "ExitPlanMode"
+                "ExitPlanMode",
+                "Skill"
             ]
         );
         assert!(
