@@ -222,6 +222,31 @@ fn when_compaction_cannot_help_the_session_ends_with_the_numbers() {
     assert!(api.requests().iter().all(|r| !is_compaction(r)));
 }
 
+/// A PreCompact hook's matcher is the trigger: one for `manual` leaves
+/// automatic compaction alone, one for `auto` can refuse it.
+#[test]
+fn pre_compact_hooks_match_on_the_trigger() {
+    for (matcher, refuses) in [("manual", false), ("auto", true)] {
+        let dir = scratch("precompact-matcher");
+        std::fs::create_dir_all(dir.join(".tern")).unwrap();
+        std::fs::write(
+            dir.join(".tern/settings.json"),
+            format!(
+                r#"{{"contextWindow": 6000, "hooks": {{"PreCompact": [{{"matcher": "{matcher}", "hooks": [{{"type": "command", "command": "echo 'not now' >&2; exit 2"}}]}}]}}}}"#
+            ),
+        )
+        .unwrap();
+        let mut replies: Vec<Reply> = (0..8).map(chatty_turn).collect();
+        replies.push(standin::text_reply("finished"));
+        let api = StandIn::start(replies);
+        summarise_on_request(&api);
+        let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+        let compacted = api.requests().iter().any(is_compaction);
+        assert_eq!(compacted, !refuses, "matcher {matcher}");
+        assert_eq!(out.status.success(), !refuses, "matcher {matcher}");
+    }
+}
+
 /// 300 model turns in a small window: compaction happens again and
 /// again, the session finishes, and every tool call stays answered.
 #[test]

@@ -224,3 +224,96 @@ fn hooks_receive_session_facts_and_project_dir() {
     let cwd = dir.display().to_string();
     assert_eq!(env_line.trim(), format!("{cwd} CLAUDE={cwd}"));
 }
+
+/// PermissionRequest hooks answer where a person would be asked — here
+/// in `-p`, where nobody could: an allow runs the call, a deny refuses it
+/// with the hook's message, and the hook sees the rule a yes would add.
+/// Without the hook both calls are refused.
+#[test]
+fn permission_request_hooks_answer_in_a_persons_place() {
+    for hooked in [false, true] {
+        let dir = scratch("hook-permission-request");
+        let decide = script(
+            &dir,
+            "decide",
+            r#"input=$(cat); echo "$input" >> requests.jsonl
+case "$input" in
+  *'touch ok.txt'*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}';;
+  *) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not that one"}}}';;
+esac"#,
+        );
+        if hooked {
+            settings(
+                &dir,
+                &format!(
+                    r#"{{"PermissionRequest":[{{"matcher":"Bash","hooks":[{{"type":"command","command":"{decide}"}}]}}]}}"#
+                ),
+            );
+        }
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[("toolu_1", "Bash", r#"{"command": "touch ok.txt"}"#)]),
+            standin::tools_reply(&[("toolu_2", "Bash", r#"{"command": "touch no.txt"}"#)]),
+            standin::text_reply("done"),
+        ]);
+        let out = run(tern(&api.url, &dir).args(["-p", "touch two"]));
+        assert_ok(&out);
+        assert_eq!(dir.join("ok.txt").exists(), hooked);
+        assert!(!dir.join("no.txt").exists());
+        let reqs = api.requests();
+        let second = tool_results(&reqs[2])[0]
+            .str_field("content")
+            .unwrap()
+            .to_string();
+        if hooked {
+            assert!(second.contains("not that one"), "{second}");
+            let seen = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap();
+            let first = tern::json::parse(seen.lines().next().unwrap()).unwrap();
+            assert_eq!(
+                first.str_field("hook_event_name"),
+                Some("PermissionRequest")
+            );
+            assert_eq!(first.str_field("tool_name"), Some("Bash"));
+            let suggestions = first.get("permission_suggestions").unwrap().to_json();
+            assert!(suggestions.contains("addRules"), "{suggestions}");
+        } else {
+            assert!(second.contains("Nobody can approve"), "{second}");
+        }
+    }
+}
+
+/// SubagentStart hooks run as a child starts, with its id and type, and
+/// what they add reaches the child's first request (not the parent's).
+#[test]
+fn subagent_start_hooks_give_the_child_context() {
+    let dir = scratch("hook-subagent-start");
+    let hook = script(
+        &dir,
+        "start",
+        r#"cat > subagent-start.json; echo '{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"CHILD-CONTEXT from the hook"}}'"#,
+    );
+    settings(
+        &dir,
+        &format!(
+            r#"{{"SubagentStart":[{{"matcher":"general-purpose","hooks":[{{"type":"command","command":"{hook}"}}]}}]}}"#
+        ),
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_a", "Agent", r#"{"description": "d", "prompt": "p"}"#)]),
+        standin::text_reply("child done"),
+        standin::text_reply("parent done"),
+    ]);
+    assert_ok(&run(tern(&api.url, &dir).args(["-p", "x"])));
+    let reqs = api.requests();
+    assert!(reqs[1].body.contains("CHILD-CONTEXT from the hook"));
+    assert!(!reqs[0].body.contains("CHILD-CONTEXT") && !reqs[2].body.contains("CHILD-CONTEXT"));
+    let payload =
+        tern::json::parse(&std::fs::read_to_string(dir.join("subagent-start.json")).unwrap())
+            .unwrap();
+    assert_eq!(payload.str_field("hook_event_name"), Some("SubagentStart"));
+    assert_eq!(payload.str_field("agent_type"), Some("general-purpose"));
+    assert!(
+        payload
+            .str_field("agent_id")
+            .is_some_and(|id| id.starts_with("agent-"))
+    );
+}

@@ -198,12 +198,34 @@ fn ask_user_question_and_exit_plan_mode_through_can_use_tool() {
         )]),
         standin::text_reply("Done."),
     ]);
+    // Notification hooks match on the notification's type.
+    std::fs::create_dir_all(dir.join(".tern")).unwrap();
+    std::fs::write(
+        dir.join(".tern/settings.json"),
+        r#"{"hooks": {"Notification": [
+            {"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "cat >> prompts.jsonl"}]},
+            {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": "cat >> idle.jsonl"}]}]}}"#,
+    )
+    .unwrap();
     let (v, _) = scenario(&py, "ask_and_plan", &api, &dir);
     assert_eq!(
         strs(&v, "asked"),
         ["AskUserQuestion", "ExitPlanMode"],
         "{v}"
     );
+    let prompts = std::fs::read_to_string(dir.join("prompts.jsonl")).unwrap();
+    assert_eq!(
+        prompts
+            .matches(r#""hook_event_name":"Notification""#)
+            .count(),
+        2,
+        "{prompts}"
+    );
+    assert!(
+        prompts.contains(r#""notification_type":"permission_prompt""#),
+        "{prompts}"
+    );
+    assert!(!dir.join("idle.jsonl").exists());
     let reqs = api.requests();
     assert!(
         reqs[0].body.contains("Plan mode is on"),

@@ -1,6 +1,7 @@
 //! Hooks: the user's own commands, run at fixed points of a session
-//! (PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
-//! SubagentStop, SessionStart, SessionEnd, PreCompact, Notification).
+//! (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
+//! UserPromptSubmit, Stop, SubagentStart, SubagentStop, SessionStart,
+//! SessionEnd, PreCompact, Notification).
 //!
 //! Each matching command gets the event as JSON on stdin and answers with
 //! its exit status and output: 0 is fine (stdout may be JSON with a
@@ -35,6 +36,20 @@ pub struct Verdict {
     pub stop: Option<String>,
     /// Messages for the user (non-blocking errors, `systemMessage`).
     pub notices: Vec<String>,
+    /// PermissionRequest's `decision`: answered in place of a person.
+    pub request: Option<RequestDecision>,
+}
+
+/// A PermissionRequest hook's answer to the question it was shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestDecision {
+    pub allow: bool,
+    /// `updatedInput` with an allow.
+    pub updated_input: Option<Value>,
+    /// With a deny: what the model is told.
+    pub message: Option<String>,
+    /// With a deny: stop the turn too.
+    pub interrupt: bool,
 }
 
 /// Session facts every hook receives.
@@ -362,6 +377,18 @@ fn interpret(event: &str, entry: &HookEntry, ran: Ran, v: &mut Verdict) {
         }
         if let Some(c) = h.str_field("additionalContext") {
             v.context.push(c.to_string());
+        }
+        if let Some(d) = h.get("decision").filter(|d| d.as_object().is_some()) {
+            // A deny from any hook wins over an allow from another.
+            let allow = d.str_field("behavior") == Some("allow");
+            if d.str_field("behavior").is_some() && v.request.as_ref().is_none_or(|r| r.allow) {
+                v.request = Some(RequestDecision {
+                    allow,
+                    updated_input: d.get("updatedInput").filter(|_| allow).cloned(),
+                    message: d.str_field("message").map(str::to_string),
+                    interrupt: d.get("interrupt").and_then(Value::as_bool) == Some(true),
+                });
+            }
         }
     }
 }

@@ -233,103 +233,164 @@ impl Pipeline {
                 return ToolOutput::error(reason.to_string());
             }
             Decision::Ask(question) => {
-                let Some(approver) = &self.approver else {
-                    self.record_denial(&call.name, &call.id, &input);
-                    if tool.kind() == Kind::Ask {
+                // PermissionRequest hooks may answer in a person's place
+                // (headless setups too); exit 2 or a deny refuses.
+                let mut hooked = None;
+                if self.hooks.wants("PermissionRequest", &call.name) {
+                    let mut fields = tool_fields(&call.name, &call.id, &input);
+                    let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
+                    fields.insert("permission_suggestions", suggestions(suggestion.as_deref()));
+                    let v = self
+                        .hooks
+                        .run("PermissionRequest", &call.name, fields)
+                        .await;
+                    self.report(&v.notices);
+                    let refused = v.block.clone().map(|why| (why, false)).or_else(|| {
+                        v.request.as_ref().filter(|r| !r.allow).map(|r| {
+                            (
+                                r.message
+                                    .clone()
+                                    .unwrap_or_else(|| "denied by a PermissionRequest hook".into()),
+                                r.interrupt,
+                            )
+                        })
+                    });
+                    if let Some((why, interrupt)) = refused {
+                        self.record_denial(&call.name, &call.id, &input);
+                        if interrupt {
+                            self.ctx.abort.trigger(crate::abort::Reason::Requested);
+                        }
                         return ToolOutput::error(format!(
-                            "Nobody can answer {} in this session. Carry on with your best judgment and say what you assumed, or end your turn with your question or plan as the answer.",
-                            call.name
+                            "Permission denied by a PermissionRequest hook: {why}"
                         ));
                     }
-                    return ToolOutput::error(format!(
-                        "Permission denied. {}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.",
-                        question.text()
-                    ));
-                };
-                self.notify(&format!("tern needs your permission to use {}", call.name))
-                    .await;
-                let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
-                self.reports.push(Report::PermissionAsked {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    question: question.text().to_string(),
-                });
-                let answer = approver
-                    .approve(
-                        &call.name,
-                        &input,
-                        question.text(),
-                        suggestion.as_deref(),
-                        &call.id,
-                    )
-                    .await;
-                let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
-                self.reports.push(Report::PermissionAnswered {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    allowed,
-                });
-                // A yes to leaving plan mode leaves it, for the mode the
-                // answer chose or else the tool's own.
-                let chose_mode = matches!(&answer, Approval::WithUpdates(_, u) if u.iter().any(|u| matches!(u, Update::Mode(_))));
-                if allowed
-                    && !chose_mode
-                    && self.policy.mode() == crate::policy::Mode::Plan
-                    && let Some(mode) = tool.mode_after()
-                {
-                    self.policy.set_mode(mode);
+                    if let Some(r) = v.request.filter(|r| r.allow) {
+                        hooked = Some(r.updated_input);
+                    }
                 }
-                match (answer, suggestion) {
-                    (Approval::Once, _) => question.approve(),
-                    (Approval::OnceWith(changed), _) => {
-                        match self.changed_input(&*tool, (&call.id, &call.name), &check, changed) {
-                            Ok((changed, p)) => {
-                                input = changed;
-                                p
+                if let Some(changed) = hooked {
+                    match changed {
+                        None => question.approve(),
+                        Some(changed) => {
+                            match self.changed_input(
+                                &*tool,
+                                (&call.id, &call.name),
+                                &check,
+                                changed,
+                            ) {
+                                Ok((changed, p)) => {
+                                    input = changed;
+                                    p
+                                }
+                                Err(out) => return out,
                             }
-                            Err(out) => return out,
                         }
                     }
-                    (Approval::Refuse(message), _) => {
+                } else {
+                    let Some(approver) = &self.approver else {
                         self.record_denial(&call.name, &call.id, &input);
-                        return ToolOutput::error(message);
+                        if tool.kind() == Kind::Ask {
+                            return ToolOutput::error(format!(
+                                "Nobody can answer {} in this session. Carry on with your best judgment and say what you assumed, or end your turn with your question or plan as the answer.",
+                                call.name
+                            ));
+                        }
+                        return ToolOutput::error(format!(
+                            "Permission denied. {}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.",
+                            question.text()
+                        ));
+                    };
+                    self.notify(&format!("tern needs your permission to use {}", call.name))
+                        .await;
+                    let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
+                    self.reports.push(Report::PermissionAsked {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        question: question.text().to_string(),
+                    });
+                    let answer = approver
+                        .approve(
+                            &call.name,
+                            &input,
+                            question.text(),
+                            suggestion.as_deref(),
+                            &call.id,
+                        )
+                        .await;
+                    let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
+                    self.reports.push(Report::PermissionAnswered {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        allowed,
+                    });
+                    // A yes to leaving plan mode leaves it, for the mode the
+                    // answer chose or else the tool's own.
+                    let chose_mode = matches!(&answer, Approval::WithUpdates(_, u) if u.iter().any(|u| matches!(u, Update::Mode(_))));
+                    if allowed
+                        && !chose_mode
+                        && self.policy.mode() == crate::policy::Mode::Plan
+                        && let Some(mode) = tool.mode_after()
+                    {
+                        self.policy.set_mode(mode);
                     }
-                    (Approval::WithUpdates(changed, updates), _) => {
-                        self.apply(&updates);
-                        match changed {
-                            None => question.approve(),
-                            Some(changed) => {
-                                match self.changed_input(
-                                    &*tool,
-                                    (&call.id, &call.name),
-                                    &check,
-                                    changed,
-                                ) {
-                                    Ok((changed, p)) => {
-                                        input = changed;
-                                        p
+                    match (answer, suggestion) {
+                        (Approval::Once, _) => question.approve(),
+                        (Approval::OnceWith(changed), _) => {
+                            match self.changed_input(
+                                &*tool,
+                                (&call.id, &call.name),
+                                &check,
+                                changed,
+                            ) {
+                                Ok((changed, p)) => {
+                                    input = changed;
+                                    p
+                                }
+                                Err(out) => return out,
+                            }
+                        }
+                        (Approval::Refuse(message), _) => {
+                            self.record_denial(&call.name, &call.id, &input);
+                            return ToolOutput::error(message);
+                        }
+                        (Approval::WithUpdates(changed, updates), _) => {
+                            self.apply(&updates);
+                            match changed {
+                                None => question.approve(),
+                                Some(changed) => {
+                                    match self.changed_input(
+                                        &*tool,
+                                        (&call.id, &call.name),
+                                        &check,
+                                        changed,
+                                    ) {
+                                        Ok((changed, p)) => {
+                                            input = changed;
+                                            p
+                                        }
+                                        Err(out) => return out,
                                     }
-                                    Err(out) => return out,
                                 }
                             }
                         }
-                    }
-                    (Approval::ForSession, Some(rule)) => {
-                        self.grant(&rule, false);
-                        question.approve()
-                    }
-                    (Approval::Always, Some(rule)) => {
-                        self.grant(&rule, true);
-                        question.approve()
-                    }
-                    (Approval::ForSession | Approval::Always, None) => question.approve(),
-                    (Approval::Deny(reason), _) => {
-                        self.record_denial(&call.name, &call.id, &input);
-                        let why = reason.map_or(String::new(), |r| format!(" The user said: {r}"));
-                        return ToolOutput::error(format!(
-                            "Permission denied: the user declined {}.{why}",
-                            call.name
-                        ));
+                        (Approval::ForSession, Some(rule)) => {
+                            self.grant(&rule, false);
+                            question.approve()
+                        }
+                        (Approval::Always, Some(rule)) => {
+                            self.grant(&rule, true);
+                            question.approve()
+                        }
+                        (Approval::ForSession | Approval::Always, None) => question.approve(),
+                        (Approval::Deny(reason), _) => {
+                            self.record_denial(&call.name, &call.id, &input);
+                            let why =
+                                reason.map_or(String::new(), |r| format!(" The user said: {r}"));
+                            return ToolOutput::error(format!(
+                                "Permission denied: the user declined {}.{why}",
+                                call.name
+                            ));
+                        }
                     }
                 }
             }
@@ -467,10 +528,15 @@ impl Pipeline {
     }
 
     async fn notify(&self, message: &str) {
-        if self.hooks.wants("Notification", "") {
+        // The matcher of a Notification hook is the notification's type.
+        if self.hooks.wants("Notification", "permission_prompt") {
             let mut fields = Map::new();
             fields.insert("message", message);
-            let v = self.hooks.run("Notification", "", fields).await;
+            fields.insert("notification_type", "permission_prompt");
+            let v = self
+                .hooks
+                .run("Notification", "permission_prompt", fields)
+                .await;
             self.report(&v.notices);
         }
     }
@@ -490,6 +556,28 @@ impl Pipeline {
             "tool_input" => input.clone(),
         });
     }
+}
+
+/// The rule a yes could add, as Claude Code's `permission_suggestions`.
+fn suggestions(rule: Option<&str>) -> Value {
+    let Some(rule) = rule else {
+        return Value::Array(Vec::new());
+    };
+    let (tool, content) = match rule.split_once('(') {
+        Some((t, rest)) => (t, rest.strip_suffix(')').map(str::to_string)),
+        None => (rule, None),
+    };
+    let mut r = Map::new();
+    r.insert("toolName", tool);
+    if let Some(c) = content {
+        r.insert("ruleContent", c);
+    }
+    Value::Array(vec![obj! {
+        "type" => "addRules",
+        "rules" => vec![Value::Object(r)],
+        "behavior" => "allow",
+        "destination" => "session",
+    }])
 }
 
 fn tool_fields(name: &str, id: &str, input: &Value) -> Map {

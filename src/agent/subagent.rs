@@ -293,7 +293,21 @@ impl Host {
         let started = std::time::Instant::now();
         let label = description.clone();
         let run = async move {
-            let prompt_blocks = Value::Array(vec![obj! { "type" => "text", "text" => prompt }]);
+            let mut prompt_blocks = vec![obj! { "type" => "text", "text" => prompt }];
+            // SubagentStart hooks may give the child context of their own.
+            if hooks.wants("SubagentStart", &kind) {
+                let mut fields = Map::new();
+                fields.insert("agent_id", agent_id.as_str());
+                fields.insert("agent_type", kind.as_str());
+                let v = hooks.run("SubagentStart", &kind, fields).await;
+                for n in &v.notices {
+                    crate::report::notice(crate::report::Level::Warning, format!("hook: {n}"));
+                }
+                for c in v.context {
+                    prompt_blocks.push(obj! { "type" => "text", "text" => c });
+                }
+            }
+            let prompt_blocks = Value::Array(prompt_blocks);
             let mut tool_uses = 0u64;
             let outcome = child
                 .run(prompt_blocks, &mut |ev| {
