@@ -79,6 +79,10 @@ const NOTED_FIELDS: &[(&str, &str)] = &[
         "tern asks SDK servers for their tools itself",
     ),
     ("plugins", "tern has no plugins"),
+    (
+        "skills",
+        "tern offers the skills of its skills folders; this list does not narrow them",
+    ),
 ];
 
 /// Fields tern reads and acts on.
@@ -93,8 +97,6 @@ const HONOURED_FIELDS: &[&str] = &[
     "appendSystemPrompt",
     "disallowedTools",
     "allowedControlRequests",
-    // tern has no skills, so any list of them is satisfied.
-    "skills",
     // Sub-agents' text is always relayed.
     "forwardSubagentText",
     // tern has no web search to isolate.
