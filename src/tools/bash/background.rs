@@ -118,6 +118,15 @@ impl Shells {
         self.ex.is_some()
     }
 
+    /// Why another shell may not start now, if it may not.
+    pub(super) fn refuse_another(&self) -> Option<String> {
+        (self.running() >= MAX_RUNNING).then(|| {
+            format!(
+                "{MAX_RUNNING} background shells are running already; stop one with KillShell first"
+            )
+        })
+    }
+
     fn running(&self) -> usize {
         self.list
             .borrow()
@@ -137,12 +146,6 @@ impl Shells {
         let Some(ex) = self.ex else {
             return ToolOutput::error("background shells are not available here");
         };
-        if self.running() >= MAX_RUNNING {
-            // Dropping the process kills it.
-            return ToolOutput::error(format!(
-                "{MAX_RUNNING} background shells are running already; stop one with KillShell first"
-            ));
-        }
         let n = self.next.get();
         self.next.set(n + 1);
         let id = format!("bash_{n}");
@@ -208,7 +211,7 @@ impl Shells {
             let mut text = format!(
                 "<background-shell-ended>\nshell_id: {}\ncommand: {}\nstatus: {}\n",
                 shell.id,
-                shell.command,
+                first_line(&shell.command),
                 describe(&st, shell)
             );
             if !st.unread.is_empty() || st.dropped > 0 {

@@ -98,6 +98,10 @@ impl Tool for Bash {
             let hardened = permit.hardened();
             if background(&input) {
                 let description = input.str_field("description").unwrap_or("");
+                // Refused before anything starts, so nothing is left half-checked.
+                if let Some(why) = ctx.shells.refuse_another() {
+                    return ToolOutput::error(why);
+                }
                 return match start(&command, &input, ctx, hardened) {
                     Ok(process) => ctx
                         .shells

@@ -513,3 +513,34 @@ fn a_running_command_reports_its_latest_line() {
     ));
     assert!(!out.is_error, "{}", out.content);
 }
+
+#[test]
+fn a_seventeenth_running_shell_is_refused_before_it_starts() {
+    let (ctx, dir, ex) = background_context();
+    drive(ex, async {
+        for _ in 0..16 {
+            let out = call(
+                &Bash,
+                &ctx,
+                obj! { "command" => "exec sleep 300", "run_in_background" => true },
+            )
+            .await;
+            assert!(!out.is_error, "{}", out.content);
+        }
+        let out = call(
+            &Bash,
+            &ctx,
+            obj! { "command" => "touch started", "run_in_background" => true },
+        )
+        .await;
+        assert!(
+            out.is_error && out.content.contains("KillShell"),
+            "{}",
+            out.content
+        );
+        smol::Timer::after(Duration::from_millis(200)).await;
+        assert!(!dir.join("started").exists(), "the refused shell ran");
+        ctx.shells.shutdown().await;
+        assert!(ctx.shells.listing().iter().all(|l| l.contains("stopped")));
+    });
+}
