@@ -127,6 +127,13 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         }
     };
     let mut registry = Registry::builtin();
+    let (web_search, web_search_note) = rt.web_search_tool();
+    if let Some(note) = web_search_note {
+        eprintln!("tern: warning: {note}");
+    }
+    if let Some(definition) = web_search {
+        registry.add_server_tool("WebSearch", definition);
+    }
     // A bare tool name in the deny list removes the tool from view entirely.
     let hidden: Vec<String> = rt
         .rules
@@ -144,7 +151,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         eprintln!("tern: warning: {w}");
     }
     if let Some(only) = &rt.tools {
-        for unknown in only.iter().filter(|t| registry.get(t).is_none()) {
+        for unknown in only.iter().filter(|t| !registry.has(t)) {
             eprintln!(
                 "tern: warning: --tools names '{unknown}', which is not a built-in tool; ignored"
             );
@@ -162,6 +169,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     } else {
         registry.names()
     };
+    let server_tools = registry.server_tools();
     let scratchpad = rt.coordinator.then(|| scratch.path().join("scratchpad"));
     if let Some(dir) = &scratchpad
         && let Err(e) = std::fs::create_dir_all(dir)
@@ -214,6 +222,8 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let context_window = resolve_window(&rt, &client).await;
     let compact = context_window <= COMPACT_WINDOW;
     registry.set_compact(compact);
+    #[cfg(feature = "web")]
+    let web = web_access(&rt, &client, context_window);
     // A small window gets a budget for memory files and tool results, so
     // one big file cannot take the whole context.
     let memory_budget = context_window as usize * 4 / 8;
@@ -340,6 +350,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
         sandbox_auto_allow: rt.sandbox_auto_allow,
         protected: rt.protected.clone(),
         tools: worker_tools,
+        server_tools,
         child_env: rt.child_env.clone(),
         result_limit,
         cwd: rt.cwd.clone(),
@@ -383,6 +394,8 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
             subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
             shells: Rc::new(crate::tools::Shells::new(ex)),
             skills: Rc::clone(&skills),
+            #[cfg(feature = "web")]
+            web,
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,
@@ -635,6 +648,46 @@ async fn resolve_window(rt: &config::Runtime, client: &Client) -> u64 {
         }
     }
     known.unwrap_or(DEFAULT_CONTEXT_WINDOW)
+}
+
+/// WebFetch's agents (the model client's CA roots and proxy) and the
+/// small model a prompt about a page goes to: ANTHROPIC_SMALL_FAST_MODEL
+/// when set, Haiku on Anthropic's own API, else the session's model.
+#[cfg(feature = "web")]
+fn web_access(
+    rt: &config::Runtime,
+    client: &Client,
+    window: u64,
+) -> Option<Rc<crate::tools::web::Web>> {
+    let http = crate::model::client::http_config(rt.client.extra_ca_pem.as_deref()).ok()?;
+    let small = rt.small_model.clone().unwrap_or_else(|| {
+        if rt.client.base_url == config::DEFAULT_BASE_URL
+            && rt.client.provider == crate::model::Provider::Anthropic
+        {
+            config::DEFAULT_SMALL_MODEL.to_string()
+        } else {
+            rt.model.clone()
+        }
+    });
+    let small_window = if small == rt.model {
+        window
+    } else {
+        crate::context::known_window(&small).unwrap_or(window)
+    };
+    let limits = crate::tools::web::Limits {
+        bytes: rt.web_max_bytes,
+        timeout: rt.web_timeout,
+        ..Default::default()
+    };
+    Some(Rc::new(crate::tools::web::Web::new(
+        http.build(),
+        limits,
+        Some(crate::tools::web::Asker {
+            client: client.clone(),
+            model: small,
+            window: small_window,
+        }),
+    )))
 }
 
 /// Loopback, private-network and `.local` hosts.

@@ -223,6 +223,7 @@ impl<'ex> Agent<'ex> {
         let mut stop_rounds = 0;
         let mut tools = self.pipeline.registry.definitions();
         let mut length_recoveries = 0;
+        let mut pauses = 0;
         let mut fallbacks = self.settings.fallback_models.clone().into_iter();
         loop {
             if let Some(reason) = self.abort.reason() {
@@ -297,7 +298,9 @@ impl<'ex> Agent<'ex> {
                 id: &new_uuid(),
                 message: &message,
             });
-            self.messages.push(message);
+            // After a `pause_turn` the answer goes on in a second message
+            // of the same turn: one assistant message in the history.
+            push_message(&mut self.messages, message);
             let u = &asm.usage;
             self.context.note_usage(
                 u.input_tokens
@@ -335,6 +338,20 @@ impl<'ex> Agent<'ex> {
                     message: &message,
                 });
                 self.messages.push(message);
+                continue;
+            }
+
+            if exec.is_empty()
+                && asm.stop_reason.as_deref() == Some("pause_turn")
+                && pauses < MAX_PAUSES
+                && self
+                    .settings
+                    .max_turns
+                    .is_none_or(|max| outcome.num_turns < max)
+            {
+                // The provider paused a long turn of its own tools (web
+                // search): sent back as it is, the model goes on.
+                pauses += 1;
                 continue;
             }
 
@@ -820,6 +837,9 @@ pub fn push_message(messages: &mut Vec<Value>, message: Value) {
         last.insert("content", blocks);
     }
 }
+
+/// How often a turn the provider paused (`pause_turn`) is resumed.
+const MAX_PAUSES: u32 = 5;
 
 /// How often an answer cut off by `max_tokens` is asked to go on.
 const MAX_LENGTH_RECOVERIES: u32 = 3;

@@ -57,6 +57,8 @@ pub struct Host {
     pub protected: Vec<PathBuf>,
     /// Tools the parent may use (a child gets at most these).
     pub tools: Vec<String>,
+    /// Tools the provider runs (web search) that children offer too.
+    pub server_tools: Vec<(String, Value)>,
     pub child_env: crate::config::ChildEnv,
     pub result_limit: Option<usize>,
     pub cwd: PathBuf,
@@ -471,6 +473,9 @@ impl Host {
         inbox: &Rc<RefCell<Vec<String>>>,
     ) -> Agent<'static> {
         let mut registry = Registry::builtin();
+        for (name, definition) in &self.server_tools {
+            registry.add_server_tool(name, definition.clone());
+        }
         registry.retain(|name| {
             self.tools.iter().any(|t| t == name)
                 && def
@@ -504,6 +509,11 @@ impl Host {
         };
         // The child knows what the parent has read (and may edit it).
         *ctx.files.borrow_mut() = parent.files.borrow().clone();
+        // And shares its web cache and HTTP agents.
+        #[cfg(feature = "web")]
+        {
+            ctx.web = parent.web.clone();
+        }
         let background = Rc::new(Background::default());
         let host = Rc::new(Host {
             ex: self.ex,
@@ -520,6 +530,7 @@ impl Host {
             sandbox_auto_allow: self.sandbox_auto_allow,
             protected: self.protected.clone(),
             tools: registry.names(),
+            server_tools: self.server_tools.clone(),
             child_env: self.child_env.clone(),
             result_limit: self.result_limit,
             cwd: self.cwd.clone(),

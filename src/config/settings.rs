@@ -70,6 +70,21 @@ pub struct SandboxSettings {
     pub namespaces: Option<bool>,
 }
 
+/// `webSearch`: the provider's server-side web search.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WebSearchSettings {
+    /// Offered or not; unset, it is offered on Anthropic's own API only
+    /// (a gateway or local server may refuse the tool's definition).
+    pub enabled: Option<bool>,
+    /// `maxUses`: searches per request.
+    pub max_uses: Option<u32>,
+    /// `allowedDomains`: results only from these (trusted layers only:
+    /// a repository may narrow the search, not widen it).
+    pub allowed_domains: Vec<String>,
+    /// `blockedDomains`: never results from these (any layer).
+    pub blocked_domains: Vec<String>,
+}
+
 #[derive(Debug, Default)]
 pub struct Settings {
     pub rules: Vec<RuleText>,
@@ -95,6 +110,7 @@ pub struct Settings {
     pub mcp_servers: Vec<(String, Value, bool)>,
     pub hooks: Vec<HookEntry>,
     pub sandbox: SandboxSettings,
+    pub web_search: WebSearchSettings,
     /// `scrubEnv`: more variables kept from children (any layer).
     pub scrub_env: Vec<String>,
     /// `passEnv`: credentials children may see after all (trusted layers only).
@@ -209,6 +225,7 @@ const KNOWN_KEYS: &[&str] = &[
     "theme",
     "spinnerTipsEnabled",
     "alwaysThinkingEnabled",
+    "webSearch",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -218,6 +235,45 @@ const PERMISSION_KEYS: &[&str] = &[
     "additionalDirectories",
     "disableBypassPermissionsMode",
 ];
+
+fn web_search_layer(
+    v: &Value,
+    trusted: bool,
+    file: &str,
+    out: &mut WebSearchSettings,
+    warnings: &mut Vec<String>,
+) {
+    let domains = |key: &str| -> Vec<String> {
+        v.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|d| d.trim().to_ascii_lowercase())
+            .filter(|d| !d.is_empty())
+            .collect()
+    };
+    if let Some(e) = v.get("enabled").and_then(Value::as_bool) {
+        out.enabled = Some(e);
+    }
+    if let Some(n) = v.get("maxUses") {
+        match n.as_i64().filter(|n| (1..=100).contains(n)) {
+            Some(n) => out.max_uses = Some(n as u32),
+            None => warnings.push(format!(
+                "{file}: webSearch.maxUses must be a number from 1 to 100; ignored"
+            )),
+        }
+    }
+    let allowed = domains("allowedDomains");
+    if !allowed.is_empty() && !trusted {
+        warnings.push(format!(
+            "{file}: webSearch.allowedDomains ignored (only user settings, --settings and managed policy may set it)"
+        ));
+    } else {
+        out.allowed_domains.extend(allowed);
+    }
+    out.blocked_domains.extend(domains("blockedDomains"));
+}
 
 pub fn load(loc: &Locations) -> Result<Settings, String> {
     let mut layers: Vec<(Origin, Value, String)> = Vec::new();
@@ -518,6 +574,9 @@ fn merge_layer(
     }
     if let Some(c) = v.get("coordinator").and_then(Value::as_bool) {
         out.coordinator = Some(c);
+    }
+    if let Some(ws) = v.get("webSearch") {
+        web_search_layer(ws, trusted, &origin.file, &mut out.web_search, warnings);
     }
     if let Some(list) = v.get("tools").and_then(Value::as_array) {
         out.tools = Some(

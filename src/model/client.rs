@@ -47,16 +47,9 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: &ClientConfig) -> Result<Client, ApiError> {
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(root_certs(config.extra_ca_pem.as_deref())?)
-            .build();
-        let agent_config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(30)))
+        let agent_config = http_config(config.extra_ca_pem.as_deref())?
             .timeout_recv_response(Some(Duration::from_secs(600)))
             .timeout_per_read(Some(config.idle_timeout))
-            .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION")))
-            .tls_config(tls)
             .build();
         let base = config.base_url.trim_end_matches('/');
         let url = match config.provider {
@@ -193,6 +186,23 @@ impl Client {
         })
         .await
     }
+}
+
+/// What every HTTP request tern makes shares, the model's and WebFetch's:
+/// the built-in roots plus `SSL_CERT_FILE`'s, the proxy from the
+/// environment (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`: ureq's default),
+/// tern's user agent, statuses as answers rather than errors.
+pub fn http_config(
+    extra_ca_pem: Option<&[u8]>,
+) -> Result<ureq::config::ConfigBuilder<ureq::typestate::AgentScope>, ApiError> {
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(root_certs(extra_ca_pem)?)
+        .build();
+    Ok(ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION")))
+        .tls_config(tls))
 }
 
 /// A positive whole number, as a count of tokens.

@@ -8,6 +8,7 @@
 pub mod client;
 pub(crate) mod delta;
 pub mod discover;
+pub mod once;
 pub mod openai;
 pub mod price;
 pub mod request;

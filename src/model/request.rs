@@ -90,9 +90,13 @@ fn with_breakpoint(message: &Value) -> Value {
     };
     let mut content = content;
     if let Some(Value::Object(last)) = content.last_mut() {
-        // Thinking blocks cannot carry cache_control.
+        // Thinking blocks cannot carry cache_control, and the provider's
+        // own tool blocks go back exactly as they came.
         let kind = last.get("type").and_then(Value::as_str).unwrap_or("");
-        if kind != "thinking" && kind != "redacted_thinking" {
+        if !matches!(
+            kind,
+            "thinking" | "redacted_thinking" | "server_tool_use" | "web_search_tool_result"
+        ) {
             last.insert("cache_control", ephemeral());
         }
     }

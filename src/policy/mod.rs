@@ -39,6 +39,7 @@ mod memo;
 mod path;
 mod permit;
 mod rules;
+pub mod url;
 
 use std::path::{Path, PathBuf};
 
@@ -46,8 +47,9 @@ use crate::json::Value;
 pub use command_env::CommandEnv;
 pub use path::{Base, canonical, expand_tilde, resolve};
 pub use permit::{Access, Call, Decision, Kind, PathUse, Permit, Question, ReadFilter, Reason};
+use rules::PathPattern;
 pub use rules::{Behavior, Mode, Origin, Rule, Source, command_matches, split_tool_list};
-use rules::{PathPattern, url_host};
+use url::WebUrl;
 
 pub struct Policy {
     pub mode: Mode,
@@ -96,6 +98,10 @@ enum Target {
     Paths(Vec<(Access, PathBuf)>),
     /// A path that cannot be resolved, and why.
     Unresolvable(String),
+    /// WebFetch: the URL as it will be requested.
+    Web(WebUrl),
+    /// A URL WebFetch will not request, and why.
+    BadUrl(String),
     /// Tools with no path (TodoWrite) or unknown inputs.
     Nothing,
 }
@@ -189,6 +195,13 @@ impl Policy {
                 .str_field("command")
                 .map_or(Target::Nothing, |c| Target::Command(c.to_string()));
         }
+        if call.tool == "WebFetch" {
+            return match call.input.str_field("url").map(url::parse) {
+                Some(Ok(u)) => Target::Web(u),
+                Some(Err(e)) => Target::BadUrl(e),
+                None => Target::BadUrl("no url given".into()),
+            };
+        }
         if call.paths.is_empty() {
             return Target::Nothing;
         }
@@ -205,7 +218,7 @@ impl Policy {
 
     /// Does `rule` cover this call? (Not used for Bash lines, which
     /// [`bash::decide`] matches command by command.)
-    fn matches(&self, rule: &Rule, tool: &str, target: &Target, input: &Value) -> bool {
+    fn matches(&self, rule: &Rule, tool: &str, target: &Target, _input: &Value) -> bool {
         if !rule.covers_tool(tool) {
             return false;
         }
@@ -217,12 +230,9 @@ impl Policy {
                 let pattern = self.pattern(rule, spec);
                 paths.iter().any(|(_, p)| pattern.matches(p))
             }
-            ("WebFetch", _) => match (spec.strip_prefix("domain:"), input.str_field("url")) {
-                (Some(domain), Some(url)) => {
-                    url_host(url).is_some_and(|h| h == domain || h.ends_with(&format!(".{domain}")))
-                }
-                _ => false,
-            },
+            (_, Target::Web(u)) => spec
+                .strip_prefix("domain:")
+                .is_some_and(|domain| u.host.matches_domain(domain)),
             _ => false,
         }
     }
@@ -256,6 +266,10 @@ impl Policy {
         let target = self.target(call);
         let verdict = self.verdict(call, &target);
         let filter = std::sync::Arc::new(self.read_filter(call, &target));
+        let reach_local = match &target {
+            Target::Web(u) => self.web_reaches_local(call, &target, u),
+            _ => false,
+        };
         let paths: Vec<PathBuf> = match target {
             Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
             _ => Vec::new(),
@@ -265,6 +279,7 @@ impl Policy {
             paths,
             filter,
             hardened,
+            reach_local,
         };
         match verdict {
             Verdict::Allow => Decision::Allow(permit(false)),
@@ -310,6 +325,9 @@ impl Policy {
             return Verdict::Deny(format!(
                 "{name} cannot use that path ({why}); give the path without it"
             ));
+        }
+        if let Target::BadUrl(why) = target {
+            return Verdict::Deny(format!("{name} will not fetch that URL: {why}"));
         }
         if let Target::Command(cmd) = target {
             return match self.decide_bash(input, cmd) {
@@ -366,7 +384,8 @@ impl Policy {
         }
         match target {
             Target::Paths(paths) => self.decide_paths(call, target, paths),
-            Target::Command(_) | Target::Nothing | Target::Unresolvable(_) => {
+            Target::Web(u) => self.decide_web(call, target, u),
+            Target::Command(_) | Target::Nothing | Target::Unresolvable(_) | Target::BadUrl(_) => {
                 if self.allowed_by_rules(name, target, input) || *call.read_only {
                     return Verdict::Allow;
                 }
@@ -423,6 +442,50 @@ impl Policy {
             return Verdict::Allow;
         }
         self.ask(format!("{} needs approval", what(name, input)))
+    }
+
+    /// WebFetch, after deny and ask rules and the mode: a `domain:` rule
+    /// naming the host allows; a bare `WebFetch` rule allows public hosts
+    /// only (a local address behind a blanket yes is how a page's
+    /// instructions reach a metadata service or a local admin port);
+    /// anything else asks. Reading the network is never allowed by
+    /// default, even though it changes nothing here.
+    fn decide_web(&self, call: &Call, target: &Target, u: &WebUrl) -> Verdict {
+        let rules = self.all_rules();
+        let allows = |r: &&Rule| r.behavior == Behavior::Allow && r.covers_tool(call.tool);
+        if rules
+            .iter()
+            .filter(allows)
+            .any(|r| r.spec.is_some() && self.matches(r, call.tool, target, call.input))
+        {
+            return Verdict::Allow;
+        }
+        let blanket = rules.iter().filter(allows).find(|r| r.spec.is_none());
+        match blanket {
+            Some(_) if !u.host.is_local() => Verdict::Allow,
+            Some(rule) => self.ask(format!(
+                "{} would fetch {u}, a local address; {} covers public hosts only (a WebFetch(domain:{}) rule names this one)",
+                call.tool,
+                rule.describe(),
+                u.host.bare()
+            )),
+            None => self.ask(format!("{} wants to fetch {u}", call.tool)),
+        }
+    }
+
+    /// May an allowed fetch reach loopback and private addresses? Only
+    /// when the host was named as such: bypass mode, a `domain:` rule for
+    /// it, or a local host that someone was asked about by name. A
+    /// public name allowed by a blanket rule or a one-time yes is not
+    /// followed to a local address (DNS rebinding).
+    fn web_reaches_local(&self, call: &Call, target: &Target, u: &WebUrl) -> bool {
+        self.mode() == Mode::BypassPermissions
+            || u.host.is_local()
+            || self.all_rules().iter().any(|r| {
+                r.behavior == Behavior::Allow
+                    && r.spec.is_some()
+                    && self.matches(r, call.tool, target, call.input)
+            })
     }
 
     /// Why writing `path` (resolved) could make tern, git or the shell do
@@ -551,7 +614,8 @@ impl Policy {
                     Some(format!("{kind}(/{})", dir.display()))
                 }
             }
-            Target::Unresolvable(_) => None,
+            Target::Web(u) => Some(format!("{tool}(domain:{})", u.host.bare())),
+            Target::Unresolvable(_) | Target::BadUrl(_) => None,
             Target::Nothing => Some(tool.to_string()),
         }
     }
@@ -594,6 +658,10 @@ pub(crate) fn what(name: &str, input: &Value) -> String {
         input.str_field("file_path"),
     ) {
         ("Bash", Some(cmd), _) => format!("Running `{}`", first_line(cmd)),
+        ("WebFetch", _, _) => match input.str_field("url") {
+            Some(url) => format!("Fetching {}", first_line(url)),
+            None => format!("Using {name}"),
+        },
         (_, _, Some(path)) => format!("{name} on {path}"),
         _ => format!("Using {name}"),
     }

@@ -100,6 +100,10 @@ pub struct Permit {
     /// A Bash line allowed because every command in it only reads: it
     /// runs with the hardened environment ([`super::bash::env::hardened`]).
     pub(super) hardened: bool,
+    /// WebFetch: the host was named (a rule, a question about that very
+    /// address, bypass mode), so loopback and private addresses it
+    /// resolves to may be reached.
+    pub(super) reach_local: bool,
 }
 
 impl Permit {
@@ -112,6 +116,11 @@ impl Permit {
     /// because it only reads).
     pub fn hardened(&self) -> bool {
         self.hardened
+    }
+
+    /// WebFetch may connect to loopback and private addresses.
+    pub fn may_reach_local(&self) -> bool {
+        self.reach_local
     }
 
     /// The `i`th path of the call, as policy resolved and checked it.
@@ -138,6 +147,15 @@ impl Permit {
         Question { text, permit: self }
     }
 
+    /// A permit for unit tests of WebFetch against servers on loopback.
+    #[cfg(test)]
+    pub(crate) fn for_tests_reaching_local() -> Permit {
+        Permit {
+            reach_local: true,
+            ..Permit::for_tests(Vec::new())
+        }
+    }
+
     /// A permit for unit tests of single tools: the paths as given.
     #[cfg(test)]
     pub(crate) fn for_tests(paths: Vec<PathBuf>) -> Permit {
@@ -146,6 +164,7 @@ impl Permit {
             paths,
             filter: Default::default(),
             hardened: false,
+            reach_local: false,
         }
     }
 }

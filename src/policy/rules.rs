@@ -317,10 +317,3 @@ fn canonical_prefix(pattern: &str) -> String {
     }
     format!("{}{rest}", path::canonical(Path::new(dir)).display())
 }
-
-pub(crate) fn url_host(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
-    let host = rest.split(['/', '?', '#']).next()?;
-    let host = host.rsplit('@').next()?;
-    Some(host.split(':').next().unwrap_or(host))
-}

@@ -19,6 +19,8 @@ pub mod scratch;
 mod skill;
 pub mod structured;
 mod todo;
+#[cfg(feature = "web")]
+pub mod web;
 mod write;
 
 use std::cell::RefCell;
@@ -140,6 +142,9 @@ pub struct ToolContext {
     pub skills: Rc<Vec<crate::config::skills::Skill>>,
     /// Where a running call's progress goes (the pipeline's reports).
     pub reports: Option<Rc<crate::report::Mailbox<crate::report::Report>>>,
+    /// WebFetch's HTTP agents, cache and small model.
+    #[cfg(feature = "web")]
+    pub web: Option<Rc<web::Web>>,
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs
@@ -173,6 +178,8 @@ impl ToolContext {
             shells: Rc::default(),
             skills: Rc::default(),
             reports: None,
+            #[cfg(feature = "web")]
+            web: None,
         }
     }
 
@@ -215,6 +222,9 @@ pub struct Registry {
     dynamic: Option<Rc<dyn ToolSource>>,
     /// Dynamic tools kept out of view (bare names in deny rules).
     hidden: Vec<String>,
+    /// Tools the provider runs itself (the Messages API's web search):
+    /// (name tern and rules know it by, the definition sent).
+    server: Vec<(String, Value)>,
 }
 
 /// A catalog that may change between model iterations.
@@ -229,7 +239,7 @@ pub trait ToolSource {
 impl Registry {
     /// The built-in tools, in the order they are advertised.
     pub fn builtin() -> Registry {
-        Registry::new(vec![
+        let mut tools: Vec<Rc<dyn Tool>> = vec![
             Rc::new(bash::Bash),
             Rc::new(bash::BashOutput),
             Rc::new(bash::KillShell),
@@ -238,12 +248,15 @@ impl Registry {
             Rc::new(edit::Edit),
             Rc::new(glob::Glob),
             Rc::new(grep::Grep),
-            Rc::new(todo::TodoWrite),
-            Rc::new(agent::AgentTool),
-            Rc::new(ask::AskUserQuestion),
-            Rc::new(ask::ExitPlanMode),
-            Rc::new(skill::Skill),
-        ])
+        ];
+        #[cfg(feature = "web")]
+        tools.push(Rc::new(web::WebFetch));
+        tools.push(Rc::new(todo::TodoWrite));
+        tools.push(Rc::new(agent::AgentTool));
+        tools.push(Rc::new(ask::AskUserQuestion));
+        tools.push(Rc::new(ask::ExitPlanMode));
+        tools.push(Rc::new(skill::Skill));
+        Registry::new(tools)
     }
 
     /// A coordinator's tools: it delegates, it does not work itself.
@@ -264,7 +277,26 @@ impl Registry {
             compact: false,
             dynamic: None,
             hidden: Vec::new(),
+            server: Vec::new(),
         }
+    }
+
+    /// Offers a tool the provider runs (nothing here runs it): its
+    /// definition goes into the request as it is, its calls and results
+    /// come back as content blocks kept as they are.
+    pub fn add_server_tool(&mut self, name: &str, definition: Value) {
+        self.server.retain(|(n, _)| n != name);
+        self.server.push((name.to_string(), definition));
+    }
+
+    /// The provider-run tools offered, for sub-agents to offer too.
+    pub fn server_tools(&self) -> Vec<(String, Value)> {
+        self.server.clone()
+    }
+
+    /// A tool of this name is offered (run here or by the provider).
+    pub fn has(&self, name: &str) -> bool {
+        self.server.iter().any(|(n, _)| n == name) || self.get(name).is_some()
     }
 
     /// Adds a changing catalog; `hidden` names are never offered.
@@ -325,6 +357,7 @@ impl Registry {
             .iter()
             .map(|t| t.name().to_string())
             .chain(self.dynamic_tools().iter().map(|t| t.name().to_string()))
+            .chain(self.server.iter().map(|(n, _)| n.clone()))
             .collect()
     }
 
@@ -338,6 +371,7 @@ impl Registry {
                 self.schemas.push(schema);
             }
         }
+        self.server.retain(|(n, _)| keep(n.as_str()));
     }
 
     /// The `tools` array of a request.
@@ -363,6 +397,7 @@ impl Registry {
                     }
                 }
             })
+            .chain(self.server.iter().map(|(_, d)| d.clone()))
             .collect()
     }
 }
@@ -441,7 +476,7 @@ mod tests {
     #[test]
     fn retain_keeps_schemas_paired() {
         let mut reg = Registry::builtin();
-        reg.retain(|n| n != "Bash" && n != "Write");
+        reg.retain(|n| n != "Bash" && n != "Write" && n != "WebFetch");
         assert_eq!(
             reg.names(),
             [

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod lab;
+pub mod pages;
 pub mod standin;
 
 use std::path::{Path, PathBuf};

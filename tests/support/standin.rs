@@ -697,3 +697,97 @@ pub fn tools_reply(calls: &[(&str, &str, &str)]) -> Reply {
     steps.extend(message_end("tool_use", 40));
     Reply::Stream(steps)
 }
+
+// ------------------------------------------------------- server tools
+
+/// The Messages API's own web search, as it streams: a `server_tool_use`
+/// block (`input` empty at the start, the query in `input_json_delta`
+/// pieces), then a `web_search_tool_result` block that arrives whole in
+/// its `content_block_start`. Results are (url, title); each gets an
+/// `encrypted_content` and a `page_age` as the API sends them.
+pub fn web_search_blocks(
+    index: usize,
+    id: &str,
+    query: &str,
+    results: &[(&str, &str)],
+) -> Vec<Step> {
+    let mut steps = vec![ev(
+        "content_block_start",
+        format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"server_tool_use","id":"{id}","name":"web_search","input":{{}}}}}}"#
+        ),
+    )];
+    let input = format!(r#"{{"query": "{}"}}"#, esc(query));
+    let mid = input.len() / 2;
+    steps.push(json_delta(index, &input[..mid]));
+    steps.push(json_delta(index, &input[mid..]));
+    steps.push(block_stop(index));
+    steps.push(ev(
+        "content_block_start",
+        format!(
+            r#"{{"type":"content_block_start","index":{},"content_block":{{"type":"web_search_tool_result","tool_use_id":"{id}","content":[{}]}}}}"#,
+            index + 1,
+            web_search_results(results)
+        ),
+    ));
+    steps.push(block_stop(index + 1));
+    steps
+}
+
+/// The `content` array of a `web_search_tool_result`, as JSON.
+pub fn web_search_results(results: &[(&str, &str)]) -> String {
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, (url, title))| {
+            format!(
+                r#"{{"type":"web_search_result","title":"{}","url":"{}","encrypted_content":"EqgfCioIARgBIiQ3YTAwMjY1Mi1jZjRiLTQ{i}","page_age":"April 30, 2025"}}"#,
+                esc(title),
+                esc(url)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A text block citing a search result, with a `citations_delta`.
+pub fn cited_text_block(index: usize, text: &str, url: &str, title: &str) -> Vec<Step> {
+    vec![
+        ev(
+            "content_block_start",
+            format!(
+                r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"text","text":""}}}}"#
+            ),
+        ),
+        ev(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"citations_delta","citation":{{"type":"web_search_result_location","cited_text":"{}","url":"{}","title":"{}","encrypted_index":"Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm"}}}}}}"#,
+                esc(text),
+                esc(url),
+                esc(title)
+            ),
+        ),
+        ev(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":"{}"}}}}"#,
+                esc(text)
+            ),
+        ),
+        block_stop(index),
+    ]
+}
+
+/// The end of a message that used the server's search `searches` times.
+pub fn message_end_with_searches(stop_reason: &str, searches: u32) -> Vec<Step> {
+    vec![
+        ev(
+            "message_delta",
+            format!(
+                r#"{{"type":"message_delta","delta":{{"stop_reason":"{stop_reason}","stop_sequence":null}},"usage":{{"output_tokens":60,"server_tool_use":{{"web_search_requests":{searches}}}}}}}"#
+            ),
+        ),
+        ev("message_stop", r#"{"type":"message_stop"}"#.to_string()),
+    ]
+}

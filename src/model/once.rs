@@ -1,0 +1,87 @@
+//! One request, one text answer: for side questions a tool asks the model
+//! (WebFetch's question about a page), outside the conversation. No tools
+//! are offered and none run; any the model asks for are ignored. No
+//! retries: the caller has a fallback for a failed side question.
+
+use super::client::Client;
+use super::request::RequestParts;
+use super::sse::{Flow, SseParser};
+use super::stream::{Assembler, Block, StreamError, Update, Usage};
+use super::{ApiError, Provider};
+
+/// The model's answer to a side question.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub text: String,
+    pub usage: Usage,
+    pub stop_reason: Option<String>,
+}
+
+/// The request in the wire format of `provider`.
+pub fn encode(provider: Provider, parts: &RequestParts<'_>) -> String {
+    match provider {
+        Provider::Anthropic => super::request::build(parts),
+        Provider::OpenAi => super::openai::build(parts),
+    }
+}
+
+/// Sends `parts` and gathers the text of the answer.
+pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answer, ApiError> {
+    let mut stream = client.open(encode(client.provider(), parts)).await?;
+    let mut parser = SseParser::default();
+    let mut translator =
+        (client.provider() == Provider::OpenAi).then(super::openai::Translator::default);
+    let mut asm = Assembler::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    while !asm.is_done() {
+        let n = stream.next_chunk(&mut buf).await?;
+        if n == 0 {
+            return Err(ApiError::Stream(
+                "the response ended before message_stop".into(),
+            ));
+        }
+        let mut failure: Option<ApiError> = None;
+        let mut handle = |event: &str, data: &str| -> Flow {
+            match asm.feed(event, data) {
+                Ok(Update::MessageDone) => Flow::Stop,
+                Ok(_) => Flow::Continue,
+                Err(StreamError::Api { kind, message }) => {
+                    failure = Some(ApiError::InStream { kind, message });
+                    Flow::Stop
+                }
+                Err(StreamError::Protocol(m)) => {
+                    failure = Some(ApiError::Stream(m));
+                    Flow::Stop
+                }
+            }
+        };
+        parser
+            .feed(&buf[..n], &mut |ev| match translator.as_mut() {
+                None => handle(ev.event, ev.data),
+                Some(t) => {
+                    for (event, data) in t.translate(ev.data) {
+                        if handle(event, &data) == Flow::Stop {
+                            return Flow::Stop;
+                        }
+                    }
+                    Flow::Continue
+                }
+            })
+            .map_err(|e| ApiError::Stream(e.to_string()))?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    let text: Vec<&str> = asm
+        .blocks()
+        .filter_map(|b| match b {
+            Block::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok(Answer {
+        text: text.join("\n"),
+        usage: asm.usage,
+        stop_reason: asm.stop_reason.clone(),
+    })
+}
