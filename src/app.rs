@@ -28,6 +28,8 @@ use crate::tools::{Registry, ToolContext};
 mod doctor;
 mod lines;
 mod subcommands;
+#[cfg(feature = "web")]
+mod web;
 pub use doctor::doctor;
 pub use subcommands::{config_permissions, mcp_list, rewind, sessions};
 #[cfg(feature = "mcp")]
@@ -223,7 +225,7 @@ pub async fn run(ex: &'static LocalExecutor<'static>, mut args: Args) -> i32 {
     let compact = context_window <= COMPACT_WINDOW;
     registry.set_compact(compact);
     #[cfg(feature = "web")]
-    let web = web_access(&rt, &client, context_window);
+    let web = web::access(&rt, &client, context_window);
     // A small window gets a budget for memory files and tool results, so
     // one big file cannot take the whole context.
     let memory_budget = context_window as usize * 4 / 8;
@@ -648,46 +650,6 @@ async fn resolve_window(rt: &config::Runtime, client: &Client) -> u64 {
         }
     }
     known.unwrap_or(DEFAULT_CONTEXT_WINDOW)
-}
-
-/// WebFetch's agents (the model client's CA roots and proxy) and the
-/// small model a prompt about a page goes to: ANTHROPIC_SMALL_FAST_MODEL
-/// when set, Haiku on Anthropic's own API, else the session's model.
-#[cfg(feature = "web")]
-fn web_access(
-    rt: &config::Runtime,
-    client: &Client,
-    window: u64,
-) -> Option<Rc<crate::tools::web::Web>> {
-    let http = crate::model::client::http_config(rt.client.extra_ca_pem.as_deref()).ok()?;
-    let small = rt.small_model.clone().unwrap_or_else(|| {
-        if rt.client.base_url == config::DEFAULT_BASE_URL
-            && rt.client.provider == crate::model::Provider::Anthropic
-        {
-            config::DEFAULT_SMALL_MODEL.to_string()
-        } else {
-            rt.model.clone()
-        }
-    });
-    let small_window = if small == rt.model {
-        window
-    } else {
-        crate::context::known_window(&small).unwrap_or(window)
-    };
-    let limits = crate::tools::web::Limits {
-        bytes: rt.web_max_bytes,
-        timeout: rt.web_timeout,
-        ..Default::default()
-    };
-    Some(Rc::new(crate::tools::web::Web::new(
-        http.build(),
-        limits,
-        Some(crate::tools::web::Asker {
-            client: client.clone(),
-            model: small,
-            window: small_window,
-        }),
-    )))
 }
 
 /// Loopback, private-network and `.local` hosts.

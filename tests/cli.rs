@@ -71,6 +71,7 @@ fn text_answer_in_all_three_formats() {
             "Edit",
             "Glob",
             "Grep",
+            "WebFetch",
             "TodoWrite",
             "Agent",
             "AskUserQuestion",

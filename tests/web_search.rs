@@ -255,11 +255,11 @@ fn offered_only_where_the_provider_searches_and_rules_allow() {
     // Allowed and blocked lists: the API takes one, so allowed less blocked.
     let (tool, _) = first_tools(&[
         "--settings",
-        r#"{"webSearch":{"enabled":true,"allowedDomains":["docs.rs","evil.docs.rs","crates.io"],"blockedDomains":["docs.rs"]}}"#,
+        r#"{"webSearch":{"enabled":true,"allowedDomains":["docs.rs","evil.docs.rs","rust-lang.org"],"blockedDomains":["docs.rs"]}}"#,
     ]);
     assert_eq!(
         tool.unwrap().get("allowed_domains").unwrap().to_json(),
-        r#"["crates.io"]"#
+        r#"["rust-lang.org"]"#
     );
     let (tool, _) = first_tools(&[
         "--settings",

@@ -148,7 +148,7 @@ impl Permit {
     }
 
     /// A permit for unit tests of WebFetch against servers on loopback.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "web"))]
     pub(crate) fn for_tests_reaching_local() -> Permit {
         Permit {
             reach_local: true,

@@ -333,25 +333,23 @@ impl Writer<'_> {
             self.raw(text);
             return;
         }
+        // Runs of whitespace become one space; a leading one only where
+        // it separates this text from what came before on the line.
         let mut collapsed = String::with_capacity(text.len());
         let mut space = false;
+        let line_start = self.at_line_start();
         for c in text.chars() {
             if c.is_whitespace() {
                 space = true;
-            } else {
-                if space && !collapsed.is_empty() {
-                    collapsed.push(' ');
-                }
-                if space && collapsed.is_empty() && !self.at_line_start() {
-                    collapsed.push(' ');
-                }
-                space = false;
-                collapsed.push(c);
+                continue;
             }
+            if space && (!collapsed.is_empty() || !line_start) {
+                collapsed.push(' ');
+            }
+            space = false;
+            collapsed.push(c);
         }
-        if space && !collapsed.is_empty() {
-            collapsed.push(' ');
-        } else if space && collapsed.is_empty() && !self.at_line_start() {
+        if space && (!collapsed.is_empty() || !line_start) {
             collapsed.push(' ');
         }
         if collapsed.is_empty() {
