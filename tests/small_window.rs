@@ -69,6 +69,25 @@ fn a_4k_window_gets_a_compact_request_and_200k_the_full_one() {
     let max_tokens = |r: &standin::Request| body(r).get("max_tokens").and_then(Value::as_i64);
     assert_eq!(max_tokens(compact), Some(1024));
     assert_eq!(max_tokens(full), Some(32_000));
+
+    // With the provider's web search offered too, as on Anthropic's API.
+    let searching = StandIn::start(vec![standin::text_reply("hello")]);
+    searching.set_n_ctx(4096);
+    let out = run(tern(&searching.url, &dir).args([
+        "-p",
+        "Say hello",
+        "--settings",
+        r#"{"webSearch":{"enabled":true}}"#,
+    ]));
+    assert_ok(&out);
+    let with_search = &searching.requests()[0];
+    let tokens = with_search.body_len / 4;
+    println!(
+        "first request, core tools and web search: 4k window {} bytes (~{tokens} tokens)",
+        with_search.body_len
+    );
+    assert!(with_search.body.contains("web_search_20250305"));
+    assert!(tokens <= 2_500, "a 4k-window request of ~{tokens} tokens");
 }
 
 #[test]
