@@ -22,7 +22,7 @@ use crate::config::settings::HookEntry;
 use crate::json::{self, Map, Value};
 
 /// What the hooks of one event said, combined.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default, Clone)]
 pub struct Verdict {
     /// Exit 2 or `decision: "block"`: the reason, for the model.
     pub block: Option<String>,
@@ -34,8 +34,9 @@ pub struct Verdict {
     pub context: Vec<String>,
     /// `continue: false`: stop the session, with this reason.
     pub stop: Option<String>,
-    /// Messages for the user (non-blocking errors, `systemMessage`).
-    pub notices: Vec<String>,
+    /// Messages for the user (non-blocking errors, `systemMessage`), in
+    /// the order the hooks gave them.
+    pub notices: Vec<Notice>,
     /// PermissionRequest's `decision`: answered in place of a person.
     pub request: Option<RequestDecision>,
 }
@@ -50,6 +51,92 @@ pub struct RequestDecision {
     pub message: Option<String>,
     /// With a deny: stop the turn too.
     pub interrupt: bool,
+}
+
+/// One thing a hook tells the user.
+#[derive(Debug, Clone)]
+pub enum Notice {
+    /// Its `systemMessage`.
+    Said(String),
+    /// It failed without blocking anything.
+    Failed(HookError),
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::Said(m) => f.write_str(m),
+            Notice::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// How a hook failed (a non-blocking error: the session goes on): the
+/// hooks' error. `Display` is the line the user reads.
+#[derive(Debug, Clone)]
+pub enum HookError {
+    /// Its command could not be started.
+    NotStarted {
+        event: String,
+        hook: String,
+        source: std::sync::Arc<std::io::Error>,
+    },
+    /// It ran past its timeout and was killed.
+    TimedOut {
+        event: String,
+        hook: String,
+        secs: u64,
+    },
+    /// It exited with a status other than 0 and 2 (`None`: a signal), or
+    /// an SDK callback answered with an error (its words as `stderr`).
+    Failed {
+        event: String,
+        hook: String,
+        status: Option<i32>,
+        stderr: String,
+    },
+    /// Its output starts with `{` but is not JSON.
+    InvalidJson { event: String, hook: String },
+}
+
+impl std::fmt::Display for HookError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookError::NotStarted {
+                event,
+                hook,
+                source,
+            } => write!(f, "{event} hook `{hook}` could not start: {source}"),
+            HookError::TimedOut { event, hook, secs } => {
+                write!(f, "{event} hook `{hook}` timed out after {secs} s")
+            }
+            HookError::Failed {
+                event,
+                hook,
+                status,
+                stderr,
+            } => {
+                let code = status.map_or("a signal".to_string(), |c| format!("status {c}"));
+                write!(
+                    f,
+                    "{event} hook `{hook}` failed with {code}: {}",
+                    stderr.trim()
+                )
+            }
+            HookError::InvalidJson { event, hook } => {
+                write!(f, "{event} hook `{hook}` printed invalid JSON")
+            }
+        }
+    }
+}
+
+impl std::error::Error for HookError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HookError::NotStarted { source, .. } => Some(source.as_ref()),
+            _ => None,
+        }
+    }
 }
 
 /// Session facts every hook receives.
@@ -235,7 +322,7 @@ struct Ran {
     stdout: String,
     stderr: String,
     timed_out: bool,
-    spawn_error: Option<String>,
+    spawn_error: Option<std::io::Error>,
 }
 
 async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str, env: &crate::config::ChildEnv) -> Ran {
@@ -253,7 +340,7 @@ async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str, env: &crate::config:
                 stdout: String::new(),
                 stderr: String::new(),
                 timed_out: false,
-                spawn_error: Some(e.to_string()),
+                spawn_error: Some(e),
             };
         }
     };
@@ -302,16 +389,21 @@ async fn run_one(entry: &HookEntry, stdin: &str, cwd: &str, env: &crate::config:
 
 fn interpret(event: &str, entry: &HookEntry, ran: Ran, v: &mut Verdict) {
     let name = &entry.command;
+    let failed = |e: HookError| Notice::Failed(e);
     if let Some(e) = ran.spawn_error {
-        v.notices
-            .push(format!("{event} hook `{name}` could not start: {e}"));
+        v.notices.push(failed(HookError::NotStarted {
+            event: event.to_string(),
+            hook: name.clone(),
+            source: std::sync::Arc::new(e),
+        }));
         return;
     }
     if ran.timed_out {
-        v.notices.push(format!(
-            "{event} hook `{name}` timed out after {} s",
-            entry.timeout_secs
-        ));
+        v.notices.push(failed(HookError::TimedOut {
+            event: event.to_string(),
+            hook: name.clone(),
+            secs: entry.timeout_secs,
+        }));
         return;
     }
     match ran.status {
@@ -325,12 +417,13 @@ fn interpret(event: &str, entry: &HookEntry, ran: Ran, v: &mut Verdict) {
             });
             return;
         }
-        other => {
-            let code = other.map_or("a signal".to_string(), |c| format!("status {c}"));
-            v.notices.push(format!(
-                "{event} hook `{name}` failed with {code}: {}",
-                ran.stderr.trim()
-            ));
+        status => {
+            v.notices.push(failed(HookError::Failed {
+                event: event.to_string(),
+                hook: name.clone(),
+                status,
+                stderr: ran.stderr,
+            }));
             return;
         }
     }
@@ -343,8 +436,10 @@ fn interpret(event: &str, entry: &HookEntry, ran: Ran, v: &mut Verdict) {
         return;
     }
     let Ok(j) = json::parse(out) else {
-        v.notices
-            .push(format!("{event} hook `{name}` printed invalid JSON"));
+        v.notices.push(failed(HookError::InvalidJson {
+            event: event.to_string(),
+            hook: name.clone(),
+        }));
         return;
     };
     if j.get("continue").and_then(Value::as_bool) == Some(false) {
@@ -355,7 +450,7 @@ fn interpret(event: &str, entry: &HookEntry, ran: Ran, v: &mut Verdict) {
         );
     }
     if let Some(m) = j.str_field("systemMessage") {
-        v.notices.push(m.to_string());
+        v.notices.push(Notice::Said(m.to_string()));
     }
     if j.str_field("decision") == Some("block") {
         v.block = Some(
@@ -478,8 +573,8 @@ mod tests {
         let v = smol::block_on(h.run("PreToolUse", "Bash", fields));
         assert_eq!(v.block.as_deref(), Some("no rm here"));
         assert_eq!(v.context, ["ctx from hook"]);
-        assert!(v.notices.iter().any(|n| n == "hi"));
-        assert!(v.notices.iter().any(|n| n.contains("status 7")));
+        assert!(v.notices.iter().any(|n| n.to_string() == "hi"));
+        assert!(v.notices.iter().any(|n| n.to_string().contains("status 7")));
     }
 
     #[test]
@@ -505,7 +600,10 @@ mod tests {
         e.timeout_secs = 1;
         let began = std::time::Instant::now();
         let v = smol::block_on(hooks(vec![e]).run("Stop", "", Map::new()));
-        assert!(v.notices[0].contains("timed out after 1 s"), "{v:?}");
+        assert!(
+            v.notices[0].to_string().contains("timed out after 1 s"),
+            "{v:?}"
+        );
         assert!(began.elapsed() < Duration::from_secs(10));
     }
 }

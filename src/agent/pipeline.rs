@@ -542,7 +542,7 @@ impl Pipeline {
     }
 
     /// What hooks had to say.
-    pub fn report(&self, notices: &[String]) {
+    pub fn report(&self, notices: &[super::hooks::Notice]) {
         for n in notices {
             self.reports
                 .push(Report::notice(Level::Warning, format!("hook: {n}")));

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use super::error::ConfigProblem;
 use crate::json::{self, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +34,7 @@ pub enum Transport {
 pub struct ServerConfig {
     pub name: String,
     /// The transport, or why this entry cannot be used.
-    pub transport: Result<Transport, String>,
+    pub transport: Result<Transport, ConfigProblem>,
     /// Where it was defined.
     pub source: String,
     /// Defined by the repository: needs the user's approval to start.
@@ -116,7 +117,10 @@ pub fn load(
     (out, warnings)
 }
 
-fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, String> {
+fn transport(
+    entry: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Transport, ConfigProblem> {
     let kind = entry
         .str_field("type")
         .unwrap_or(if entry.get("url").is_some() {
@@ -124,7 +128,7 @@ fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Tran
         } else {
             "stdio"
         });
-    let strings = |key: &str| -> Result<Vec<String>, String> {
+    let strings = |key: &str| -> Result<Vec<String>, ConfigProblem> {
         entry
             .get(key)
             .and_then(Value::as_array)
@@ -133,7 +137,7 @@ fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Tran
             .map(|v| expand(v.as_str().unwrap_or_default(), env))
             .collect()
     };
-    let pairs = |key: &str| -> Result<Vec<(String, String)>, String> {
+    let pairs = |key: &str| -> Result<Vec<(String, String)>, ConfigProblem> {
         entry
             .get(key)
             .and_then(Value::as_object)
@@ -144,9 +148,7 @@ fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Tran
     };
     match kind {
         "stdio" => {
-            let command = entry
-                .str_field("command")
-                .ok_or("a stdio server needs a \"command\"")?;
+            let command = entry.str_field("command").ok_or(ConfigProblem::NoCommand)?;
             Ok(Transport::Stdio {
                 command: expand(command, env)?,
                 args: strings("args")?,
@@ -154,14 +156,9 @@ fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Tran
             })
         }
         "http" | "streamable-http" | "streamableHttp" => {
-            let url = expand(
-                entry
-                    .str_field("url")
-                    .ok_or("an http server needs a \"url\"")?,
-                env,
-            )?;
+            let url = expand(entry.str_field("url").ok_or(ConfigProblem::NoUrl)?, env)?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("\"{url}\" is not an http(s) URL"));
+                return Err(ConfigProblem::NotHttp(url));
             }
             Ok(Transport::Http {
                 url,
@@ -169,16 +166,13 @@ fn transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Tran
             })
         }
         "sdk" => Ok(Transport::Sdk),
-        "sse" => Err(
-            "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint"
-                .into(),
-        ),
-        other => Err(format!("unknown transport type \"{other}\"")),
+        "sse" => Err(ConfigProblem::Sse),
+        other => Err(ConfigProblem::UnknownType(other.to_string())),
     }
 }
 
 /// `${VAR}` and `${VAR:-default}`.
-pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ConfigProblem> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -186,7 +180,7 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
         let after = &rest[start + 2..];
         let end = after
             .find('}')
-            .ok_or_else(|| format!("unclosed ${{ in \"{text}\""))?;
+            .ok_or_else(|| ConfigProblem::Unclosed(text.to_string()))?;
         let inner = &after[..end];
         let (name, default) = match inner.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
@@ -195,7 +189,7 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
         match (env(name).filter(|v| !v.is_empty()), default) {
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
-            (None, None) => return Err(format!("${{{name}}} is not set")),
+            (None, None) => return Err(ConfigProblem::Unset(name.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -215,6 +209,7 @@ mod tests {
         assert!(
             expand("${NOPE}", &env)
                 .unwrap_err()
+                .to_string()
                 .contains("${NOPE} is not set")
         );
         assert!(expand("${broken", &env).is_err());
@@ -251,6 +246,7 @@ mod tests {
                 .transport
                 .as_ref()
                 .unwrap_err()
+                .to_string()
                 .contains("legacy SSE")
         );
         let (strict, _) = load(&dir, &[], &cli, true, &env, &|_| false);

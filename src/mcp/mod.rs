@@ -13,6 +13,7 @@
 //! its own), be reconnected, and be switched off and on again.
 
 pub mod config;
+mod error;
 mod rpc;
 pub mod sdk;
 mod tool;
@@ -28,6 +29,7 @@ use crate::json::Value;
 use crate::obj;
 use crate::tools::{Tool, ToolSource};
 use config::ServerConfig;
+pub use error::McpError;
 use rpc::Connection;
 
 /// Protocol versions tern speaks, newest first.
@@ -90,17 +92,17 @@ impl Server {
         self.tools.borrow().len()
     }
 
-    fn connection(&self) -> Result<Rc<Connection>, String> {
+    fn connection(&self) -> Result<Rc<Connection>, McpError> {
         if let Status::Failed(reason) = self.status() {
-            return Err(format!(
-                "the MCP server {} is not available: {reason}",
-                self.name
-            ));
+            return Err(McpError::Unavailable {
+                server: self.name.clone(),
+                reason,
+            });
         }
         self.conn
             .borrow()
             .clone()
-            .ok_or_else(|| format!("the MCP server {} is still starting", self.name))
+            .ok_or_else(|| McpError::Starting(self.name.clone()))
     }
 }
 
@@ -148,7 +150,7 @@ impl ToolSource for Hub {
                 let fetched = fetch_tools(&server, &conn, server.with_resources.get())
                     .or(async {
                         smol::Timer::after(server.tool_timeout).await;
-                        Err("no answer to tools/list".to_string())
+                        Err(McpError::NoAnswer("tools/list".to_string()))
                     })
                     .await;
                 match fetched {
@@ -230,11 +232,6 @@ impl Hub {
             .cloned()
     }
 
-    /// Sets the channel that SDK servers are reached through.
-    pub fn set_carrier(&self, carrier: Rc<dyn sdk::Carrier>) {
-        *self.carrier.borrow_mut() = Some(carrier);
-    }
-
     /// Starts these servers in the background; one with the name of a
     /// server already there replaces it.
     pub fn add(&self, configs: Vec<ServerConfig>) {
@@ -278,15 +275,12 @@ impl Hub {
         self.ex
             .spawn(async move {
                 let result = match server.config.transport.clone() {
-                    Err(e) => Err(e),
+                    Err(e) => Err(McpError::Config(e)),
                     Ok(transport) => {
                         let attempt = connect(ex, &server, &transport, &cwd, carrier, &env);
                         let limit = async {
                             smol::Timer::after(timeout).await;
-                            Err(format!(
-                                "no answer within {} s (MCP_TIMEOUT)",
-                                timeout.as_secs_f64()
-                            ))
+                            Err(McpError::StartTimeout(timeout))
                         };
                         attempt.or(limit).await
                     }
@@ -297,8 +291,8 @@ impl Hub {
                     if let Some(c) = conn {
                         c.shutdown(Duration::from_millis(500)).await;
                     }
-                } else if let Err(reason) = result {
-                    *server.status.borrow_mut() = Status::Failed(reason);
+                } else if let Err(e) = result {
+                    *server.status.borrow_mut() = Status::Failed(e.to_string());
                     let conn = server.conn.borrow_mut().take();
                     if let Some(c) = conn {
                         c.shutdown(Duration::from_millis(500)).await;
@@ -350,7 +344,7 @@ impl Hub {
     }
 
     /// `mcp_reconnect`: closes the server's connection and starts it again.
-    pub fn reconnect(&self, name: &str) -> Result<(), String> {
+    pub fn reconnect(&self, name: &str) -> Result<(), McpError> {
         let server = self.server(name).ok_or_else(|| self.unknown(name))?;
         held_for_approval(&server)?;
         self.stop(&server);
@@ -360,7 +354,7 @@ impl Hub {
 
     /// `mcp_toggle`: off closes the server and hides its tools; on starts
     /// it again.
-    pub fn toggle(&self, name: &str, enabled: bool) -> Result<(), String> {
+    pub fn toggle(&self, name: &str, enabled: bool) -> Result<(), McpError> {
         let server = self.server(name).ok_or_else(|| self.unknown(name))?;
         held_for_approval(&server)?;
         if enabled {
@@ -374,21 +368,16 @@ impl Hub {
         Ok(())
     }
 
-    fn unknown(&self, name: &str) -> String {
-        let names: Vec<String> = self
-            .servers
-            .borrow()
-            .iter()
-            .map(|s| s.name.clone())
-            .collect();
-        format!(
-            "no MCP server named '{name}' (configured: {})",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        )
+    fn unknown(&self, name: &str) -> McpError {
+        McpError::Unknown {
+            name: name.to_string(),
+            configured: self
+                .servers
+                .borrow()
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
+        }
     }
 
     /// For `system/init`: `[{name, status, source}]` (and the reason of a failure).
@@ -482,9 +471,9 @@ pub const APPROVAL_HINT: &str = "defined by the project and not approved: add it
 enabledMcpjsonServers (or set enableAllProjectMcpServers) in your user settings or --settings";
 
 /// A controller cannot start what the user has not approved.
-fn held_for_approval(server: &Server) -> Result<(), String> {
+fn held_for_approval(server: &Server) -> Result<(), McpError> {
     if server.status() == Status::NeedsApproval {
-        return Err(format!("the MCP server {} is {APPROVAL_HINT}", server.name));
+        return Err(McpError::NeedsApproval(server.name.clone()));
     }
     Ok(())
 }
@@ -520,7 +509,7 @@ async fn connect(
     cwd: &std::path::Path,
     carrier: Option<Rc<dyn sdk::Carrier>>,
     env: &crate::config::ChildEnv,
-) -> Result<(), String> {
+) -> Result<(), McpError> {
     let conn = Connection::open(ex, transport, cwd, &server.name, carrier, env)?;
     *server.conn.borrow_mut() = Some(Rc::clone(&conn));
     let init = conn
@@ -533,16 +522,19 @@ async fn connect(
             },
         )
         .await
-        .map_err(|e| format!("initialize failed: {e}"))?;
+        .map_err(|e| McpError::Step {
+            step: "initialize",
+            source: Box::new(e),
+        })?;
     let version = init
         .str_field("protocolVersion")
         .unwrap_or_default()
         .to_string();
     if !VERSIONS.contains(&version.as_str()) {
-        return Err(format!(
-            "the server speaks MCP {version}; tern speaks {}",
-            VERSIONS.join(", ")
-        ));
+        return Err(McpError::Version {
+            theirs: version,
+            ours: VERSIONS.join(", "),
+        });
     }
     conn.set_protocol(&version);
     *server.server_info.borrow_mut() = init.get("serverInfo").cloned();
@@ -569,7 +561,7 @@ async fn fetch_tools(
     server: &Rc<Server>,
     conn: &Rc<Connection>,
     with_resources: bool,
-) -> Result<Vec<Rc<dyn Tool>>, String> {
+) -> Result<Vec<Rc<dyn Tool>>, McpError> {
     let mut out: Vec<Rc<dyn Tool>> = Vec::new();
     let mut listing = Vec::new();
     let mut cursor: Option<String> = None;
@@ -582,7 +574,10 @@ async fn fetch_tools(
         let page = conn
             .request("tools/list", params)
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| McpError::Step {
+                step: "tools/list",
+                source: Box::new(e),
+            })?;
         for t in page
             .get("tools")
             .and_then(Value::as_array)

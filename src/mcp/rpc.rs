@@ -17,10 +17,11 @@ use smol::LocalExecutor;
 use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::config::Transport;
+use super::error::McpError;
 use crate::json::{self, Value};
 use crate::obj;
 
-type Reply = Result<Value, String>;
+type Reply = Result<Value, McpError>;
 type Notify = Box<dyn Fn(&str, &Value)>;
 
 enum Link {
@@ -62,13 +63,10 @@ impl Connection {
         name: &str,
         carrier: Option<Rc<dyn super::sdk::Carrier>>,
         inherited: &crate::config::ChildEnv,
-    ) -> Result<Rc<Connection>, String> {
+    ) -> Result<Rc<Connection>, McpError> {
         match transport {
             Transport::Sdk => {
-                let carrier = carrier.ok_or(
-                    "an SDK server lives inside the SDK application and needs its control channel \
-                     (--input-format stream-json); this session has none",
-                )?;
+                let carrier = carrier.ok_or(McpError::NoControlChannel)?;
                 Ok(Rc::new(Connection {
                     link: Link::Sdk {
                         carrier,
@@ -88,14 +86,16 @@ impl Connection {
                 // what its configuration asked for.
                 inherited.apply(&mut cmd);
                 cmd.envs(env.iter().map(|(k, v)| (k, v)));
-                let mut child = crate::sys::spawn_server(cmd)
-                    .map_err(|e| format!("cannot start {command}: {e}"))?;
+                let mut child = crate::sys::spawn_server(cmd).map_err(|e| McpError::Spawn {
+                    command: command.clone(),
+                    source: std::sync::Arc::new(e),
+                })?;
                 let pgid = child.id();
                 crate::sys::register_child_group(pgid);
                 let (Some(stdin), Some(stdout), Some(stderr)) =
                     (child.stdin.take(), child.stdout.take(), child.stderr.take())
                 else {
-                    return Err("cannot talk to the server's standard streams".into());
+                    return Err(McpError::NoStdio);
                 };
                 let conn = Rc::new(Connection {
                     link: Link::Stdio {
@@ -205,7 +205,7 @@ impl Connection {
             *self.closed.borrow_mut() = Some(reason.clone());
         }
         for (_, tx) in self.pending.borrow_mut().drain() {
-            let _ = tx.try_send(Err(reason.clone()));
+            let _ = tx.try_send(Err(McpError::Gone(reason.clone())));
         }
     }
 
@@ -217,11 +217,10 @@ impl Connection {
                     return;
                 };
                 let reply = match msg.get("error") {
-                    Some(e) => Err(format!(
-                        "{} (code {})",
-                        e.str_field("message").unwrap_or("error"),
-                        e.get("code").and_then(Value::as_i64).unwrap_or(0)
-                    )),
+                    Some(e) => Err(McpError::Rpc {
+                        code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
+                        message: e.str_field("message").unwrap_or("error").to_string(),
+                    }),
                     None => Ok(msg.get("result").cloned().unwrap_or_default()),
                 };
                 let _ = tx.try_send(reply);
@@ -252,9 +251,9 @@ impl Connection {
         }
     }
 
-    async fn send_raw(&self, msg: &Value) -> Result<(), String> {
+    async fn send_raw(&self, msg: &Value) -> Result<(), McpError> {
         if let Some(reason) = self.closed.borrow().clone() {
-            return Err(reason);
+            return Err(McpError::Gone(reason));
         }
         match &self.link {
             Link::Stdio { stdin, .. } => {
@@ -262,11 +261,13 @@ impl Connection {
                 text.push('\n');
                 let taken = stdin.borrow_mut().take();
                 let Some(mut w) = taken else {
-                    return Err("the server's input is closed".into());
+                    return Err(McpError::InputClosed);
                 };
                 let written = w.write_all(text.as_bytes()).await.and(w.flush().await);
                 *stdin.borrow_mut() = Some(w);
-                written.map_err(|e| self.death(&format!("writing to the server failed: {e}")))
+                written.map_err(|e| {
+                    McpError::Gone(self.death(&format!("writing to the server failed: {e}")))
+                })
             }
             Link::Http { .. } => {
                 for m in self.post(msg).await? {
@@ -276,7 +277,10 @@ impl Connection {
             }
             Link::Sdk { carrier, server } => {
                 let request = super::sdk::is_request(msg);
-                let answer = carrier.carry(server, msg.clone()).await?;
+                let answer = carrier
+                    .carry(server, msg.clone())
+                    .await
+                    .map_err(McpError::Carrier)?;
                 // A notification's acknowledgement carries nothing.
                 if request {
                     Box::pin(self.dispatch(answer)).await;
@@ -287,7 +291,7 @@ impl Connection {
     }
 
     /// One POST; returns the messages that came back.
-    async fn post(&self, msg: &Value) -> Result<Vec<Value>, String> {
+    async fn post(&self, msg: &Value) -> Result<Vec<Value>, McpError> {
         let Link::Http {
             agent,
             url,
@@ -302,7 +306,7 @@ impl Connection {
         let (session_id, version) = (session.borrow().clone(), protocol.borrow().clone());
         let body = msg.to_json();
         let (new_session, messages) =
-            smol::unblock(move || -> Result<(Option<String>, Vec<Value>), String> {
+            smol::unblock(move || -> Result<(Option<String>, Vec<Value>), McpError> {
                 let mut req = agent
                     .post(&url)
                     .header("content-type", "application/json")
@@ -318,7 +322,10 @@ impl Connection {
                 }
                 let response = req
                     .send(body.as_bytes())
-                    .map_err(|e| format!("cannot reach {url}: {e}"))?;
+                    .map_err(|e| McpError::Unreachable {
+                        url: url.clone(),
+                        source: std::sync::Arc::new(e),
+                    })?;
                 let status = response.status().as_u16();
                 let header = |n: &str| {
                     response
@@ -338,10 +345,11 @@ impl Connection {
                     return Ok((new_session, Vec::new()));
                 }
                 if status != 200 {
-                    return Err(format!(
-                        "HTTP {status} from {url}: {}",
-                        text.chars().take(300).collect::<String>()
-                    ));
+                    return Err(McpError::Http {
+                        status,
+                        url,
+                        body: text.chars().take(300).collect(),
+                    });
                 }
                 let messages = if kind.starts_with("text/event-stream") {
                     let mut out = Vec::new();
@@ -363,7 +371,7 @@ impl Connection {
                     match json::parse(&text) {
                         Ok(Value::Array(batch)) => batch,
                         Ok(v) => vec![v],
-                        Err(e) => return Err(format!("the server's answer is not JSON ({e})")),
+                        Err(e) => return Err(McpError::NotJson(e)),
                     }
                 };
                 Ok((new_session, messages))
@@ -387,11 +395,10 @@ impl Connection {
         }
         match rx.recv().await {
             Ok(r) => r,
-            Err(_) => Err(self
-                .closed
-                .borrow()
-                .clone()
-                .unwrap_or_else(|| format!("no answer to {method}"))),
+            Err(_) => Err(match self.closed.borrow().clone() {
+                Some(reason) => McpError::Gone(reason),
+                None => McpError::NoAnswer(method.to_string()),
+            }),
         }
     }
 
@@ -405,7 +412,7 @@ impl Connection {
         self.pending.borrow_mut().remove(&id);
     }
 
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), String> {
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), McpError> {
         let msg = obj! { "jsonrpc" => "2.0", "method" => method, "params" => params };
         self.send_raw(&msg).await
     }

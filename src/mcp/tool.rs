@@ -159,7 +159,7 @@ impl Tool for McpTool {
             };
             let conn = match server.connection() {
                 Ok(c) => c,
-                Err(e) => return ToolOutput::error(e),
+                Err(e) => return ToolOutput::error(e.to_string()),
             };
             let (method, params) = match &self.op {
                 Op::Call(remote) => (
@@ -181,10 +181,7 @@ impl Tool for McpTool {
             };
             let limit = async {
                 smol::Timer::after(server.tool_timeout).await;
-                Some(Err(format!(
-                    "no answer within {} s (MCP_TOOL_TIMEOUT)",
-                    server.tool_timeout.as_secs()
-                )))
+                Some(Err(super::McpError::CallTimeout(server.tool_timeout)))
             };
             let answer = asked.or(interrupted).or(limit).await;
             let answer = match answer {

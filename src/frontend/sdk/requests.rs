@@ -440,8 +440,8 @@ fn mcp_change(
             .clone()
             .ok_or("this session has no MCP servers")?;
         match enabled {
-            None => hub.reconnect(name)?,
-            Some(on) => hub.toggle(name, on)?,
+            None => hub.reconnect(name).map_err(|e| e.to_string())?,
+            Some(on) => hub.toggle(name, on).map_err(|e| e.to_string())?,
         }
         Ok(hub)
     })();
