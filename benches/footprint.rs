@@ -396,7 +396,10 @@ fn sandbox_overhead(bin: &str) {
         };
         p.namespaces = mounts;
         let t = Instant::now();
-        let prepared = p.prepare("/bin/bash", "true", &dir).expect("prepare");
+        let env: Vec<_> = std::env::vars_os().collect();
+        let prepared = p
+            .prepare_in("/bin/bash", "true", &dir, &env)
+            .expect("prepare");
         if std::env::var_os("TERN_BENCH_EXEC").is_some() {
             let (mut cmd, mut end, finish) = prepared
                 .command(std::path::Path::new(bin))

@@ -70,27 +70,28 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     // Before any command runs: what later launches the sandbox is this
     // very file, whatever a command does to its path.
     sandbox::remember_launcher();
+    use app::exit::Exit;
     match cli::parse(args) {
         Ok(cli::Command::Version) => {
             println!("{} (tern)", env!("CARGO_PKG_VERSION"));
-            0
+            Exit::Success.code()
         }
         Ok(cli::Command::Help) => {
             print!("{}", cli::HELP);
-            0
+            Exit::Success.code()
         }
-        Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args),
-        Ok(cli::Command::Sessions) => app::sessions(),
-        Ok(cli::Command::McpList(args)) => app::mcp_list(args),
-        Ok(cli::Command::Doctor(args)) => app::doctor(args),
+        Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args).code(),
+        Ok(cli::Command::Sessions) => app::sessions().code(),
+        Ok(cli::Command::McpList(args)) => app::mcp_list(args).code(),
+        Ok(cli::Command::Doctor(args)) => app::doctor(args).code(),
         Ok(cli::Command::Rewind {
             session,
             to,
             dry_run,
-        }) => app::rewind(&session, to.as_deref(), dry_run),
+        }) => app::rewind(&session, to.as_deref(), dry_run).code(),
         Ok(cli::Command::SandboxStatus) => {
             print!("{}", sandbox::probe().render());
-            0
+            Exit::Success.code()
         }
         Ok(cli::Command::Run(args)) => {
             // One executor for the life of the process; sub-agents started
@@ -104,7 +105,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         }
         Err(e) => {
             eprintln!("tern: {e}\nTry 'tern --help'.");
-            2
+            Exit::Usage.code()
         }
     }
 }

@@ -1,11 +1,13 @@
-//! The source tree keeps two rules that a compiler does not check:
+//! The source tree keeps three rules that a compiler does not check:
 //!
 //! - the planes' imports form the DAG written in `src/lib.rs`: a module
 //!   uses only modules on earlier lines of its layer list;
 //! - nothing outside the frontends and the binary's entry points writes to
-//!   stdout or stderr.
+//!   stdout or stderr;
+//! - tern's environment is read in one place, the configuration, which
+//!   hands the parts values (`config::Runtime`).
 //!
-//! Both read the real sources. Test code (`#[cfg(test)] mod …` and the
+//! All read the real sources. Test code (`#[cfg(test)] mod …` and the
 //! `tests.rs` files it names) may reach anywhere and is left out.
 
 use std::collections::BTreeMap;
@@ -60,9 +62,8 @@ fn sources() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The text before the first `#[cfg(test)] mod x {` (test modules close
-/// their files), without comments, plus the names of `#[cfg(test)] mod x;`
-/// files.
+/// The text without `#[cfg(test)]` items (inline test modules among
+/// them) and comments, plus the names of `#[cfg(test)] mod x;` files.
 fn production_part(text: &str) -> (String, Vec<String>) {
     let mut code = String::new();
     let mut tests = Vec::new();
@@ -73,15 +74,16 @@ fn production_part(text: &str) -> (String, Vec<String>) {
             let item = next
                 .trim_start_matches("pub(crate) ")
                 .trim_start_matches("pub ");
-            if let Some(rest) = item.strip_prefix("mod ") {
-                if let Some(name) = rest.strip_suffix(';') {
-                    tests.push(name.to_string());
-                    lines.next();
-                    continue;
-                }
-                break;
+            if let Some(rest) = item.strip_prefix("mod ")
+                && let Some(name) = rest.strip_suffix(';')
+            {
+                tests.push(name.to_string());
+                lines.next();
+                continue;
             }
-            // A test-only item: skip it through its closing brace.
+            // A test module or another test-only item: skip it through its
+            // closing brace. (A test module need not close its file: one
+            // once hid the `mod tests;` after it.)
             let mut depth = 0i32;
             let mut opened = false;
             for l in lines.by_ref() {
@@ -273,6 +275,79 @@ fn the_print_reader_sees_a_print() {
     );
     assert!(code.contains("eprintln!"), "{code}");
     assert_eq!(tests, ["tests"]);
+    // An inline test module before a `mod tests;` hides neither it nor
+    // the production code after it.
+    let (code, tests) = production_part(
+        "#[cfg(test)]\nmod inline {\n    fn t() { println!(); }\n}\nfn g() {\n    eprint!(\"y\");\n}\n#[cfg(test)]\nmod tests;\n",
+    );
+    assert!(
+        code.contains("eprint!") && !code.contains("println!"),
+        "{code}"
+    );
+    assert_eq!(tests, ["tests"]);
+}
+
+/// Where reading tern's own environment is allowed, and why.
+const ENVIRONMENT_READERS: &[(&str, &str)] = &[
+    (
+        "config/env.rs",
+        "the configuration's snapshot, and what children inherit",
+    ),
+    (
+        "frontend/",
+        "whether to colour output (NO_COLOR, TERM) is the printers' own question",
+    ),
+    (
+        "policy/command_env.rs",
+        "CommandEnv::inherited: the stand-in for callers with no session (a Policy before \
+         set_command_env, bash::analyse for tests and benchmarks); sessions set theirs",
+    ),
+];
+
+#[test]
+fn the_environment_is_read_only_by_the_configuration() {
+    let needles = [
+        "env::var(",
+        "env::var_os(",
+        "env::vars(",
+        "env::vars_os(",
+        "env::temp_dir(",
+        "env::home_dir(",
+    ];
+    let mut found = Vec::new();
+    let mut readers_seen = 0;
+    for (rel, code) in sources() {
+        let allowed = ENVIRONMENT_READERS.iter().any(|(p, _)| rel.starts_with(p));
+        for (n, line) in code.lines().enumerate() {
+            if needles.iter().any(|needle| line.contains(needle)) {
+                if allowed {
+                    readers_seen += 1;
+                } else {
+                    found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    // The scan must see the reads that are allowed, or it sees nothing.
+    assert!(readers_seen >= 3, "only {readers_seen} allowed reads seen");
+    assert!(
+        found.is_empty(),
+        "the environment read outside the configuration (add a field to config::Runtime and \
+         pass the value down):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The environment scan must see a read where there is one, and not in
+/// test code.
+#[test]
+fn the_environment_reader_sees_a_read() {
+    let (code, _) = production_part(
+        "fn f() -> Option<String> {\n    std::env::var(\"HOME\").ok()\n}\n\
+         #[cfg(test)]\nmod tests {\n    fn g() { std::env::temp_dir(); }\n}\n",
+    );
+    assert!(code.contains("env::var("));
+    assert!(!code.contains("temp_dir"), "{code}");
 }
 
 /// Every download goes through the package clients as the machine has

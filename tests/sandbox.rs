@@ -1120,11 +1120,13 @@ fn the_sandbox_fails_closed() {
         p.fail_if_unavailable = strict;
         p.namespaces = mounts;
         let runs = mounts && !strict;
+        let env: Vec<_> = std::env::vars_os().collect();
         let (cmd, _end, _) = p
-            .prepare(
+            .prepare_in(
                 "/bin/bash",
                 &lab.expand("echo pwned > OUTSIDE/f; echo ran"),
                 &lab.work,
+                &env,
             )
             .unwrap()
             .command(std::path::Path::new(tern_bin()))

@@ -25,7 +25,7 @@ use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::model::sse::{Flow, SseParser};
 use crate::model::stream::{Assembler, Block, StreamError, Update, Usage};
-use crate::model::{ApiError, RetryPolicy};
+use crate::model::{ApiError, Detail, RetryPolicy};
 use crate::obj;
 use crate::report;
 use crate::session::new_uuid;
@@ -591,8 +591,11 @@ impl<'ex> Agent<'ex> {
                 let waited = first_attempt.elapsed().as_secs();
                 return (
                     asm,
-                    AttemptEnd::Failed(ApiError::Transport(format!(
-                        "{error} (gave up after {retry} retries in {waited}s; TERN_RETRY_MAX_SECS sets the limit)"
+                    AttemptEnd::Failed(ApiError::Transport(Detail::caused_by(
+                        format!(
+                            "{error} (gave up after {retry} retries in {waited}s; TERN_RETRY_MAX_SECS sets the limit)"
+                        ),
+                        error,
                     ))),
                 );
             }
@@ -712,7 +715,7 @@ impl<'ex> Agent<'ex> {
                         return Flow::Stop;
                     }
                     Err(StreamError::Protocol(m)) => {
-                        failure = Some(ApiError::Stream(m));
+                        failure = Some(ApiError::Stream(m.into()));
                         return Flow::Stop;
                     }
                 }
@@ -730,7 +733,7 @@ impl<'ex> Agent<'ex> {
                 }
             });
             if let Err(e) = fed {
-                return AttemptEnd::Failed(ApiError::Stream(e.to_string()));
+                return AttemptEnd::Failed(ApiError::Stream(Detail::caused_by(e.to_string(), e)));
             }
             if let Some(e) = failure {
                 return AttemptEnd::Failed(e);

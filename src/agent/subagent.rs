@@ -33,9 +33,6 @@ use crate::session::transcript;
 use crate::tools::{Registry, ToolContext, ToolOutput};
 pub use defs::AgentDef;
 
-/// Children of children of … stop here unless TERN_MAX_AGENT_DEPTH says
-/// otherwise.
-pub const DEFAULT_MAX_DEPTH: u32 = 2;
 pub const DEFAULT_MAX_TURNS: u32 = 200;
 
 /// What a child inherits from the session.
@@ -505,6 +502,8 @@ impl Host {
             result_limit: self.result_limit,
             shells: Rc::new(crate::tools::Shells::new(self.ex)),
             skills: Rc::clone(&parent.skills),
+            home: parent.home.clone(),
+            shell: parent.shell.clone(),
             ..ToolContext::new(self.cwd.clone(), self.scratch.sub(agent_id), abort.clone())
         };
         // The child knows what the parent has read (and may edit it).

@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::exit::Exit;
 use crate::cli::{Args, OutputFormat};
 use crate::config::{self, Inputs, Runtime};
 use crate::json::Value;
@@ -106,23 +107,18 @@ impl Report {
 }
 
 /// `tern doctor [--output-format json]`.
-pub fn doctor(mut args: Args) -> i32 {
+pub fn doctor(mut args: Args) -> Exit {
     let json = args.output_format == Some(OutputFormat::Json);
     args.prompt = Some(String::new());
-    let report = match std::env::current_dir() {
-        Ok(cwd) => {
+    let report = match Inputs::from_process(None) {
+        Ok(inputs) => {
             let ex: &'static smol::LocalExecutor<'static> =
                 Box::leak(Box::new(smol::LocalExecutor::new()));
-            smol::block_on(ex.run(examine(ex, args, cwd)))
+            smol::block_on(ex.run(examine(ex, args, inputs)))
         }
         Err(e) => {
             let mut r = Report::default();
-            r.add(
-                "session",
-                "directory",
-                State::Fail,
-                format!("cannot determine the working directory: {e}"),
-            );
+            r.add("session", "directory", State::Fail, e.to_string());
             r
         }
     };
@@ -131,7 +127,7 @@ pub fn doctor(mut args: Args) -> i32 {
     } else {
         print!("{}", report.text());
     }
-    i32::from(report.failures() > 0)
+    Exit::failed_if(report.failures() > 0)
 }
 
 async fn examine(
@@ -139,18 +135,10 @@ async fn examine(
         'static,
     >,
     args: Args,
-    cwd: std::path::PathBuf,
+    inputs: Inputs,
 ) -> Report {
     let mut r = Report::default();
-    let env = |k: &str| std::env::var(k).ok();
-    let mut rt = match config::resolve(
-        args,
-        Inputs {
-            env: &env,
-            cwd: cwd.clone(),
-            stdin: None,
-        },
-    ) {
+    let mut rt = match config::resolve(args, inputs) {
         Ok(rt) => rt,
         Err(e) => {
             r.add("settings", "configuration", State::Fail, e.to_string());
@@ -161,7 +149,7 @@ async fn examine(
     settings(&mut r, &rt);
     sandbox(&mut r, &rt);
     #[cfg(feature = "mcp")]
-    mcp(&mut r, ex, &rt, &env).await;
+    mcp(&mut r, ex, &rt).await;
     #[cfg(not(feature = "mcp"))]
     if !rt.mcp_configs.is_empty() || !rt.mcp_settings.is_empty() {
         r.add(
@@ -172,8 +160,8 @@ async fn examine(
         );
     }
     hooks(&mut r, &rt);
-    transcripts(&mut r, &env, &cwd);
-    network(&mut r, &rt, &env);
+    transcripts(&mut r, &rt);
+    network(&mut r, &rt);
     r
 }
 
@@ -190,8 +178,8 @@ async fn endpoint(r: &mut Report, rt: &mut Runtime) {
         for p in &probes {
             let (state, detail) = match &p.outcome {
                 Ok(f) => (State::Ok, format!("answers; lists {}", f.models.join(", "))),
-                Err(e) if e.contains("connection refused") => (State::Info, e.clone()),
-                Err(e) => (State::Warn, e.clone()),
+                Err(e) if e.is_refused() => (State::Info, e.to_string()),
+                Err(e) => (State::Warn, e.to_string()),
             };
             r.add(
                 S,
@@ -372,15 +360,9 @@ fn sandbox(r: &mut Report, rt: &Runtime) {
 }
 
 #[cfg(feature = "mcp")]
-async fn mcp(
-    r: &mut Report,
-    ex: &'static smol::LocalExecutor<'static>,
-    rt: &Runtime,
-    env: &dyn Fn(&str) -> Option<String>,
-) {
+async fn mcp(r: &mut Report, ex: &'static smol::LocalExecutor<'static>, rt: &Runtime) {
     const S: &str = "mcp";
-    let Some(hub) = super::mcp_start::start(ex, rt, env, super::mcp_start::Wait::All, None).await
-    else {
+    let Some(hub) = super::mcp_start::start(ex, rt, super::mcp_start::Wait::All, None).await else {
         r.add(S, "servers", State::Info, "none configured");
         return;
     };
@@ -424,9 +406,10 @@ fn hooks(r: &mut Report, rt: &Runtime) {
     }
 }
 
-fn transcripts(r: &mut Report, env: &dyn Fn(&str) -> Option<String>, cwd: &Path) {
+fn transcripts(r: &mut Report, rt: &Runtime) {
     const S: &str = "transcripts";
-    let Some(root) = crate::session::transcript::preferred_root(env) else {
+    let cwd = &rt.cwd;
+    let Some(root) = &rt.transcripts.preferred else {
         r.add(
             S,
             "folder",
@@ -464,9 +447,9 @@ fn writable(dir: &Path) -> std::io::Result<()> {
     std::fs::remove_file(&probe)
 }
 
-fn network(r: &mut Report, rt: &Runtime, env: &dyn Fn(&str) -> Option<String>) {
+fn network(r: &mut Report, rt: &Runtime) {
     const S: &str = "network";
-    let set = |k: &str| env(k).filter(|v| !v.is_empty());
+    let set = |k: &str| rt.env.non_empty(k);
     let ca = match (set("SSL_CERT_FILE"), &rt.client.extra_ca_pem) {
         (Some(path), Some(_)) => format!("built-in Mozilla roots + {path} (SSL_CERT_FILE)"),
         (Some(path), None) => {

@@ -4,6 +4,7 @@ use std::rc::Rc;
 
 use smol::future::FutureExt;
 
+use super::exit::Exit;
 use crate::agent::{Agent, Ending, Event};
 use crate::frontend::Printer;
 use crate::frontend::commands::{self, Command, Custom};
@@ -11,13 +12,15 @@ use crate::frontend::line::Input;
 use crate::json::Value;
 use crate::model::stream::Usage;
 use crate::obj;
-use crate::session::transcript::Transcript;
+use crate::session::transcript::{Places, Transcript};
 use crate::session::{resume, store};
 
 pub struct Lines<'s> {
     pub input: Rc<Input>,
     pub custom: Vec<Custom>,
     pub cwd: std::path::PathBuf,
+    /// Where `/resume` looks for sessions.
+    pub transcripts: Places,
     pub transcript: &'s mut Option<Transcript>,
     pub printer: &'s mut Printer,
 }
@@ -27,7 +30,7 @@ fn text(t: &str) -> Value {
 }
 
 impl Lines<'_> {
-    pub async fn run(&mut self, agent: &mut Agent<'_>, first: Option<Value>) -> i32 {
+    pub async fn run(&mut self, agent: &mut Agent<'_>, first: Option<Value>) -> Exit {
         eprintln!(
             "tern {} · {} · /help for commands · Ctrl-D to leave",
             env!("CARGO_PKG_VERSION"),
@@ -99,7 +102,7 @@ impl Lines<'_> {
             }
             self.printer.finish(&outcome);
         }
-        0
+        Exit::Success
     }
 
     fn command(&mut self, command: Command, agent: &mut Agent<'_>, usage: &Usage, cost: f64) {
@@ -137,12 +140,15 @@ impl Lines<'_> {
                 }
             }
             Command::Resume(None) => {
-                let env = |k: &str| std::env::var(k).ok();
-                eprint!("{}", store::render(&store::list(&env, &self.cwd)));
+                eprint!(
+                    "{}",
+                    store::render(&store::list(&self.transcripts, &self.cwd))
+                );
             }
             Command::Resume(Some(id)) => {
-                let env = |k: &str| std::env::var(k).ok();
-                match store::find(&env, &self.cwd, &id).and_then(|p| resume::load_file(&p)) {
+                match store::find(&self.transcripts, &self.cwd, &id)
+                    .and_then(|p| resume::load_file(&p))
+                {
                     Ok(loaded) => {
                         for w in &loaded.warnings {
                             eprintln!("tern: resume: {w}");

@@ -5,39 +5,9 @@ use std::time::Duration;
 
 use smol::LocalExecutor;
 
+use super::exit::Exit;
 use crate::config::Runtime;
 use crate::mcp::{self, Hub, Status};
-
-/// MCP_TIMEOUT (ms): how long a server may take to start.
-fn timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
-    Duration::from_millis(
-        env("MCP_TIMEOUT")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(30_000),
-    )
-}
-
-/// MCP_TOOL_TIMEOUT (ms): how long one tool call may take.
-fn tool_timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
-    Duration::from_millis(
-        env("MCP_TOOL_TIMEOUT")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(600_000),
-    )
-}
-
-/// How long the first turn waits for servers still starting
-/// (TERN_MCP_FIRST_WAIT_MS); slower ones join later.
-fn first_wait(env: &dyn Fn(&str) -> Option<String>, limit: Duration) -> Duration {
-    Duration::from_millis(
-        env("TERN_MCP_FIRST_WAIT_MS")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(5_000),
-    )
-    // Past MCP_TIMEOUT every server has settled; a little margin lets
-    // the last timeout land before the first turn looks.
-    .min(limit + Duration::from_millis(500))
-}
 
 /// How long `start` waits for the servers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,15 +21,9 @@ pub enum Wait {
     None,
 }
 
-/// The first turn's wait (see [`Wait::First`]).
-pub fn first_turn_wait(env: &dyn Fn(&str) -> Option<String>) -> Duration {
-    first_wait(env, timeout(env))
-}
-
 pub async fn start(
     ex: &'static LocalExecutor<'static>,
     rt: &Runtime,
-    env: &dyn Fn(&str) -> Option<String>,
     wait: Wait,
     carrier: Option<Rc<dyn mcp::sdk::Carrier>>,
 ) -> Option<Rc<Hub>> {
@@ -68,7 +32,7 @@ pub async fn start(
         &rt.mcp_settings,
         &rt.mcp_configs,
         rt.strict_mcp,
-        env,
+        &|k| rt.env.get(k),
         &|k| rt.child_env.removes(k),
     );
     for w in warnings {
@@ -79,10 +43,10 @@ pub async fn start(
     if configs.is_empty() && !rt.stream_input {
         return None;
     }
-    let limit = timeout(env);
+    let times = rt.mcp_timeouts;
     let wait = match wait {
-        Wait::All => limit,
-        Wait::First => first_wait(env, limit),
+        Wait::All => times.start,
+        Wait::First => times.first_wait,
         Wait::None => Duration::ZERO,
     };
     let approved = |name: &str| rt.mcp_approval.allows(name);
@@ -92,8 +56,8 @@ pub async fn start(
         &approved,
         &rt.child_env,
         &rt.cwd,
-        limit,
-        tool_timeout(env),
+        times.start,
+        times.tool,
         wait,
         carrier,
     )
@@ -113,11 +77,10 @@ pub async fn start(
 }
 
 /// `tern mcp list`.
-pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> i32 {
-    let env = |k: &str| std::env::var(k).ok();
-    let Some(hub) = start(ex, rt, &env, Wait::All, None).await else {
+pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> Exit {
+    let Some(hub) = start(ex, rt, Wait::All, None).await else {
         println!("no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)");
-        return 0;
+        return Exit::Success;
     };
     let mut failed = false;
     for s in hub.servers() {
@@ -135,21 +98,5 @@ pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> i32 {
         }
     }
     hub.shutdown().await;
-    i32::from(failed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: the tool timeout was read in milliseconds and kept in
-    /// whole seconds, so anything under a second became no time at all.
-    #[test]
-    fn tool_timeouts_keep_their_milliseconds() {
-        let env = |k: &str| (k == "MCP_TOOL_TIMEOUT").then(|| "1500".to_string());
-        assert_eq!(tool_timeout(&env), Duration::from_millis(1500));
-        let half = |k: &str| (k == "MCP_TOOL_TIMEOUT").then(|| "500".to_string());
-        assert_eq!(tool_timeout(&half), Duration::from_millis(500));
-        assert_eq!(tool_timeout(&|_| None), Duration::from_secs(600));
-    }
+    Exit::failed_if(failed)
 }

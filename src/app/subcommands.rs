@@ -1,10 +1,12 @@
 //! The subcommands that are not a session: `tern mcp list`, `tern
 //! sessions`, `tern rewind` and `tern config permissions`.
 
+use super::exit::Exit;
 use crate::cli::Args;
 use crate::config::settings::Behavior;
 use crate::config::{self, Inputs};
 use crate::policy::Policy;
+use crate::session::transcript::Places;
 use crate::session::{checkpoint, store};
 #[cfg(feature = "mcp")]
 use smol::LocalExecutor;
@@ -12,23 +14,8 @@ use smol::LocalExecutor;
 /// The configuration a subcommand reads (no prompt needed); `None` after
 /// saying what went wrong.
 fn runtime(mut args: Args) -> Option<config::Runtime> {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("tern: cannot determine the working directory: {e}");
-            return None;
-        }
-    };
     args.prompt = Some(String::new());
-    let env = |k: &str| std::env::var(k).ok();
-    match config::resolve(
-        args,
-        Inputs {
-            env: &env,
-            cwd,
-            stdin: None,
-        },
-    ) {
+    match Inputs::from_process(None).and_then(|inputs| config::resolve(args, inputs)) {
         Ok(rt) => Some(rt),
         Err(e) => {
             eprintln!("tern: {e}");
@@ -37,9 +24,26 @@ fn runtime(mut args: Args) -> Option<config::Runtime> {
     }
 }
 
+/// The working directory and where its transcripts are (no settings are
+/// read); `None` after saying what went wrong.
+fn transcripts() -> Option<(std::path::PathBuf, Places)> {
+    match Inputs::from_process(None) {
+        Ok(inputs) => {
+            let places = inputs.transcripts();
+            Some((inputs.cwd, places))
+        }
+        Err(e) => {
+            eprintln!("tern: {e}");
+            None
+        }
+    }
+}
+
 /// `tern mcp list`: starts each configured server and says how it went.
-pub fn mcp_list(args: Args) -> i32 {
-    let Some(rt) = runtime(args) else { return 1 };
+pub fn mcp_list(args: Args) -> Exit {
+    let Some(rt) = runtime(args) else {
+        return Exit::Failure;
+    };
     #[cfg(feature = "mcp")]
     {
         let ex: &'static LocalExecutor<'static> = Box::leak(Box::new(LocalExecutor::new()));
@@ -49,40 +53,36 @@ pub fn mcp_list(args: Args) -> i32 {
     {
         let _ = rt;
         eprintln!("tern: this tern was built without the mcp feature (cargo build --features mcp)");
-        1
+        Exit::Failure
     }
 }
 
 /// `tern sessions`: this directory's recorded sessions, newest first.
-pub fn sessions() -> i32 {
-    let Ok(cwd) = std::env::current_dir() else {
-        eprintln!("tern: cannot determine the working directory");
-        return 1;
+pub fn sessions() -> Exit {
+    let Some((cwd, places)) = transcripts() else {
+        return Exit::Failure;
     };
-    let env = |k: &str| std::env::var(k).ok();
-    print!("{}", store::render(&store::list(&env, &cwd)));
-    0
+    print!("{}", store::render(&store::list(&places, &cwd)));
+    Exit::Success
 }
 
 /// `tern rewind <session> [--to <uuid>] [--dry-run]`.
-pub fn rewind(session: &str, to: Option<&str>, dry_run: bool) -> i32 {
-    let Ok(cwd) = std::env::current_dir() else {
-        eprintln!("tern: cannot determine the working directory");
-        return 1;
+pub fn rewind(session: &str, to: Option<&str>, dry_run: bool) -> Exit {
+    let Some((cwd, places)) = transcripts() else {
+        return Exit::Failure;
     };
-    let env = |k: &str| std::env::var(k).ok();
-    let path = match store::find(&env, &cwd, session) {
+    let path = match store::find(&places, &cwd, session) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tern: {e}");
-            return 1;
+            return Exit::Failure;
         }
     };
     let plan = match checkpoint::plan(&path, to) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tern: {e}");
-            return 1;
+            return Exit::Failure;
         }
     };
     let lines = if dry_run {
@@ -100,13 +100,15 @@ pub fn rewind(session: &str, to: Option<&str>, dry_run: bool) -> i32 {
         .actions
         .iter()
         .any(|a| matches!(a, checkpoint::Action::Cannot(..)));
-    i32::from(failed)
+    Exit::failed_if(failed)
 }
 
 /// `tern config permissions`: the effective mode, working directories and
 /// rules, each with the file it came from.
-pub fn config_permissions(args: Args) -> i32 {
-    let Some(rt) = runtime(args) else { return 1 };
+pub fn config_permissions(args: Args) -> Exit {
+    let Some(rt) = runtime(args) else {
+        return Exit::Failure;
+    };
     for w in &rt.warnings {
         eprintln!("tern: warning: {w}");
     }
@@ -141,5 +143,5 @@ pub fn config_permissions(args: Args) -> i32 {
         rt.child_env.remove.join(" ")
     ));
     print!("{out}");
-    0
+    Exit::Success
 }

@@ -62,7 +62,7 @@ impl ChildEnv {
 
     /// The names to take out of this process's environment now.
     fn names(&self) -> Vec<OsString> {
-        std::env::vars_os()
+        super::env::process_vars_os()
             .map(|(k, _)| k)
             .filter(|k| k.to_str().is_some_and(|k| self.removes(k)))
             .collect()
@@ -73,7 +73,7 @@ impl ChildEnv {
     /// place it is worked out, for the commands and for the policy that
     /// decides about them (which must see the same `PATH` and `HOME`).
     pub fn vars(&self) -> Vec<(OsString, OsString)> {
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        let mut env: Vec<(OsString, OsString)> = super::env::process_vars_os()
             .filter(|(k, _)| !k.to_str().is_some_and(|k| self.removes(k)))
             .collect();
         let extra = self

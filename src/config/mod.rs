@@ -4,6 +4,7 @@
 //! with the permission work.)
 
 mod child_env;
+mod env;
 pub mod memory;
 pub mod prompt;
 pub mod settings;
@@ -23,6 +24,7 @@ use crate::model::client::{Auth, ClientConfig};
 use crate::model::{Provider, RetryPolicy};
 use crate::policy::{Mode, Rule};
 pub use child_env::ChildEnv;
+pub use env::Env;
 use settings::{Behavior, Origin, Source};
 pub use web::DEFAULT_WEB_SEARCHES;
 
@@ -32,6 +34,8 @@ pub const DEFAULT_SMALL_MODEL: &str = "claude-haiku-4-5";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com";
 pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
+/// How deep sub-agents may nest unless TERN_MAX_AGENT_DEPTH says otherwise.
+pub const DEFAULT_MAX_AGENT_DEPTH: u32 = 2;
 
 pub struct Runtime {
     pub prompt: String,
@@ -120,6 +124,65 @@ pub struct Runtime {
     /// WebFetch's limits: TERN_WEBFETCH_TIMEOUT_MS, TERN_WEBFETCH_MAX_BYTES.
     pub web_timeout: Duration,
     pub web_max_bytes: usize,
+    /// tern's environment as read at the start: `${VAR}` in MCP
+    /// configurations (files, flags, an SDK's `initialize`) expands from
+    /// it. Every other knob that comes from a variable is a field here.
+    pub env: Env,
+    /// `HOME` and `XDG_CONFIG_HOME`: where the user's agent definitions
+    /// and commands live.
+    pub home: Option<PathBuf>,
+    pub config_home: Option<PathBuf>,
+    /// `TMPDIR`, else `/tmp`: the scratch folder and the transcripts'
+    /// fallback are made there.
+    pub temp_dir: PathBuf,
+    /// Where transcripts are kept (TERN_HOME, XDG_DATA_HOME or HOME, and
+    /// the temporary fallback).
+    pub transcripts: crate::session::transcript::Places,
+    /// How deep sub-agents may nest (TERN_MAX_AGENT_DEPTH, default 2).
+    pub max_agent_depth: u32,
+    /// MCP_TIMEOUT, MCP_TOOL_TIMEOUT and TERN_MCP_FIRST_WAIT_MS.
+    pub mcp_timeouts: McpTimeouts,
+    /// The shell Bash commands run in: `bash` when tern's `PATH` has it,
+    /// else `/bin/sh`.
+    pub shell: String,
+}
+
+/// How long MCP servers may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpTimeouts {
+    /// MCP_TIMEOUT (ms, default 30 s): to start.
+    pub start: Duration,
+    /// MCP_TOOL_TIMEOUT (ms, default 600 s): one tool call.
+    pub tool: Duration,
+    /// TERN_MCP_FIRST_WAIT_MS (default 5 s): how long the first turn
+    /// waits for servers still starting (slower ones join later); never
+    /// much past `start`, when every server has settled anyway.
+    pub first_wait: Duration,
+}
+
+impl McpTimeouts {
+    /// From the variables; an unparsable value is ignored (the default
+    /// holds), as it always was.
+    fn from_env(env: &Env) -> McpTimeouts {
+        let ms = |k: &str, default: u64| {
+            Duration::from_millis(env.get(k).and_then(|v| v.parse().ok()).unwrap_or(default))
+        };
+        let start = ms("MCP_TIMEOUT", 30_000);
+        McpTimeouts {
+            start,
+            tool: ms("MCP_TOOL_TIMEOUT", 600_000),
+            // A little margin lets the last start timeout land before the
+            // first turn looks.
+            first_wait: ms("TERN_MCP_FIRST_WAIT_MS", 5_000).min(start + Duration::from_millis(500)),
+        }
+    }
+}
+
+/// bash when `PATH` has it, else the POSIX sh every system has.
+fn choose_shell(path: Option<&str>) -> String {
+    let on_path =
+        path.is_some_and(|p| std::env::split_paths(p).any(|dir| dir.join("bash").is_file()));
+    if on_path { "bash" } else { "/bin/sh" }.to_string()
 }
 
 /// Where to look for a local model server, and how long each may take.
@@ -170,11 +233,32 @@ impl fmt::Display for ConfigError {
 
 /// Everything resolution reads from the outside world, so tests can
 /// supply their own.
-pub struct Inputs<'a> {
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+pub struct Inputs {
+    pub env: Env,
     pub cwd: PathBuf,
     /// Standard input's text when it is not a terminal.
     pub stdin: Option<String>,
+}
+
+impl Inputs {
+    /// This process's environment and working directory, with `stdin`
+    /// (the text piped in, if any).
+    pub fn from_process(stdin: Option<String>) -> Result<Inputs, ConfigError> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            ConfigError::Unusable(format!("cannot determine the working directory: {e}"))
+        })?;
+        Ok(Inputs {
+            env: Env::process(),
+            cwd,
+            stdin,
+        })
+    }
+
+    /// Where this environment keeps transcripts (for the subcommands that
+    /// read no settings).
+    pub fn transcripts(&self) -> crate::session::transcript::Places {
+        crate::session::transcript::Places::new(&|k| self.env.get(k), &self.env.temp_dir())
+    }
 }
 
 impl Runtime {
@@ -347,8 +431,8 @@ fn hook_files(command: &str, cwd: &std::path::Path) -> Vec<PathBuf> {
     out
 }
 
-pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
-    let env = |k: &str| (inputs.env)(k).filter(|v| !v.is_empty());
+pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
+    let env = |k: &str| inputs.env.non_empty(k);
 
     let prompt = match (args.prompt, inputs.stdin.filter(|s| !s.trim().is_empty())) {
         // Prompts arrive as messages on stdin.
@@ -401,6 +485,8 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             .transpose()
     };
 
+    let home = env("HOME").map(PathBuf::from);
+    let temp_dir = inputs.env.temp_dir();
     let mut locations = settings::Locations::standard(&env, &inputs.cwd);
     locations.cli = args.settings.clone();
     locations.sources = args.setting_sources.clone();
@@ -515,7 +601,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
     extra_dirs.extend(
         args.add_dirs
             .iter()
-            .map(|d| settings::expand_path(d, &inputs.cwd)),
+            .map(|d| settings::expand_path(d, &inputs.cwd, home.as_deref())),
     );
 
     let mut protected: Vec<PathBuf> = layered
@@ -561,7 +647,7 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         None
     } else {
         use crate::model::discover;
-        let candidates = match (inputs.env)(discover::LIST_VAR) {
+        let candidates = match inputs.env.get(discover::LIST_VAR) {
             Some(list) => discover::parse_candidates(&list).map_err(ConfigError::Unusable)?,
             None => discover::default_candidates(),
         };
@@ -595,7 +681,6 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
         }
         (None, None) => None,
     };
-    let home = env("HOME").map(PathBuf::from);
     let memory = memory::load(
         &memory::locate(&env, &inputs.cwd),
         home.as_deref(),
@@ -678,6 +763,18 @@ pub fn resolve(args: Args, inputs: Inputs<'_>) -> Result<Runtime, ConfigError> {
             .or_else(|| env("ANTHROPIC_DEFAULT_HAIKU_MODEL")),
         web_timeout: millis("TERN_WEBFETCH_TIMEOUT_MS", 30_000)?,
         web_max_bytes: number("TERN_WEBFETCH_MAX_BYTES")?.map_or(5 * 1024 * 1024, |n| n as usize),
+        transcripts: crate::session::transcript::Places::new(&env, &temp_dir),
+        temp_dir,
+        home,
+        config_home: env("XDG_CONFIG_HOME").map(PathBuf::from),
+        max_agent_depth: inputs
+            .env
+            .get("TERN_MAX_AGENT_DEPTH")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_MAX_AGENT_DEPTH),
+        mcp_timeouts: McpTimeouts::from_env(&inputs.env),
+        shell: choose_shell(inputs.env.get("PATH").as_deref()),
+        env: inputs.env,
     })
 }
 
@@ -694,15 +791,75 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let env = move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         resolve(
             args,
             Inputs {
-                env: &env,
+                env: Env::from_pairs(vars),
                 cwd: PathBuf::from("/tmp"),
                 stdin: stdin.map(str::to_string),
             },
         )
+    }
+
+    /// Regression: the tool timeout was read in milliseconds and kept in
+    /// whole seconds, so anything under a second became no time at all.
+    #[test]
+    fn tool_timeouts_keep_their_milliseconds() {
+        let tool =
+            |v: &str| McpTimeouts::from_env(&Env::from_pairs([("MCP_TOOL_TIMEOUT", v)])).tool;
+        assert_eq!(tool("1500"), Duration::from_millis(1500));
+        assert_eq!(tool("500"), Duration::from_millis(500));
+        assert_eq!(
+            McpTimeouts::from_env(&Env::default()).tool,
+            Duration::from_secs(600)
+        );
+    }
+
+    #[test]
+    fn environment_knobs_are_resolved_once() {
+        let args = || Args {
+            prompt: Some("x".into()),
+            ..Args::default()
+        };
+        let rt = resolve_with(
+            args(),
+            &[
+                ("ANTHROPIC_API_KEY", "k"),
+                ("TERN_MAX_AGENT_DEPTH", "5"),
+                ("MCP_TIMEOUT", "1000"),
+                ("TERN_MCP_FIRST_WAIT_MS", "60000"),
+                ("HOME", "/home/u"),
+                ("TMPDIR", "/var/tmp"),
+                ("PATH", "/no/such/dir"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(rt.max_agent_depth, 5);
+        assert_eq!(rt.mcp_timeouts.start, Duration::from_secs(1));
+        // The first turn never waits much past the start timeout.
+        assert_eq!(rt.mcp_timeouts.first_wait, Duration::from_millis(1500));
+        assert_eq!(rt.home, Some(PathBuf::from("/home/u")));
+        assert_eq!(rt.temp_dir, PathBuf::from("/var/tmp"));
+        assert_eq!(
+            rt.transcripts.preferred,
+            Some(PathBuf::from("/home/u/.local/share/tern/projects"))
+        );
+        assert!(rt.transcripts.fallback.starts_with("/var/tmp"));
+        assert_eq!(rt.shell, "/bin/sh", "no bash on that PATH");
+        assert_eq!(rt.env.get("MCP_TIMEOUT").as_deref(), Some("1000"));
+        let defaults = resolve_with(args(), &[("ANTHROPIC_API_KEY", "k")], None).unwrap();
+        assert_eq!(defaults.max_agent_depth, DEFAULT_MAX_AGENT_DEPTH);
+        assert_eq!(defaults.home, None);
+        assert_eq!(defaults.temp_dir, PathBuf::from("/tmp"));
+        let dir = std::env::temp_dir().join(format!("tern-shell-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bash"), "").unwrap();
+        let path = format!("/no/such/dir:{}", dir.display());
+        let with_bash =
+            resolve_with(args(), &[("ANTHROPIC_API_KEY", "k"), ("PATH", &path)], None).unwrap();
+        assert_eq!(with_bash.shell, "bash");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

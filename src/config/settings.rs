@@ -167,6 +167,8 @@ pub struct Locations {
     pub cli: Option<String>,
     /// `--setting-sources`: which of user, project, local to read (None: all).
     pub sources: Option<Vec<String>>,
+    /// What `~/` in a settings path means.
+    pub home: Option<PathBuf>,
 }
 
 impl Locations {
@@ -189,6 +191,7 @@ impl Locations {
             project: project.to_path_buf(),
             cli: None,
             sources: None,
+            home: var("HOME"),
         }
     }
 }
@@ -350,7 +353,14 @@ pub fn load(loc: &Locations) -> Result<Settings, String> {
     // Ascending precedence (stable, so tern's file follows Claude Code's).
     layers.sort_by_key(|(o, _, _)| o.source);
     for (origin, value, text) in &layers {
-        merge_layer(&mut out, origin, value, text, &mut warnings);
+        merge_layer(
+            &mut out,
+            origin,
+            value,
+            text,
+            loc.home.as_deref(),
+            &mut warnings,
+        );
     }
     out.warnings = warnings;
     out.broken = broken;
@@ -409,6 +419,7 @@ fn merge_layer(
     origin: &Origin,
     v: &Value,
     text: &str,
+    home: Option<&Path>,
     warnings: &mut Vec<String>,
 ) {
     let warn = |warnings: &mut Vec<String>, key: &str, what: &str| {
@@ -467,7 +478,7 @@ fn merge_layer(
             .flatten()
             .filter_map(Value::as_str)
         {
-            let path = expand_path(dir, &origin.base);
+            let path = expand_path(dir, &origin.base, home);
             if !out.additional_directories.contains(&path) {
                 out.additional_directories.push(path);
             }
@@ -540,7 +551,7 @@ fn merge_layer(
         out.memory_imports.extend(
             strings("allowedMemoryImports")
                 .iter()
-                .map(|p| expand_path(p, &origin.base)),
+                .map(|p| expand_path(p, &origin.base, home)),
         );
     }
     if let Some(n) = v.get("contextWindow") {
@@ -624,7 +635,7 @@ fn merge_layer(
                     .into_iter()
                     .flatten()
                     .filter_map(Value::as_str)
-                    .map(|p| expand_path(p, &origin.base))
+                    .map(|p| expand_path(p, &origin.base, home))
                     .collect()
             };
             sandbox.allow_write.extend(paths("allowWrite"));
@@ -650,7 +661,7 @@ fn merge_layer(
             sandbox.allow_unix_socket_paths.extend(
                 strings(net.get("allowUnixSockets"))
                     .iter()
-                    .map(|p| expand_path(p, &origin.base)),
+                    .map(|p| expand_path(p, &origin.base, home)),
             );
             for port in net
                 .get("allowTcpPorts")
@@ -747,12 +758,12 @@ pub fn add_local_allow(project: &Path, rule: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// `~/x` and relative paths, resolved.
-pub fn expand_path(p: &str, base: &Path) -> PathBuf {
+/// `~/x` (with `home`) and relative paths, resolved.
+pub fn expand_path(p: &str, base: &Path, home: Option<&Path>) -> PathBuf {
     if let Some(rest) = p.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
+        && let Some(home) = home
     {
-        return PathBuf::from(home).join(rest);
+        return home.join(rest);
     }
     let path = Path::new(p);
     if path.is_absolute() {

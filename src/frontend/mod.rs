@@ -480,8 +480,8 @@ impl Printer {
         }
     }
 
-    /// Prints the outcome and returns the exit status.
-    pub fn finish(&mut self, o: &Outcome) -> i32 {
+    /// Prints the outcome (the exit status it means is `app`'s to say).
+    pub fn finish(&mut self, o: &Outcome) {
         let (subtype, is_error, error) = match &o.ending {
             Ending::Completed => ("success", false, None),
             Ending::MaxTurns => (
@@ -573,11 +573,6 @@ impl Printer {
                 }
                 self.line(&r);
             }
-        }
-        match &o.ending {
-            Ending::Completed => 0,
-            Ending::Aborted(Reason::Signal(s)) => 128 + s,
-            _ => 1,
         }
     }
 }

@@ -306,6 +306,7 @@ pub enum Input {
 pub struct Session {
     /// Runs answers that must wait (a reconnecting server's handshake
     /// travels over this very channel, so it cannot be awaited inline).
+    #[cfg(feature = "mcp")]
     pub ex: &'static smol::LocalExecutor<'static>,
     pub control: Rc<Control>,
     pub abort: Abort,
@@ -324,6 +325,10 @@ pub struct Session {
     /// `initialize.allowedControlRequests`: when set, the only requests
     /// answered.
     pub allowed_requests: RefCell<Option<Vec<String>>>,
+    /// What `${VAR}` in `initialize.mcpServers` expands from (the
+    /// configuration's snapshot of tern's environment).
+    #[cfg(feature = "mcp")]
+    pub env: crate::config::Env,
 }
 
 /// Reads standard input until it ends, answering control messages and

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use smol::io::AsyncReadExt;
 
-use super::{ApiError, Provider};
+use super::{ApiError, Detail, Provider};
 use crate::json;
 
 #[derive(Clone, Debug)]
@@ -93,20 +93,23 @@ impl Client {
     /// parse the answer as JSON: at most 1 MiB, within `timeout`. Blocking.
     /// The error says what the server did, for notes like "answered
     /// garbage".
-    pub fn get_json(&self, path: &str, timeout: Duration) -> Result<json::Value, String> {
+    pub fn get_json(&self, path: &str, timeout: Duration) -> Result<json::Value, GetError> {
         let (status, text) = self.get(path, timeout)?;
         if status != 200 {
-            return Err(format!("{path} answered HTTP {status}"));
+            return Err(GetError::Status {
+                path: path.to_string(),
+                status,
+            });
         }
-        json::parse(&text).map_err(|_| {
-            let start: String = text.chars().take(40).collect();
-            format!("{path} answered something that is not JSON ({start:?})")
+        json::parse(&text).map_err(|_| GetError::NotJson {
+            path: path.to_string(),
+            start: text.chars().take(40).collect(),
         })
     }
 
     /// GET `path` below the server's root with this client's credentials:
     /// the status and at most 1 MiB of the body. Blocking.
-    pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, String), String> {
+    pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, String), GetError> {
         let root = self.base.trim_end_matches("/v1");
         let mut req = self
             .agent
@@ -123,11 +126,11 @@ impl Client {
             Auth::None => req,
         };
         let response = req.call().map_err(|e| match e {
-            ureq::Error::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
+            ureq::Error::Timeout(_) => GetError::Timeout(timeout),
             ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-                "connection refused".to_string()
+                GetError::Refused(io)
             }
-            other => send_error(other).to_string(),
+            other => GetError::Send(send_error(other)),
         })?;
         let status = response.status().as_u16();
         let mut text = String::new();
@@ -136,7 +139,10 @@ impl Client {
             .into_reader()
             .take(1024 * 1024)
             .read_to_string(&mut text)
-            .map_err(|e| format!("reading the answer to {path} failed: {e}"))?;
+            .map_err(|source| GetError::Read {
+                path: path.to_string(),
+                source,
+            })?;
         Ok((status, text))
     }
 
@@ -205,6 +211,61 @@ pub fn http_config(
         .tls_config(tls))
 }
 
+/// Why a plain GET to the server (discovery, the window probe, `tern
+/// doctor`) gave no usable answer.
+#[derive(Debug)]
+pub enum GetError {
+    /// Nothing came back within the time given.
+    Timeout(Duration),
+    /// Nothing listens there (the usual case for a port probed at random).
+    Refused(std::io::Error),
+    /// Anything else before an answer, sorted as for a model request.
+    Send(ApiError),
+    /// The answer broke off.
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// `get_json`: a status other than 200.
+    Status { path: String, status: u16 },
+    /// `get_json`: not JSON; `start` is its first 40 characters.
+    NotJson { path: String, start: String },
+}
+
+impl GetError {
+    /// Nothing listens at the address.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, GetError::Refused(_))
+    }
+}
+
+impl std::fmt::Display for GetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GetError::Timeout(t) => write!(f, "no answer within {} ms", t.as_millis()),
+            GetError::Refused(_) => f.write_str("connection refused"),
+            GetError::Send(e) => write!(f, "{e}"),
+            GetError::Read { path, source } => {
+                write!(f, "reading the answer to {path} failed: {source}")
+            }
+            GetError::Status { path, status } => write!(f, "{path} answered HTTP {status}"),
+            GetError::NotJson { path, start } => {
+                write!(f, "{path} answered something that is not JSON ({start:?})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GetError::Refused(e) | GetError::Read { source: e, .. } => Some(e),
+            GetError::Send(e) => Some(e),
+            GetError::Timeout(_) | GetError::Status { .. } | GetError::NotJson { .. } => None,
+        }
+    }
+}
+
 /// A positive whole number, as a count of tokens.
 fn positive(v: Option<&json::Value>) -> Option<u64> {
     v.and_then(json::Value::as_i64)
@@ -230,39 +291,41 @@ pub struct ByteStream {
 impl ByteStream {
     /// The next chunk; an empty vector means the body ended.
     pub async fn next_chunk(&mut self, buf: &mut [u8]) -> Result<usize, ApiError> {
-        self.reader
-            .read(buf)
-            .await
-            .map_err(|e| ApiError::Stream(format!("reading the response failed: {e}")))
+        self.reader.read(buf).await.map_err(|e| {
+            ApiError::Stream(Detail::caused_by(
+                format!("reading the response failed: {e}"),
+                e,
+            ))
+        })
     }
 }
 
 /// Sorts a failed send into what retrying could fix (the network) and what
 /// it cannot (certificates, configuration).
 fn send_error(e: ureq::Error) -> ApiError {
-    let tls = |detail: String| {
-        ApiError::Tls(format!(
-            "{detail} (if a proxy intercepts TLS, point SSL_CERT_FILE at its CA certificate)"
-        ))
+    let hint = |detail: String| {
+        format!("{detail} (if a proxy intercepts TLS, point SSL_CERT_FILE at its CA certificate)")
     };
     match e {
-        ureq::Error::Rustls(inner) => tls(inner.to_string()),
-        ureq::Error::Tls(m) => tls(m.to_string()),
+        ureq::Error::Rustls(inner) => {
+            ApiError::Tls(Detail::caused_by(hint(inner.to_string()), inner))
+        }
+        ureq::Error::Tls(m) => ApiError::Tls(hint(m.to_string()).into()),
         ureq::Error::Io(io) => {
             let is_rustls = io
                 .get_ref()
                 .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some());
             if is_rustls {
-                tls(io.to_string())
+                ApiError::Tls(Detail::caused_by(hint(io.to_string()), io))
             } else {
-                ApiError::Transport(io.to_string())
+                ApiError::Transport(Detail::caused_by(io.to_string(), io))
             }
         }
         ureq::Error::BadUri(_)
         | ureq::Error::InvalidProxyUrl
         | ureq::Error::RequireHttpsOnly(_)
-        | ureq::Error::TlsRequired => ApiError::Config(e.to_string()),
-        other => ApiError::Transport(other.to_string()),
+        | ureq::Error::TlsRequired => ApiError::Config(e.to_string().into()),
+        other => ApiError::Transport(Detail::caused_by(other.to_string(), other)),
     }
 }
 
@@ -315,7 +378,7 @@ fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError
         }
         if certs.len() == before {
             return Err(ApiError::Config(
-                "SSL_CERT_FILE contains no PEM certificates".to_string(),
+                "SSL_CERT_FILE contains no PEM certificates".into(),
             ));
         }
     }
@@ -368,6 +431,28 @@ mod tests {
             root_certs(Some(b"not a pem")),
             Err(ApiError::Config(_))
         ));
+    }
+
+    /// The transport chain: what the user reads stays one sentence, and
+    /// the error under it is there for a program to look at.
+    #[test]
+    fn a_transport_failure_keeps_its_cause() {
+        use std::error::Error;
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let e = send_error(ureq::Error::Io(io));
+        assert_eq!(e.to_string(), "connection failed: reset by peer");
+        let cause = e.source().expect("the cause is kept");
+        let io = cause
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::ConnectionReset);
+        assert!(e.is_retryable());
+        // A GET that nothing answers says so, typed, with its cause.
+        let refused = GetError::Refused(std::io::ErrorKind::ConnectionRefused.into());
+        assert!(refused.is_refused());
+        assert_eq!(refused.to_string(), "connection refused");
+        assert!(refused.source().is_some());
+        assert!(ApiError::Config("x".into()).source().is_none());
     }
 
     #[test]

@@ -16,8 +16,9 @@
 
 use std::time::Duration;
 
+use super::ApiError;
 use super::Provider;
-use super::client::{Auth, Client, ClientConfig, props_window};
+use super::client::{Auth, Client, ClientConfig, GetError, props_window};
 use crate::json::Value;
 
 /// The kinds of servers tern knows how to recognise.
@@ -76,10 +77,58 @@ pub struct Found {
 }
 
 /// What asking one candidate gave.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Probe {
     pub candidate: Candidate,
-    pub outcome: Result<Found, String>,
+    pub outcome: Result<Found, ProbeError>,
+}
+
+/// Why a candidate is not used.
+#[derive(Debug)]
+pub enum ProbeError {
+    /// No client could be made (a bad CA file, say).
+    Client(ApiError),
+    /// It did not answer, or not with JSON.
+    Get(GetError),
+    /// It answered, but lists no model.
+    NoModels(Kind),
+    /// It answered JSON that is not this kind of server's; `start` is
+    /// its first 60 characters.
+    NotItsAnswer { path: String, start: String },
+    /// The probe's thread died.
+    Panicked,
+}
+
+impl ProbeError {
+    /// Nothing listens there: the normal case, not worth a word.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, ProbeError::Get(g) if g.is_refused())
+    }
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeError::Client(e) => write!(f, "{e}"),
+            ProbeError::Get(e) => write!(f, "{e}"),
+            ProbeError::NoModels(kind) => write!(f, "{} answers but lists no model", kind.name()),
+            ProbeError::NotItsAnswer { path, start } => write!(
+                f,
+                "{path} answered JSON that is not this kind of server's ({start}); skipped"
+            ),
+            ProbeError::Panicked => f.write_str("the probe failed unexpectedly"),
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProbeError::Client(e) => Some(e),
+            ProbeError::Get(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// The variable that replaces the default list (`none` turns discovery off).
@@ -154,9 +203,7 @@ pub fn probe_all(
             .zip(candidates)
             .map(|(h, c)| Probe {
                 candidate: c.clone(),
-                outcome: h
-                    .join()
-                    .unwrap_or_else(|_| Err("the probe failed unexpectedly".to_string())),
+                outcome: h.join().unwrap_or(Err(ProbeError::Panicked)),
             })
             .collect()
     })
@@ -203,8 +250,8 @@ pub fn nothing_found(probes: &[Probe]) -> String {
         String::from("no model server configured, and none found on this machine. Tried:\n");
     for p in probes {
         let why = match &p.outcome {
-            Ok(_) => "answered",
-            Err(e) => e.as_str(),
+            Ok(_) => "answered".to_string(),
+            Err(e) => e.to_string(),
         };
         text.push_str(&format!(
             "  {} at {}: {why}\n",
@@ -227,7 +274,11 @@ pub const FIXES: &str = "Fix it one of three ways:\n\
          \x20 3. a local server: start one (llama-server -m MODEL.gguf --port 8080, ollama serve,\n\
          \x20    LM Studio, vllm serve), or list yours in TERN_LOCAL_SERVERS=kind=URL,…";
 
-fn probe(c: &Candidate, timeout: Duration, extra_ca_pem: Option<&[u8]>) -> Result<Found, String> {
+fn probe(
+    c: &Candidate,
+    timeout: Duration,
+    extra_ca_pem: Option<&[u8]>,
+) -> Result<Found, ProbeError> {
     let client = Client::new(&ClientConfig {
         provider: Provider::OpenAi,
         base_url: c.url.clone(),
@@ -235,19 +286,19 @@ fn probe(c: &Candidate, timeout: Duration, extra_ca_pem: Option<&[u8]>) -> Resul
         extra_ca_pem: extra_ca_pem.map(<[u8]>::to_vec),
         idle_timeout: timeout,
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(ProbeError::Client)?;
     let deadline = std::time::Instant::now() + timeout;
     // Every request shares the candidate's one budget.
     let get = |path: &str| {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
-            return Err(format!("no answer within {} ms", timeout.as_millis()));
+            return Err(ProbeError::Get(GetError::Timeout(timeout)));
         }
-        client.get_json(path, left)
+        client.get_json(path, left).map_err(ProbeError::Get)
     };
     let found = |models: Vec<String>, context_window: Option<u64>, note: Option<String>| {
         if models.is_empty() {
-            return Err(format!("{} answers but lists no model", c.kind.name()));
+            return Err(ProbeError::NoModels(c.kind));
         }
         Ok(Found {
             kind: c.kind,
@@ -374,10 +425,11 @@ fn openai_models(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn not_its_answer(path: &str, v: &Value) -> String {
-    let text = v.to_json();
-    let start: String = text.chars().take(60).collect();
-    format!("{path} answered JSON that is not this kind of server's ({start}); skipped")
+fn not_its_answer(path: &str, v: &Value) -> ProbeError {
+    ProbeError::NotItsAnswer {
+        path: path.to_string(),
+        start: v.to_json().chars().take(60).collect(),
+    }
 }
 
 #[cfg(test)]

@@ -37,6 +37,56 @@ impl Provider {
     }
 }
 
+/// The words of a failure and, where there was one, the error under it
+/// (an I/O or TLS error, or the failure a retry gave up on), kept for
+/// [`std::error::Error::source`]. Shared, so an [`ApiError`] stays
+/// cheap to clone into events.
+#[derive(Debug, Clone)]
+pub struct Detail {
+    text: String,
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Detail {
+    /// `text` said because of `source`.
+    pub fn caused_by(
+        text: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Detail {
+        Detail {
+            text: text.into(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<String> for Detail {
+    fn from(text: String) -> Detail {
+        Detail { text, source: None }
+    }
+}
+
+impl From<&str> for Detail {
+    fn from(text: &str) -> Detail {
+        Detail::from(text.to_string())
+    }
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Why a request to the model did not give an answer: the request
+/// plane's error. `Display` is the sentence the user reads (its cause's
+/// words included); `source` is the cause itself, for programs.
 #[derive(Debug, Clone)]
 pub enum ApiError {
     /// The server answered with a non-200 status.
@@ -48,15 +98,15 @@ pub enum ApiError {
         request_id: Option<String>,
     },
     /// No response: DNS, connect, TLS, reset before headers.
-    Transport(String),
+    Transport(Detail),
     /// The response started but the stream broke or was cut.
-    Stream(String),
+    Stream(Detail),
     /// The server sent `event: error` inside the stream.
     InStream { kind: String, message: String },
     /// The server's certificate was not accepted: never retried.
-    Tls(String),
+    Tls(Detail),
     /// Our own configuration is unusable (bad CA file, …): never retried.
-    Config(String),
+    Config(Detail),
 }
 
 impl ApiError {
@@ -124,6 +174,18 @@ impl fmt::Display for ApiError {
             ApiError::InStream { kind, message } => write!(f, "API stream error {kind}: {message}"),
             ApiError::Tls(m) => write!(f, "TLS failed: {m}"),
             ApiError::Config(m) => write!(f, "configuration error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ApiError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ApiError::Transport(d)
+            | ApiError::Stream(d)
+            | ApiError::Tls(d)
+            | ApiError::Config(d) => d.source(),
+            ApiError::Http { .. } | ApiError::InStream { .. } => None,
         }
     }
 }

@@ -7,7 +7,7 @@ use super::client::Client;
 use super::request::RequestParts;
 use super::sse::{Flow, SseParser};
 use super::stream::{Assembler, Block, StreamError, Update, Usage};
-use super::{ApiError, Provider};
+use super::{ApiError, Detail, Provider};
 
 /// The model's answer to a side question.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answe
                     Flow::Stop
                 }
                 Err(StreamError::Protocol(m)) => {
-                    failure = Some(ApiError::Stream(m));
+                    failure = Some(ApiError::Stream(m.into()));
                     Flow::Stop
                 }
             }
@@ -67,7 +67,7 @@ pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answe
                     Flow::Continue
                 }
             })
-            .map_err(|e| ApiError::Stream(e.to_string()))?;
+            .map_err(|e| ApiError::Stream(Detail::caused_by(e.to_string(), e)))?;
         if let Some(e) = failure {
             return Err(e);
         }

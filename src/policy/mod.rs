@@ -146,6 +146,8 @@ impl Policy {
                 working_dirs.push(c);
             }
         }
+        // Until the session's environment is set, tern's own stands in.
+        let env = CommandEnv::inherited();
         Policy {
             mode,
             mode_now: std::cell::Cell::new(None),
@@ -156,8 +158,8 @@ impl Policy {
             working_dirs,
             added_dirs: std::cell::RefCell::new(Vec::new()),
             cwd: cwd.to_path_buf(),
-            home: Base::new(cwd).home,
-            env: std::rc::Rc::new(CommandEnv::inherited()),
+            home: env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            env: std::rc::Rc::new(env),
             protected: Vec::new(),
         }
     }
@@ -550,7 +552,8 @@ impl Policy {
         let tool = call.tool;
         match self.target(call) {
             Target::Command(cmd) => {
-                let a = bash::analyse(&cmd, &self.cwd);
+                // In the session's environment, as the decision was made.
+                let a = bash::analyse_in(&cmd, &self.cwd, None, &self.env);
                 let p = a.planned.ok()?;
                 let [c] = p.commands.as_slice() else {
                     return None;

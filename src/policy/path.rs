@@ -36,13 +36,12 @@ pub struct Base {
 }
 
 impl Base {
-    /// The working directory with the process's `HOME`.
-    pub fn new(cwd: &Path) -> Base {
+    /// The working directory with a home directory (the session's `HOME`,
+    /// which the configuration knows; `None` leaves `~` unresolvable).
+    pub fn new(cwd: &Path, home: Option<PathBuf>) -> Base {
         Base {
             cwd: cwd.to_path_buf(),
-            home: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from),
+            home,
         }
     }
 }

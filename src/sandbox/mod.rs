@@ -218,22 +218,56 @@ pub fn parse_status(message: &[u8]) -> Option<Option<i32>> {
     }
 }
 
-/// Why a sandboxed command was not started.
+/// Why a sandboxed command was not started (it never ran): the sandbox
+/// plane's error. Its text is what the model and the user read.
 #[derive(Debug)]
-pub struct NotStarted(pub String);
+pub enum NotStarted {
+    /// Protected paths tern could not examine, so it could not check
+    /// them after the command either.
+    Unexamined(Vec<String>),
+    /// The protected paths are too large to copy, and there is no mount
+    /// namespace to make them read-only.
+    TooLarge,
+    /// The pipe the launcher reports the command's end on.
+    StatusPipe(std::io::Error),
+    /// The sandbox server could not start the launcher.
+    Server(std::io::Error),
+}
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotStarted::Unexamined(paths) => write!(
+                f,
+                "tern could not examine these protected paths, so it could not check them after the command; the command was not run: {}",
+                paths.join("; ")
+            ),
+            NotStarted::TooLarge => f.write_str(
+                "the protected paths (.git hooks and config, .tern, .claude, …) are too large to copy, and this host has no mount namespace to make them read-only; the command was not run",
+            ),
+            NotStarted::StatusPipe(e) => write!(f, "cannot make the sandbox's status pipe: {e}"),
+            NotStarted::Server(e) => {
+                write!(f, "cannot start the sandbox: {e}; the command was not run")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NotStarted {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NotStarted::StatusPipe(e) | NotStarted::Server(e) => Some(e),
+            NotStarted::Unexamined(_) | NotStarted::TooLarge => None,
+        }
+    }
+}
 
 impl SandboxPolicy {
-    /// Works out the protected paths for a command run in `cwd` and takes
-    /// their snapshot. Foreground commands and (later) background shells
-    /// share this, and `Finish`.
-    pub fn prepare(&self, shell: &str, command: &str, cwd: &Path) -> Result<Prepared, NotStarted> {
-        let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-        self.prepare_in(shell, command, cwd, &env)
-    }
-
-    /// The same for a command whose environment is `env` (its `HOME` and
-    /// `PATH` decide which start-up files and program directories are
-    /// protected).
+    /// Works out the protected paths for a command run in `cwd` whose
+    /// environment is `env` (its `HOME` and `PATH` decide which start-up
+    /// files and program directories are protected) and takes their
+    /// snapshot. Foreground commands and (later) background shells share
+    /// this, and `Finish`.
     pub fn prepare_in(
         &self,
         shell: &str,
@@ -274,15 +308,10 @@ impl SandboxPolicy {
             ..self.clone()
         };
         if !snapshot.unseen.is_empty() {
-            return Err(NotStarted(format!(
-                "tern could not examine these protected paths, so it could not check them after the command; the command was not run: {}",
-                snapshot.unseen.join("; ")
-            )));
+            return Err(NotStarted::Unexamined(snapshot.unseen.clone()));
         }
         if full && snapshot.incomplete {
-            return Err(NotStarted(
-                "the protected paths (.git hooks and config, .tern, .claude, …) are too large to copy, and this host has no mount namespace to make them read-only; the command was not run".into(),
-            ));
+            return Err(NotStarted::TooLarge);
         }
         Ok(Prepared {
             spec: LaunchSpec {
@@ -306,8 +335,7 @@ impl Prepared {
         self,
         launcher: &Path,
     ) -> Result<(std::process::Command, EndPipe, Finish), NotStarted> {
-        let (read, write) = crate::sys::pipe()
-            .map_err(|e| NotStarted(format!("cannot make the sandbox's status pipe: {e}")))?;
+        let (read, write) = crate::sys::pipe().map_err(NotStarted::StatusPipe)?;
         let spec = LaunchSpec {
             status_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&write)),
             ..self.spec
@@ -339,9 +367,7 @@ impl Prepared {
             env,
         ) {
             Ok(s) => Ok((s, Finish(self.snapshot))),
-            Err(e) => Err(NotStarted(format!(
-                "cannot start the sandbox: {e}; the command was not run"
-            ))),
+            Err(e) => Err(NotStarted::Server(e)),
         }
     }
 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::json::{self, Value};
 use crate::obj;
+use crate::session::SessionError;
 
 /// Files larger than this are not kept (and rewind says so).
 const MAX_BYTES: u64 = 32 * 1024 * 1024;
@@ -132,9 +133,14 @@ pub struct Plan {
 
 /// The tool calls made after message `to` (after the start when `None`),
 /// in order, and the Bash commands among them.
-fn calls_after(transcript: &Path, to: Option<&str>) -> Result<(Vec<String>, Vec<String>), String> {
-    let text = std::fs::read_to_string(transcript)
-        .map_err(|e| format!("cannot read {}: {e}", transcript.display()))?;
+fn calls_after(
+    transcript: &Path,
+    to: Option<&str>,
+) -> Result<(Vec<String>, Vec<String>), SessionError> {
+    let text = std::fs::read_to_string(transcript).map_err(|source| SessionError::Unreadable {
+        path: transcript.to_path_buf(),
+        source,
+    })?;
     let mut after = to.is_none();
     let (mut ids, mut commands) = (Vec::new(), Vec::new());
     for line in text.lines() {
@@ -165,18 +171,17 @@ fn calls_after(transcript: &Path, to: Option<&str>) -> Result<(Vec<String>, Vec<
         }
     }
     if !after {
-        return Err(format!(
-            "no message {} in {}",
-            to.unwrap_or_default(),
-            transcript.display()
-        ));
+        return Err(SessionError::NoSuchMessage {
+            id: to.unwrap_or_default().to_string(),
+            path: transcript.to_path_buf(),
+        });
     }
     Ok((ids, commands))
 }
 
 /// What rewinding `transcript` to just after message `to` (or to before
 /// the session's first change) would do.
-pub fn plan(transcript: &Path, to: Option<&str>) -> Result<Plan, String> {
+pub fn plan(transcript: &Path, to: Option<&str>) -> Result<Plan, SessionError> {
     let (later, commands) = calls_after(transcript, to)?;
     let index =
         std::fs::read_to_string(dir_for(transcript).join("index.jsonl")).unwrap_or_default();
@@ -359,6 +364,7 @@ mod tests {
         assert!(
             plan(&transcript, Some("nope"))
                 .unwrap_err()
+                .to_string()
                 .contains("no message nope")
         );
     }

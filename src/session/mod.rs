@@ -2,10 +2,13 @@
 //! checkpoints join here with the long-sessions work.)
 
 pub mod checkpoint;
+mod error;
 pub mod resume;
 pub mod store;
 pub mod time;
 pub mod transcript;
+
+pub use error::SessionError;
 
 /// `8-4-4-4-12` hexadecimal digits.
 pub fn is_uuid(s: &str) -> bool {

@@ -17,6 +17,7 @@ use std::path::Path;
 
 use crate::json::{self, Value};
 use crate::obj;
+use crate::session::SessionError;
 
 /// How often a missing parent may be bridged by file order before the
 /// rest of the chain is given up.
@@ -47,12 +48,15 @@ struct Entry {
     message: Option<Value>,
 }
 
-pub fn load_file(path: &Path) -> Result<Loaded, String> {
-    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn load_file(path: &Path) -> Result<Loaded, SessionError> {
+    let text = std::fs::read(path).map_err(|source| SessionError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     load(&String::from_utf8_lossy(&text))
 }
 
-pub fn load(text: &str) -> Result<Loaded, String> {
+pub fn load(text: &str) -> Result<Loaded, SessionError> {
     let mut warnings = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -91,7 +95,7 @@ pub fn load(text: &str) -> Result<Loaded, String> {
         });
     }
     let Some(leaf) = entries.last() else {
-        return Err("the transcript has no conversation entries".into());
+        return Err(SessionError::NoConversation);
     };
     let leaf_uuid = leaf.uuid.clone();
 
@@ -106,10 +110,10 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     let mut at = entries.len() - 1;
     loop {
         if !seen.insert(at) {
-            return Err(format!(
-                "the parentUuid chain loops back to line {} ({}); refusing to guess the order",
-                entries[at].line, entries[at].uuid
-            ));
+            return Err(SessionError::Loop {
+                line: entries[at].line,
+                uuid: entries[at].uuid.clone(),
+            });
         }
         chain.push(at);
         let e = &entries[at];
@@ -145,7 +149,7 @@ pub fn load(text: &str) -> Result<Loaded, String> {
         .collect();
     let (messages, synthesized) = repair(raw, &mut warnings);
     if messages.is_empty() {
-        return Err("no usable messages remain after repair".into());
+        return Err(SessionError::NothingUsable);
     }
     Ok(Loaded {
         messages,

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::json::{self, Value};
-use crate::session::transcript::{preferred_root, project_dir_name};
+use crate::session::SessionError;
+use crate::session::transcript::{Places, project_dir_name};
 
 pub struct Summary {
     pub id: String,
@@ -19,25 +20,20 @@ pub struct Summary {
 
 /// Where this directory's transcripts may be: the preferred root and the
 /// temporary fallback that `transcript::open` uses.
-pub fn project_dirs(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Vec<PathBuf> {
+pub fn project_dirs(places: &Places, cwd: &Path) -> Vec<PathBuf> {
     let name = project_dir_name(cwd);
-    let mut dirs: Vec<PathBuf> = preferred_root(env)
+    places
+        .preferred
+        .iter()
+        .chain(std::iter::once(&places.fallback))
         .map(|r| r.join(&name))
-        .into_iter()
-        .collect();
-    dirs.push(
-        std::env::temp_dir()
-            .join(format!("tern-{}", crate::sys::uid()))
-            .join("projects")
-            .join(&name),
-    );
-    dirs
+        .collect()
 }
 
 /// All sessions of `cwd`, newest first.
-pub fn list(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Vec<Summary> {
+pub fn list(places: &Places, cwd: &Path) -> Vec<Summary> {
     let mut out = Vec::new();
-    for dir in project_dirs(env, cwd) {
+    for dir in project_dirs(places, cwd) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -95,11 +91,11 @@ fn prompt_text(message: Option<&Value>) -> String {
 }
 
 /// The transcript of session `id` in this directory.
-pub fn find(env: &dyn Fn(&str) -> Option<String>, cwd: &Path, id: &str) -> Result<PathBuf, String> {
+pub fn find(places: &Places, cwd: &Path, id: &str) -> Result<PathBuf, SessionError> {
     if id.contains('/') || id.is_empty() {
-        return Err(format!("'{id}' is not a session id"));
+        return Err(SessionError::NotAnId(id.to_string()));
     }
-    let dirs = project_dirs(env, cwd);
+    let dirs = project_dirs(places, cwd);
     for dir in &dirs {
         let path = dir.join(format!("{id}.jsonl"));
         if path.is_file() {
@@ -107,32 +103,33 @@ pub fn find(env: &dyn Fn(&str) -> Option<String>, cwd: &Path, id: &str) -> Resul
         }
     }
     // A unique prefix is enough, as with git.
-    let matches: Vec<Summary> = list(env, cwd)
+    let matches: Vec<Summary> = list(places, cwd)
         .into_iter()
         .filter(|s| s.id.starts_with(id))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.path.clone()),
-        [] => Err(format!(
-            "no session '{id}' for {} (looked in {}); 'tern sessions' lists them",
-            cwd.display(),
-            dirs.first()
-                .map_or(String::new(), |d| d.display().to_string())
-        )),
-        many => Err(format!(
-            "'{id}' matches {} sessions; give more of the id",
-            many.len()
-        )),
+        [] => Err(SessionError::NotFound {
+            id: id.to_string(),
+            cwd: cwd.to_path_buf(),
+            looked_in: dirs.into_iter().next(),
+        }),
+        many => Err(SessionError::Ambiguous {
+            id: id.to_string(),
+            count: many.len(),
+        }),
     }
 }
 
 /// The most recently written session of this directory.
-pub fn latest(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Result<PathBuf, String> {
-    list(env, cwd)
+pub fn latest(places: &Places, cwd: &Path) -> Result<PathBuf, SessionError> {
+    list(places, cwd)
         .into_iter()
         .next()
         .map(|s| s.path)
-        .ok_or_else(|| format!("no earlier session to continue in {}", cwd.display()))
+        .ok_or_else(|| SessionError::NoEarlier {
+            cwd: cwd.to_path_buf(),
+        })
 }
 
 /// `tern sessions`: one line per session, newest first.

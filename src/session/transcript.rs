@@ -34,6 +34,28 @@ pub struct Opened {
     pub notice: Option<String>,
 }
 
+/// Where a session's transcripts are kept: the preferred root, if the
+/// environment names one, and the temporary fallback for when it does not
+/// or cannot be written. Worked out once by the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places {
+    pub preferred: Option<PathBuf>,
+    pub fallback: PathBuf,
+}
+
+impl Places {
+    /// From the variables (see [`preferred_root`]) and the temporary
+    /// directory.
+    pub fn new(env: &dyn Fn(&str) -> Option<String>, temp_dir: &Path) -> Places {
+        Places {
+            preferred: preferred_root(env),
+            fallback: temp_dir
+                .join(format!("tern-{}", crate::sys::uid()))
+                .join("projects"),
+        }
+    }
+}
+
 /// The preferred transcript root for this environment, if one can be named.
 pub fn preferred_root(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -55,12 +77,10 @@ pub fn project_dir_name(cwd: &Path) -> String {
         .collect()
 }
 
-pub fn open(env: &dyn Fn(&str) -> Option<String>, cwd: &Path, session_id: &str) -> Opened {
+pub fn open(places: &Places, cwd: &Path, session_id: &str) -> Opened {
     let project = project_dir_name(cwd);
-    let fallback = std::env::temp_dir()
-        .join(format!("tern-{}", crate::sys::uid()))
-        .join("projects");
-    let first_error = match preferred_root(env) {
+    let fallback = &places.fallback;
+    let first_error = match &places.preferred {
         Some(root) => match create(&root.join(&project), cwd, session_id) {
             Ok(t) => {
                 return Opened {
@@ -239,7 +259,8 @@ mod tests {
         let home = temp("home");
         let h = home.display().to_string();
         let env = move |k: &str| (k == "TERN_HOME").then(|| h.clone());
-        let opened = open(&env, Path::new("/work/my app"), "sess-1");
+        let places = Places::new(&env, &std::env::temp_dir());
+        let opened = open(&places, Path::new("/work/my app"), "sess-1");
         assert!(opened.notice.is_none());
         let mut t = opened.transcript.unwrap();
         assert_eq!(t.path(), home.join("projects/-work-my-app/sess-1.jsonl"));
@@ -273,7 +294,8 @@ mod tests {
     #[test]
     fn unwritable_root_falls_back_and_says_so() {
         let env = |k: &str| (k == "HOME").then(|| "/proc/no-such-home".to_string());
-        let opened = open(&env, Path::new("/w"), &crate::session::new_uuid());
+        let places = Places::new(&env, &std::env::temp_dir());
+        let opened = open(&places, Path::new("/w"), &crate::session::new_uuid());
         let notice = opened.notice.unwrap();
         assert!(
             notice.contains("cannot write transcripts under /proc/no-such-home"),

@@ -145,6 +145,10 @@ pub struct ToolContext {
     /// WebFetch's HTTP agents, cache and small model.
     #[cfg(feature = "web")]
     pub web: Option<Rc<web::Web>>,
+    /// The session's `HOME`, for `~` in paths (as the policy reads them).
+    pub home: Option<PathBuf>,
+    /// The shell Bash commands run in (the configuration's choice).
+    pub shell: String,
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs
@@ -180,6 +184,10 @@ impl ToolContext {
             reports: None,
             #[cfg(feature = "web")]
             web: None,
+            home: None,
+            // Sessions take the configuration's choice; others (tests,
+            // benchmarks) run bash.
+            shell: "bash".to_string(),
         }
     }
 
@@ -193,12 +201,16 @@ impl ToolContext {
         }
     }
 
+    /// Where `~` and relative paths point for the tools.
+    pub fn base(&self) -> crate::policy::Base {
+        crate::policy::Base::new(&self.cwd, self.home.clone())
+    }
+
     /// Resolves a path from the model the way policy does, for checks
     /// made before the decision (validation). What a tool opens comes
     /// from its permit, never from here.
     pub fn resolve(&self, path: &str) -> PathBuf {
-        crate::policy::resolve(path, &crate::policy::Base::new(&self.cwd))
-            .unwrap_or_else(|_| self.cwd.join(path))
+        crate::policy::resolve(path, &self.base()).unwrap_or_else(|_| self.cwd.join(path))
     }
 
     /// A path for display: relative to the working directory when inside it.
@@ -533,7 +545,7 @@ pub(crate) mod testing {
             return ToolOutput::error(e);
         }
         // The paths resolved as policy would, without its decision.
-        let base = crate::policy::Base::new(&ctx.cwd);
+        let base = ctx.base();
         let paths = tool
             .paths(&input)
             .iter()

@@ -23,9 +23,10 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A fresh private folder in the temporary directory.
-    pub fn create() -> std::io::Result<Scratch> {
-        let (path, fd) = crate::sys::private_dir(&std::env::temp_dir(), "tern-")?;
+    /// A fresh private folder in `temp_dir` (the configuration's
+    /// temporary directory).
+    pub fn create(temp_dir: &Path) -> std::io::Result<Scratch> {
+        let (path, fd) = crate::sys::private_dir(temp_dir, "tern-")?;
         Ok(Scratch {
             path,
             root: Some(Rc::new(fd)),
@@ -94,7 +95,7 @@ mod tests {
     /// write a spill file wherever the link pointed.
     #[test]
     fn a_swapped_folder_never_redirects_a_spill() {
-        let s = Scratch::create().unwrap();
+        let s = Scratch::create(&std::env::temp_dir()).unwrap();
         let elsewhere = std::env::temp_dir().join(format!("tern-elsewhere-{}", fastrand::u64(..)));
         std::fs::create_dir_all(&elsewhere).unwrap();
         let moved = s.path().with_extension("moved");

@@ -124,10 +124,11 @@ impl Lab {
         // inherits its write end at the spawn).
         let (cmd, finish, _end) = match sandbox {
             Some(p) => {
+                let env: Vec<_> = std::env::vars_os().collect();
                 let (c, e, f) = p
-                    .prepare("/bin/bash", &script, &self.work)
+                    .prepare_in("/bin/bash", &script, &self.work, &env)
                     .and_then(|p| p.command(Path::new(super::tern_bin())))
-                    .unwrap_or_else(|e| panic!("prepare: {}", e.0));
+                    .unwrap_or_else(|e| panic!("prepare: {e}"));
                 (c, Some(f), Some(e))
             }
             None => {

@@ -28,6 +28,7 @@ impl Tree {
             project: self.0.join("proj"),
             cli: None,
             sources: None,
+            home: None,
         }
     }
 }

@@ -299,7 +299,7 @@ fn initialize(
             }
         }
         if let Some(servers) = fields.get("mcpServers").filter(|v| sent(v)) {
-            let env = |k: &str| std::env::var(k).ok();
+            let env = |k: &str| session.env.get(k);
             let text = obj! { "mcpServers" => servers.clone() }.to_json();
             let (found, warnings) =
                 crate::mcp::config::load(&session.cwd, &[], &[text], true, &env, &|_| false);
@@ -481,7 +481,7 @@ fn rewind(session: &Session, request: &Value) -> Result<Value, String> {
     let to = request
         .str_field("user_message_id")
         .ok_or("rewind_files needs user_message_id")?;
-    let plan = checkpoint::plan(transcript, Some(to))?;
+    let plan = checkpoint::plan(transcript, Some(to)).map_err(|e| e.to_string())?;
     let dry = request.get("dryRun").and_then(Value::as_bool) == Some(true)
         || request.get("dry_run").and_then(Value::as_bool) == Some(true);
     let files: Vec<Value> = plan

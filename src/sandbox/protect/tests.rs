@@ -272,16 +272,18 @@ fn prepare_refuses_when_a_protected_path_is_unseen() {
         working: vec![deep.clone()],
         ..crate::sandbox::SandboxPolicy::new(vec![d.clone()])
     };
+    let env: Vec<_> = std::env::vars_os().collect();
     let err = policy
-        .prepare("/bin/sh", "true", &deep)
+        .prepare_in("/bin/sh", "true", &deep, &env)
         .err()
-        .expect("refused");
-    assert!(err.0.contains("could not examine"), "{}", err.0);
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("could not examine"), "{err}");
     // The same policy on an ordinary directory prepares.
     let fine = crate::sandbox::SandboxPolicy {
         working: vec![d.clone()],
         ..crate::sandbox::SandboxPolicy::new(vec![d.clone()])
     };
-    assert!(fine.prepare("/bin/sh", "true", &d).is_ok());
+    assert!(fine.prepare_in("/bin/sh", "true", &d, &env).is_ok());
     let _ = std::process::Command::new("rm").arg("-rf").arg(&d).status();
 }

@@ -92,7 +92,7 @@ fn a_cycle_is_refused_with_the_line() {
         line("c", Some("b"), "user", user("again")),
     ]
     .join("\n");
-    let err = load(&text).unwrap_err();
+    let err = load(&text).unwrap_err().to_string();
     assert!(err.contains("loops back to line 3 (c)"), "{err}");
 }
 
@@ -180,10 +180,16 @@ fn a_compact_boundary_ends_the_walk() {
 
 #[test]
 fn nothing_usable_is_an_error() {
-    assert!(load("").unwrap_err().contains("no conversation entries"));
+    assert!(
+        load("")
+            .unwrap_err()
+            .to_string()
+            .contains("no conversation entries")
+    );
     assert!(
         load("{not json")
             .unwrap_err()
+            .to_string()
             .contains("no conversation entries")
     );
 }

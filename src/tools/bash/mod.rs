@@ -129,16 +129,6 @@ impl Tool for Bash {
     }
 }
 
-/// The shell to use: bash when present, else the POSIX sh every system has.
-fn shell() -> &'static str {
-    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
-    SHELL.get_or_init(|| {
-        let on_path = std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bash").is_file()));
-        if on_path { "bash" } else { "/bin/sh" }
-    })
-}
-
 /// The environment a command runs with: tern's own less what
 /// `child_env` keeps from children (provider credentials), the settings'
 /// `env`, and `TERN=1`. The one place it is built, for both kinds of
@@ -180,7 +170,13 @@ fn start(
         .sandbox
         .as_ref()
         .filter(|p| crate::policy::bash::sandbox_applies(p, input));
-    Process::start(shell(), command, ctx, sandbox, command_env(ctx, hardened))
+    Process::start(
+        &ctx.shell,
+        command,
+        ctx,
+        sandbox,
+        command_env(ctx, hardened),
+    )
 }
 
 enum Ending {

@@ -101,8 +101,8 @@ impl Process {
         // checked once that is done (see sandbox::protect).
         let prepared = policy
             .prepare_in(shell, command, &ctx.cwd, &env)
-            .map_err(|e| e.0)?;
-        let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.0)?;
+            .map_err(|e| e.to_string())?;
+        let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.to_string())?;
         let supervisor = StopSupervisor(Some(spawned.pid));
         let async_file = |f: std::fs::File| smol::Async::new(f).map_err(|e| e.to_string());
         let out = async_file(spawned.stdout)?;
