@@ -37,21 +37,26 @@
 //! ```
 //!
 //! The library exists so tests and benchmarks can drive the parts; the
-//! binary is `src/main.rs`.
+//! binary is `src/main.rs`. Its public face is what they use — JSON, the
+//! SSE parser and stream assembler, policy, sandbox, the tool registry and
+//! context, the pipeline and hooks, transcripts, settings, `run_main` —
+//! and every other module is `pub(crate)`: the wiring (`app`), flags
+//! (`cli`), printers (`frontend`), reports, MCP, and the inner modules of
+//! the planes.
 
 pub mod abort;
 pub mod agent;
-pub mod app;
-pub mod cli;
+pub(crate) mod app;
+pub(crate) mod cli;
 pub mod config;
-pub mod context;
-pub mod frontend;
+pub(crate) mod context;
+pub(crate) mod frontend;
 pub mod json;
 #[cfg(feature = "mcp")]
-pub mod mcp;
+pub(crate) mod mcp;
 pub mod model;
 pub mod policy;
-pub mod report;
+pub(crate) mod report;
 pub mod sandbox;
 pub mod session;
 mod sys;

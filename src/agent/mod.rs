@@ -6,13 +6,13 @@
 //! Counting: one *turn* is one model iteration; an API retry is another
 //! attempt of the same turn.
 
-pub mod compaction;
+pub(crate) mod compaction;
 mod event;
-pub mod executor;
+pub(crate) mod executor;
 pub mod hooks;
 pub mod pipeline;
 
-pub mod subagent;
+pub(crate) mod subagent;
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};

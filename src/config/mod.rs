@@ -5,10 +5,10 @@
 
 mod child_env;
 mod env;
-pub mod memory;
-pub mod prompt;
+pub(crate) mod memory;
+pub(crate) mod prompt;
 pub mod settings;
-pub mod skills;
+pub(crate) mod skills;
 mod web;
 
 use std::fmt;

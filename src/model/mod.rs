@@ -5,13 +5,13 @@
 //! body, and `RetryPolicy` decides whether and when a failed attempt is
 //! tried again. An attempt is not a turn: the agent loop counts turns.
 
-pub mod client;
+pub(crate) mod client;
 pub(crate) mod delta;
-pub mod discover;
+pub(crate) mod discover;
 pub mod once;
-pub mod openai;
-pub mod price;
-pub mod request;
+pub(crate) mod openai;
+pub(crate) mod price;
+pub(crate) mod request;
 pub mod sse;
 pub mod stream;
 

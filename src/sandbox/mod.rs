@@ -13,13 +13,13 @@
 
 mod caps;
 mod fsat;
-pub mod landlock;
+pub(crate) mod landlock;
 mod launch;
 mod notify;
 mod ns;
 pub mod protect;
 mod proxy;
-pub mod seccomp;
+pub(crate) mod seccomp;
 mod server;
 mod status;
 mod supervise;

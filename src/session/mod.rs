@@ -1,14 +1,14 @@
 //! The state plane: session identity and the transcript. (Resume, fork and
 //! checkpoints join here with the long-sessions work.)
 
-pub mod checkpoint;
+pub(crate) mod checkpoint;
 mod error;
-pub mod resume;
-pub mod store;
-pub mod time;
+pub(crate) mod resume;
+pub(crate) mod store;
+pub(crate) mod time;
 pub mod transcript;
 
-pub use error::SessionError;
+pub(crate) use error::SessionError;
 
 /// `8-4-4-4-12` hexadecimal digits.
 pub fn is_uuid(s: &str) -> bool {
