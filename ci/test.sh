@@ -8,7 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 started=$(date +%s)
-step() { echo "ci/test.sh: [$(( $(date +%s) - started ))s] $*" >&2; }
+# Each step also says how much disk is left: CI's machine has run out of it
+# while linking the test binaries before.
+step() {
+  local free
+  free=$(df -Pm . | awk 'NR==2 {print $4}')
+  echo "ci/test.sh: [$(( $(date +%s) - started ))s, ${free} MB free] $*" >&2
+}
+# A fresh machine gains nothing from incremental state, and it costs gigabytes.
+export CARGO_INCREMENTAL=0
 
 # Runs a provisioning script and exports the TERN_* lines it prints; a failing
 # script stops the suite here, naming itself, instead of surfacing later as a
