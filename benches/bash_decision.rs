@@ -6,7 +6,8 @@
 //! times warm; both are reported, the goal applies to all samples.
 //!
 //! Run: `cargo bench --bench bash_decision` (`TERN_BENCH_FILTER=text`
-//! keeps only the commands containing `text`).
+//! keeps only the commands containing `text`; `TERN_BENCH_TOP=n` lists the
+//! n slowest; `TERN_BENCH_CLOCK=cpu` measures thread CPU time).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -143,8 +144,13 @@ fn main() {
         })
         .collect();
     per.sort_by_key(|p| std::cmp::Reverse(p.0));
+    // TERN_BENCH_TOP=n: how many to list.
+    let top = std::env::var("TERN_BENCH_TOP")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(8);
     println!("slowest (warm median):");
-    for (d, c) in per.iter().take(8) {
+    for (d, c) in per.iter().take(top) {
         println!("  {:8.1} µs  {c}", d.as_secs_f64() * 1e6);
     }
     report("cold (first parse)", cold.clone());

@@ -8,6 +8,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::OsString;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -26,11 +28,38 @@ pub(crate) enum Node {
     Unknowable(String),
 }
 
+/// FNV-1a: the maps live for one decision and hold a few dozen keys, so
+/// a short fast hash beats SipHash (nothing here needs flood resistance:
+/// a line can only make as many keys as it has paths).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
+/// Paths are keyed by their bytes (as written: two spellings of one path
+/// are two keys, each worked out on its own).
 #[derive(Default)]
 struct Memo {
-    nodes: HashMap<PathBuf, Node>,
-    patterns: HashMap<(PathBuf, PathBuf, String), Rc<PathPattern>>,
-    other: HashMap<(&'static str, String), Rc<dyn std::any::Any>>,
+    nodes: Map<OsString, Node>,
+    patterns: Map<OsString, Rc<PathPattern>>,
+    other: Map<(&'static str, String), Rc<dyn std::any::Any>>,
+    by_path: Map<&'static str, Map<OsString, Rc<dyn std::any::Any>>>,
 }
 
 thread_local! {
@@ -106,12 +135,28 @@ fn cached<T: Clone>(
 /// lstat (and readlink) of `path`, once per scope.
 pub(crate) fn node(path: &Path) -> Node {
     cached(
-        |m| m.nodes.get(path).cloned(),
+        |m| m.nodes.get(path.as_os_str()).cloned(),
         |m, n| {
-            m.nodes.insert(path.to_path_buf(), n);
+            m.nodes.insert(path.as_os_str().to_os_string(), n);
         },
         || look(path),
     )
+}
+
+/// What a directory listing said of `path` (its entry's type is what
+/// lstat would say): kept like a look, unless one was already made.
+pub(crate) fn seen_in_listing(path: &Path, is_link: bool) {
+    if is_link {
+        // A link's target is not in the listing; lstat and readlink will tell.
+        return;
+    }
+    MEMO.with(|m| {
+        if let Some(memo) = m.borrow_mut().as_mut() {
+            memo.nodes
+                .entry(path.as_os_str().to_os_string())
+                .or_insert(Node::Other);
+        }
+    });
 }
 
 /// The pattern of `spec` for a rule based at `base`, in working
@@ -122,7 +167,15 @@ pub(crate) fn pattern(
     spec: &str,
     make: impl FnOnce() -> PathPattern,
 ) -> Rc<PathPattern> {
-    let key = (base.to_path_buf(), cwd.to_path_buf(), spec.to_string());
+    // One key of all three: paths hold no NUL, so the fields cannot run
+    // into each other.
+    let mut key =
+        OsString::with_capacity(base.as_os_str().len() + cwd.as_os_str().len() + spec.len() + 2);
+    key.push(base.as_os_str());
+    key.push("\0");
+    key.push(cwd.as_os_str());
+    key.push("\0");
+    key.push(spec);
     cached(
         |m| m.patterns.get(&key).cloned(),
         |m, p| {
@@ -148,6 +201,30 @@ pub(crate) fn remember<T: Clone + 'static>(
         },
         |m, v| {
             m.other.insert(key.clone(), Rc::new(v));
+        },
+        make,
+    )
+}
+
+/// The same for a key that is a path (compared byte for byte, never
+/// through a lossy string).
+pub(crate) fn remember_path<T: Clone + 'static>(
+    kind: &'static str,
+    key: &Path,
+    make: impl FnOnce() -> T,
+) -> T {
+    cached(
+        |m| {
+            m.by_path
+                .get(kind)?
+                .get(key.as_os_str())
+                .and_then(|v| v.downcast_ref::<T>().cloned())
+        },
+        |m, v| {
+            m.by_path
+                .entry(kind)
+                .or_default()
+                .insert(key.as_os_str().to_os_string(), Rc::new(v));
         },
         make,
     )

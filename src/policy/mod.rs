@@ -524,10 +524,14 @@ impl Policy {
     }
 
     /// The configured rules and those granted during the session.
-    fn all_rules(&self) -> Vec<Rule> {
+    fn all_rules(&self) -> std::borrow::Cow<'_, [Rule]> {
+        let granted = self.granted.borrow();
+        if granted.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.rules);
+        }
         let mut all = self.rules.clone();
-        all.extend(self.granted.borrow().iter().cloned());
-        all
+        all.extend(granted.iter().cloned());
+        std::borrow::Cow::Owned(all)
     }
 
     /// Adds a rule (allow, ask or deny) for the rest of the session.

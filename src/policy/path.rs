@@ -19,8 +19,6 @@
 //! tools open the final component with `O_NOFOLLOW` so at least the last
 //! step cannot be redirected.
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use super::memo::Node;
@@ -118,7 +116,7 @@ pub fn resolve(raw: &str, base: &Base) -> Result<PathBuf, String> {
     } else {
         base.cwd.join(expanded)
     };
-    walk(&absolute, &mut |_| {}).map_err(|e| format!("{raw}: {e}"))
+    walk_kept(&absolute).map_err(|e| format!("{raw}: {e}"))
 }
 
 /// A word bash has already expanded (no `~` left to expand), resolved
@@ -132,7 +130,7 @@ pub(crate) fn resolve_word(dir: &Path, word: &str) -> Result<PathBuf, String> {
     } else {
         dir.join(word)
     };
-    walk(&absolute, &mut |_| {}).map_err(|e| format!("{word}: {e}"))
+    walk_kept(&absolute).map_err(|e| format!("{word}: {e}"))
 }
 
 /// The same for an absolute path, telling `seen` every path it looked at
@@ -142,71 +140,121 @@ pub(crate) fn resolve_traced(
     absolute: &Path,
     seen: &mut dyn FnMut(&Path),
 ) -> Result<PathBuf, String> {
-    walk(absolute, seen)
+    let mut w = Walk::new();
+    w.go(absolute, seen)?;
+    Ok(w.out)
 }
 
-fn walk(absolute: &Path, seen: &mut dyn FnMut(&Path)) -> Result<PathBuf, String> {
-    let mut queue: VecDeque<OsString> = VecDeque::new();
-    push_components(&mut queue, absolute, false);
-    let mut out = PathBuf::from("/");
-    let mut missing = false;
-    let mut links = 0usize;
-    while let Some(part) = queue.pop_front() {
-        if part == "." {
-            continue;
-        }
-        if part == ".." {
-            if missing {
-                return Err(".. follows a directory that does not exist".into());
-            }
-            out.pop();
-            continue;
-        }
-        out.push(&part);
-        if missing {
-            continue;
-        }
-        seen(&out);
-        match super::memo::node(&out) {
-            Node::Link(target) => {
-                links += 1;
-                if links > MAX_LINKS {
-                    return Err("too many levels of symbolic links".into());
-                }
-                out.pop();
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                push_components(&mut queue, &target, true);
-            }
-            Node::Other => {}
-            Node::Missing => missing = true,
-            // Whether it is a link cannot be told, so the path cannot be
-            // vouched for.
-            Node::Unknowable(why) => return Err(why),
+/// Where a walk has got to: the path so far, whether a component was
+/// missing (everything after it is appended as written), and how many
+/// links it has followed.
+#[derive(Clone)]
+struct Walk {
+    out: PathBuf,
+    missing: bool,
+    links: usize,
+}
+
+/// `absolute` walked, with the walk of its parent directory kept for the
+/// rest of the decision: paths in one directory share it. Walking the
+/// parent and then the last component is exactly the walk of the whole
+/// (a walk reads its components in order), and inside a decision every
+/// lookup it makes is itself kept ([`super::memo::node`]), so the kept
+/// parent is what a fresh walk would find.
+fn walk_kept(absolute: &Path) -> Result<PathBuf, String> {
+    let mut comps = absolute.components();
+    let Some(last) = comps.next_back() else {
+        return Ok(PathBuf::from("/"));
+    };
+    let parent = comps.as_path();
+    if matches!(last, Component::RootDir | Component::Prefix(_)) || parent.as_os_str().is_empty() {
+        let mut w = Walk::new();
+        w.go(absolute, &mut |_| {})?;
+        return Ok(w.out);
+    }
+    let mut w = super::memo::remember_path("walk", parent, || {
+        let mut w = Walk::new();
+        w.go(parent, &mut |_| {}).map(|()| w)
+    })?;
+    w.go(Path::new(last.as_os_str()), &mut |_| {})?;
+    Ok(w.out)
+}
+
+/// The next component of `bytes` from `*pos` (empty ones skipped).
+fn next_component<'b>(bytes: &'b [u8], pos: &mut usize) -> Option<&'b [u8]> {
+    while bytes.get(*pos) == Some(&b'/') {
+        *pos += 1;
+    }
+    if *pos >= bytes.len() {
+        return None;
+    }
+    let start = *pos;
+    while *pos < bytes.len() && bytes[*pos] != b'/' {
+        *pos += 1;
+    }
+    Some(&bytes[start..*pos])
+}
+
+impl Walk {
+    fn new() -> Walk {
+        Walk {
+            out: PathBuf::from("/"),
+            missing: false,
+            links: 0,
         }
     }
-    Ok(out)
-}
 
-/// Queues the components of `path`, at the front (a link's target, which
-/// comes before what followed the link) or at the back.
-fn push_components(queue: &mut VecDeque<OsString>, path: &Path, front: bool) {
-    let parts: Vec<OsString> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_os_string()),
-            Component::ParentDir => Some(OsString::from("..")),
-            Component::CurDir => Some(OsString::from(".")),
-            Component::RootDir | Component::Prefix(_) => None,
-        })
-        .collect();
-    if front {
-        for p in parts.into_iter().rev() {
-            queue.push_front(p);
+    /// Walks the components of `path` on from here (a leading `/` is
+    /// ignored: the caller starts absolute paths at the root).
+    fn go(&mut self, path: &Path, seen: &mut dyn FnMut(&Path)) -> Result<(), String> {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        // What is left to walk: the path, and above it the targets of
+        // links met on the way (each walked before what followed its link).
+        let mut pending: Vec<(std::borrow::Cow<[u8]>, usize)> =
+            vec![(std::borrow::Cow::Borrowed(path.as_os_str().as_bytes()), 0)];
+        while let Some((bytes, pos)) = pending.last_mut() {
+            let Some(part) = next_component(bytes, pos) else {
+                pending.pop();
+                continue;
+            };
+            if part == b"." {
+                continue;
+            }
+            if part == b".." {
+                if self.missing {
+                    return Err(".. follows a directory that does not exist".into());
+                }
+                self.out.pop();
+                continue;
+            }
+            self.out.push(std::ffi::OsStr::from_bytes(part));
+            if self.missing {
+                continue;
+            }
+            seen(&self.out);
+            match super::memo::node(&self.out) {
+                Node::Link(target) => {
+                    self.links += 1;
+                    if self.links > MAX_LINKS {
+                        return Err("too many levels of symbolic links".into());
+                    }
+                    self.out.pop();
+                    if target.is_absolute() {
+                        self.out = PathBuf::from("/");
+                    }
+                    pending.push((
+                        std::borrow::Cow::Owned(target.into_os_string().into_vec()),
+                        0,
+                    ));
+                }
+                Node::Other => {}
+                Node::Missing => self.missing = true,
+                // Whether it is a link cannot be told, so the path cannot be
+                // vouched for.
+                Node::Unknowable(why) => return Err(why),
+            }
         }
-    } else {
-        queue.extend(parts);
+        Ok(())
     }
 }
 
@@ -222,7 +270,7 @@ pub fn canonical(path: &Path) -> PathBuf {
             Err(_) => return path.to_path_buf(),
         }
     };
-    walk(&absolute, &mut |_| {}).unwrap_or_else(|_| path.to_path_buf())
+    walk_kept(&absolute).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]

@@ -261,14 +261,14 @@ impl PathPattern {
             };
         }
         let pattern = canonical_prefix(&pattern);
-        if !pattern.contains(['*', '?', '[', '{']) {
+        if wildcard_at(&pattern).is_none() {
             return PathPattern {
                 plain: Some(PathBuf::from(&pattern)),
                 glob: None,
                 root: PathBuf::from(pattern),
             };
         }
-        let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+        let cut = wildcard_at(&pattern).unwrap_or(pattern.len());
         let root = PathBuf::from(match pattern[..cut].rfind('/') {
             Some(i) => &pattern[..i.max(1)],
             None => "",
@@ -306,10 +306,18 @@ impl PathPattern {
     }
 }
 
+/// Where the first wildcard (`*`, `?`, `[`, `{`) is. (By bytes: these
+/// are ASCII, and searching for a set of chars decodes every one.)
+fn wildcard_at(pattern: &str) -> Option<usize> {
+    pattern
+        .bytes()
+        .position(|b| matches!(b, b'*' | b'?' | b'[' | b'{'))
+}
+
 /// Resolves symlinks in the part of a pattern before its first wildcard,
 /// so a rule and a resolved path compare like with like.
 fn canonical_prefix(pattern: &str) -> String {
-    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let cut = wildcard_at(pattern).unwrap_or(pattern.len());
     let dir_end = pattern[..cut].rfind('/').unwrap_or(0);
     let (dir, rest) = pattern.split_at(dir_end);
     if dir.is_empty() {

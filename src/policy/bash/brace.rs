@@ -46,12 +46,20 @@ fn is(t: &Tok, c: char) -> bool {
     matches!(t, Tok::Ch(x, false) if *x == c)
 }
 
+/// Could `w` hold a brace expression (an unquoted `{`)? When not, it
+/// expands to itself.
+pub(crate) fn may_expand(w: &Word) -> bool {
+    w.parts
+        .iter()
+        .any(|p| matches!(p, Part::Lit { text, quoted: false } if text.contains('{')))
+}
+
 /// The words `w` expands to (itself when it has no brace expression).
 pub(crate) fn expand(w: &Word) -> Result<Vec<Word>, String> {
-    let ts = toks(w);
-    if !ts.iter().any(|t| is(t, '{')) {
+    if !may_expand(w) {
         return Ok(vec![w.clone()]);
     }
+    let ts = toks(w);
     let mut out = Vec::new();
     for r in run(&ts, 0)? {
         out.push(word(&r));

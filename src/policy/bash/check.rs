@@ -9,6 +9,7 @@
 //! error says which part.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::env;
 use super::path;
@@ -33,7 +34,7 @@ pub(crate) struct Effects {
     /// Programs named by a path, resolved.
     pub execs: Vec<PathBuf>,
     /// Programs named bare (looked up on PATH from `.1`).
-    pub bare: Vec<(String, PathBuf)>,
+    pub bare: Vec<(String, Rc<Path>)>,
     /// Directories in which git runs (their repository is checked).
     pub git: Vec<PathBuf>,
 }
@@ -56,7 +57,7 @@ pub(crate) fn is_builtin(name: &str) -> bool {
 
 pub(crate) struct Checker<'a> {
     pub eff: &'a mut Effects,
-    cwd: Option<PathBuf>,
+    cwd: Option<Rc<Path>>,
 }
 
 impl<'a> Checker<'a> {
@@ -242,7 +243,9 @@ impl<'a> Checker<'a> {
     fn executable(&mut self, program: &str, name: &str) -> R<()> {
         if !program.contains('/') {
             if !BUILTINS.contains(&name) {
-                let dir = self.dir()?.to_path_buf();
+                let dir = self.cwd.clone().ok_or_else(|| {
+                    "it runs in a directory that is not known in advance".to_string()
+                })?;
                 self.eff.bare.push((program.to_string(), dir));
             }
             return Ok(());

@@ -101,7 +101,8 @@ impl Policy {
                 .iter()
                 .filter(move |r| r.behavior == b && r.tool == "Read" && r.spec.is_some())
         };
-        let what = super::super::what("Bash", input);
+        // Only for messages: made when one is.
+        let what = || super::super::what("Bash", input);
 
         let mut possible: Option<&Rule> = None;
         for r in bash_rules(Behavior::Deny) {
@@ -122,7 +123,8 @@ impl Policy {
                 match self.read_rule_hits(r, &read.path, read.recursive) {
                     Match::Yes => {
                         return BashVerdict::Deny(format!(
-                            "{what} would read {}, and {} denies reading it",
+                            "{} would read {}, and {} denies reading it",
+                            what(),
                             read.shown,
                             r.describe()
                         ));
@@ -135,14 +137,15 @@ impl Policy {
         for r in bash_rules(Behavior::Ask) {
             let m = r.spec.as_deref().map_or(Match::Yes, |s| a.rule_match(s));
             if m != Match::No {
-                return self.ask_bash(format!("{what} requires approval ({})", r.describe()));
+                return self.ask_bash(format!("{} requires approval ({})", what(), r.describe()));
             }
         }
         for read in a.reads() {
             for r in read_rules(Behavior::Ask) {
                 if self.read_rule_hits(r, &read.path, read.recursive) != Match::No {
                     return self.ask_bash(format!(
-                        "{what} would read {} ({})",
+                        "{} would read {} ({})",
+                        what(),
                         read.shown,
                         r.describe()
                     ));
@@ -151,7 +154,8 @@ impl Policy {
         }
         if let Some(r) = possible {
             return self.ask_bash(format!(
-                "{what} needs approval: part of it is computed at run time, and {} could apply",
+                "{} needs approval: part of it is computed at run time, and {} could apply",
+                what(),
                 r.describe()
             ));
         }
@@ -166,7 +170,7 @@ impl Policy {
                     "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false)".into(),
                 );
             }
-            return self.ask_bash(format!("{what} asks to run outside the sandbox"));
+            return self.ask_bash(format!("{} asks to run outside the sandbox", what()));
         }
         if self.mode() == Mode::BypassPermissions {
             return BashVerdict::Allow { hardened: false };
@@ -177,7 +181,7 @@ impl Policy {
                 .iter()
                 .find_map(|w| self.protection(w).map(|r| (w, r)))
         {
-            let why = format!("{what} would write {} ({reason})", w.display());
+            let why = format!("{} would write {} ({reason})", what(), w.display());
             return if self.mode() == Mode::Plan {
                 BashVerdict::Deny(why)
             } else {
@@ -206,7 +210,7 @@ impl Policy {
             {
                 BashVerdict::Allow { hardened: false }
             }
-            Err(reason) => self.ask_bash(format!("{what} needs approval: {reason}")),
+            Err(reason) => self.ask_bash(format!("{} needs approval: {reason}", what())),
         }
     }
 

@@ -644,7 +644,7 @@ const DANGEROUS_KEYS: &[&str] = &[
 /// The repository git will use from `dir`, if one the model could have
 /// planted or one whose config runs programs: Err names it.
 pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
-    let Some((dotgit, gitdir)) = discover(dir)? else {
+    let Some((dotgit, gitdir, linked)) = discover(dir)? else {
         return Ok(());
     };
     let under_dot_git = gitdir.components().any(|c| c.as_os_str() == ".git");
@@ -654,7 +654,7 @@ pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
             gitdir.display()
         ));
     }
-    if dotgit.is_file() && inside(&gitdir) && !under_dot_git {
+    if linked && inside(&gitdir) && !under_dot_git {
         return Err(format!(
             "{} points git at {}, a directory in the project outside .git",
             dotgit.display(),
@@ -662,12 +662,12 @@ pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
         ));
     }
     let mut configs = vec![gitdir.join("config"), gitdir.join("config.worktree")];
-    if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+    if let Ok(common) = read_small(&gitdir.join("commondir")) {
         let common = gitdir.join(common.trim());
         configs.push(common.join("config"));
     }
     for cfg in configs {
-        let Ok(text) = std::fs::read_to_string(&cfg) else {
+        let Ok(text) = read_small(&cfg) else {
             continue;
         };
         if let Some(key) = dangerous_key(&text) {
@@ -680,23 +680,25 @@ pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
     Ok(())
 }
 
-/// Walks up from `dir` to the first `.git`; returns it and the git
-/// directory it names.
-fn discover(dir: &Path) -> R<Option<(PathBuf, PathBuf)>> {
+/// Walks up from `dir` to the first `.git`; returns it, the git
+/// directory it names, and whether it is a file naming one elsewhere.
+fn discover(dir: &Path) -> R<Option<(PathBuf, PathBuf, bool)>> {
     let mut cur = Some(dir);
     while let Some(d) = cur {
         // A directory that looks like a repository itself (HEAD, objects,
         // refs) is one git uses as a bare repository.
         if d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir() {
-            return Ok(Some((d.to_path_buf(), d.to_path_buf())));
+            return Ok(Some((d.to_path_buf(), d.to_path_buf(), false)));
         }
         let dotgit = d.join(".git");
-        if dotgit.is_dir() {
-            return Ok(Some((dotgit.clone(), dotgit)));
+        // One look for both questions (is it a directory, is it a file).
+        let meta = std::fs::metadata(&dotgit).ok();
+        if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+            return Ok(Some((dotgit.clone(), dotgit, false)));
         }
-        if dotgit.is_file() {
-            let text = std::fs::read_to_string(&dotgit)
-                .map_err(|_| format!("{} cannot be read", dotgit.display()))?;
+        if meta.as_ref().is_some_and(std::fs::Metadata::is_file) {
+            let text =
+                read_small(&dotgit).map_err(|_| format!("{} cannot be read", dotgit.display()))?;
             let target = text
                 .lines()
                 .find_map(|l| l.strip_prefix("gitdir:"))
@@ -708,11 +710,23 @@ fn discover(dir: &Path) -> R<Option<(PathBuf, PathBuf)>> {
                     dotgit.display()
                 )
             })?;
-            return Ok(Some((dotgit, gitdir)));
+            return Ok(Some((dotgit, gitdir, true)));
         }
         cur = d.parent();
     }
     Ok(None)
+}
+
+/// A file's text, read without asking its size first (`read_to_string`
+/// stats the file to size its buffer; these files are small, and every
+/// git command reads them).
+fn read_small(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(4096);
+    std::fs::File::open(path)?
+        .take(u64::MAX)
+        .read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|_| std::io::ErrorKind::InvalidData.into())
 }
 
 /// The first key of `DANGEROUS_KEYS`, or of the per-driver forms
@@ -753,23 +767,29 @@ fn dangerous_key(text: &str) -> Option<String> {
 }
 
 fn check_key(section: &str, line: &str) -> Option<String> {
-    let key = line
-        .split(['=', ' ', '\t'])
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let sec_lower = section.to_ascii_lowercase();
-    let first = sec_lower.split('.').next().unwrap_or("");
-    let full = format!("{sec_lower}.{key}");
-    let hit = DANGEROUS_KEYS.contains(&full.as_str())
-        || first == "filter"
-        || first == "include"
-        || first == "includeif"
-        || (first == "diff" && matches!(key.as_str(), "command" | "textconv"))
-        || (first == "merge" && key == "driver")
-        || first == "pager"
-        || (first == "gpg" && key == "program");
-    hit.then(|| format!("{section}.{key}"))
+    // Names compare without regard to ASCII case (git's rule for section
+    // and key names; subsections are compared the same way, which only
+    // finds more).
+    let key = line.split(['=', ' ', '\t']).next().unwrap_or("");
+    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    let first = section.split('.').next().unwrap_or("");
+    // `section.key` is one of the listed names.
+    let listed = DANGEROUS_KEYS.iter().any(|d| {
+        d.len() == section.len() + 1 + key.len()
+            && d.is_char_boundary(section.len())
+            && is(&d[..section.len()], section)
+            && d[section.len()..].starts_with('.')
+            && is(&d[section.len() + 1..], key)
+    });
+    let hit = listed
+        || is(first, "filter")
+        || is(first, "include")
+        || is(first, "includeif")
+        || (is(first, "diff") && (is(key, "command") || is(key, "textconv")))
+        || (is(first, "merge") && is(key, "driver"))
+        || is(first, "pager")
+        || (is(first, "gpg") && is(key, "program"));
+    hit.then(|| format!("{section}.{}", key.to_ascii_lowercase()))
 }
 
 #[cfg(test)]

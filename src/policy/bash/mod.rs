@@ -92,7 +92,8 @@ impl Checked {
 pub struct Analysis {
     /// Err: the line could not be reduced to a plan (it asks).
     pub(crate) planned: Result<Planned, String>,
-    /// Words of the raw text, for deny rules when there is no plan.
+    /// Words of the raw text, for deny rules when there is no plan
+    /// (empty when there is one).
     pub(crate) words: Vec<String>,
 }
 
@@ -118,13 +119,6 @@ pub(crate) fn analyse_in(
     physical: Option<&Path>,
     env: &crate::policy::CommandEnv,
 ) -> Analysis {
-    // Anything but name characters separates words here: the split is only
-    // for deny rules when there is no plan, so more words is safer.
-    let words = command
-        .split(|c: char| !(c.is_alphanumeric() || "_./-+@%:".contains(c)))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
     let planned = parse_cached(command).and_then(|block| {
         let physical = physical.map_or_else(
             || std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
@@ -132,7 +126,7 @@ pub(crate) fn analyse_in(
         );
         let facts = plan::Facts {
             cwd: plan::Dir {
-                physical,
+                physical: Rc::from(physical),
                 logical: cwd.to_path_buf(),
             },
             home: env.home(),
@@ -144,6 +138,16 @@ pub(crate) fn analyse_in(
         }
         Ok(check_plan(plan))
     });
+    // Anything but name characters separates words here: the split is only
+    // for deny rules when there is no plan, so more words is safer.
+    let words = match planned {
+        Ok(_) => Vec::new(),
+        Err(_) => command
+            .split(|c: char| !(c.is_alphanumeric() || "_./-+@%:".contains(c)))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect(),
+    };
     Analysis { planned, words }
 }
 

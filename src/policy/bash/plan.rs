@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::path;
 use super::syntax::{Arith, Block, Part, RedirOp, Simple, Stmt, Test, TestTok, Word};
@@ -76,7 +77,7 @@ impl Arg {
 pub(crate) struct Redir {
     pub op: RedirOp,
     pub target: Arg,
-    pub cwd: Option<PathBuf>,
+    pub cwd: Option<Rc<Path>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +92,7 @@ pub(crate) struct Step {
     /// `NAME=value` before the command.
     pub env: Vec<(String, Arg)>,
     /// The physical directory it runs in (None: not known).
-    pub cwd: Option<PathBuf>,
+    pub cwd: Option<Rc<Path>>,
     /// For `[[ … ]]`: its operators and operands.
     pub test: Option<Vec<TestArg>>,
 }
@@ -110,15 +111,16 @@ enum Val {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Dir {
-    pub physical: PathBuf,
+    pub physical: Rc<Path>,
     pub logical: PathBuf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
     vars: BTreeMap<String, Val>,
-    cwd: Option<Dir>,
-    oldpwd: Option<Dir>,
+    // Shared: states are cloned at every branch and pipeline stage.
+    cwd: Option<Rc<Dir>>,
+    oldpwd: Option<Rc<Dir>>,
 }
 
 /// What the planner needs to know about the world.
@@ -138,7 +140,7 @@ pub(crate) fn plan(block: &Block, facts: &Facts<'_>) -> R<Plan> {
     };
     let mut st = State {
         vars: BTreeMap::new(),
-        cwd: Some(facts.cwd.clone()),
+        cwd: Some(Rc::new(facts.cwd.clone())),
         oldpwd: None,
     };
     p.block(block, &mut st)?;
@@ -218,28 +220,43 @@ struct Ch {
 
 #[derive(Default)]
 struct Field {
-    chars: Vec<Ch>,
+    text: String,
+    /// Byte offsets in `text` of the unquoted pattern characters, in order.
+    glob_at: Vec<usize>,
     opaque: Option<String>,
     fd: bool,
 }
 
 impl Field {
-    fn text(&self) -> String {
-        self.chars.iter().map(|c| c.c).collect()
-    }
     fn push_str(&mut self, s: &str, glob: bool) {
         if self.opaque.is_some() {
             return;
         }
-        self.chars.extend(s.chars().map(|c| Ch {
-            c,
-            glob: glob && matches!(c, '*' | '?' | '['),
-        }));
+        if glob {
+            let at = self.text.len();
+            self.glob_at.extend(
+                s.char_indices()
+                    .filter(|(_, c)| matches!(c, '*' | '?' | '['))
+                    .map(|(i, _)| at + i),
+            );
+        }
+        self.text.push_str(s);
     }
     fn make_opaque(&mut self) {
         if self.opaque.is_none() {
-            self.opaque = Some(self.text());
+            self.opaque = Some(self.text.clone());
         }
+    }
+    /// Its characters, each marked when it is a pattern character.
+    fn chars(&self) -> Vec<Ch> {
+        let mut globs = self.glob_at.iter().peekable();
+        self.text
+            .char_indices()
+            .map(|(i, c)| Ch {
+                c,
+                glob: globs.next_if(|&&g| g == i).is_some(),
+            })
+            .collect()
     }
 }
 
@@ -521,7 +538,7 @@ impl Planner<'_> {
         let cur = st.cwd.clone().ok_or("cd from a directory not known")?;
         let (phys, logical) = if physical {
             let p = path::resolve(&cur.physical, &target).ok_or("cd through a link loop")?;
-            (p.clone(), p)
+            (Rc::from(p.as_path()), p)
         } else {
             let joined = if target.starts_with('/') {
                 PathBuf::from(&target)
@@ -531,7 +548,7 @@ impl Planner<'_> {
             let l = lexical(&joined);
             let p = path::resolve(Path::new("/"), &l.display().to_string())
                 .ok_or("cd through a link loop")?;
-            (p, l)
+            (Rc::from(p), l)
         };
         if !is_searchable_dir(&phys) {
             return Err(format!(
@@ -539,10 +556,10 @@ impl Planner<'_> {
             ));
         }
         st.oldpwd = st.cwd.take();
-        st.cwd = Some(Dir {
+        st.cwd = Some(Rc::new(Dir {
             physical: phys,
             logical,
-        });
+        }));
         Ok(())
     }
 
@@ -617,13 +634,16 @@ impl Planner<'_> {
         }
         Ok(match f.opaque {
             Some(prefix) => Arg::Opaque { prefix },
-            None => Arg::Lit(f.text()),
+            None => Arg::Lit(f.text),
         })
     }
 
     /// A command word: expansions, then field splitting of unquoted
     /// expansions, then globbing.
     fn fields(&mut self, w: &Word, st: &mut State) -> R<Vec<Arg>> {
+        if !super::brace::may_expand(w) {
+            return self.fields_of(w, st);
+        }
         let words = super::brace::expand(w)?;
         let mut out = Vec::new();
         for w in &words {
@@ -685,7 +705,7 @@ impl Planner<'_> {
                     started = true;
                 }
                 (Val::Opaque, false) => {
-                    let prefix = fields.first().unwrap_or(&cur).text();
+                    let prefix = fields.first().unwrap_or(&cur).text.clone();
                     return Ok(vec![Arg::Many { prefix }]);
                 }
             }
@@ -693,10 +713,10 @@ impl Planner<'_> {
         if started {
             fields.push(cur);
         }
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(fields.len());
         for f in fields {
             if f.fd {
-                if f.chars.is_empty() && f.opaque.is_none() {
+                if f.text.is_empty() && f.opaque.is_none() {
                     out.push(Arg::Fd);
                     continue;
                 }
@@ -704,10 +724,10 @@ impl Planner<'_> {
             }
             if let Some(prefix) = f.opaque {
                 out.push(Arg::Opaque { prefix });
-            } else if f.chars.iter().any(|c| c.glob) {
-                out.extend(self.glob(&f.chars, st)?);
+            } else if !f.glob_at.is_empty() {
+                out.extend(self.glob(&f.chars(), st)?);
             } else {
-                out.push(Arg::Lit(f.text()));
+                out.push(Arg::Lit(f.text));
             }
         }
         Ok(out)
@@ -760,7 +780,11 @@ impl Planner<'_> {
         if let [Stmt::Simple(c)] = body.as_slice()
             && c.assigns.is_empty()
         {
-            let words: Vec<Option<String>> = c.words.iter().map(Word::literal).collect();
+            // Only a lone `cat` or `pwd` is looked at.
+            let words: Vec<Option<String>> = match c.words.as_slice() {
+                [w] => vec![w.literal()],
+                _ => Vec::new(),
+            };
             let doc = match c.redirects.as_slice() {
                 [r] if matches!(r.op, RedirOp::HereDoc | RedirOp::HereString) && r.fd.is_none() => {
                     r.target.literal().map(|t| {
@@ -860,15 +884,18 @@ impl Planner<'_> {
             .as_ref()
             .ok_or("a glob in a directory that is not known")?
             .physical
-            .clone();
+            .to_path_buf();
         let comps: Vec<&[Ch]> = chars.split(|c| c.c == '/').collect();
         let absolute = chars.first().is_some_and(|c| c.c == '/');
-        // (the name as bash prints it, where it is)
-        let mut cands: Vec<(String, PathBuf)> = vec![if absolute {
-            ("/".to_string(), PathBuf::from("/"))
+        // (the name as bash prints it, where it is, and whether it is a
+        // directory when its listing entry said so)
+        let mut cands: Vec<(String, PathBuf, Option<bool>)> = vec![if absolute {
+            ("/".to_string(), PathBuf::from("/"), None)
         } else {
-            (String::new(), cwd)
+            (String::new(), cwd, None)
         }];
+        // Whether a candidate is a directory (following links, as bash does).
+        let is_dir = |c: &(String, PathBuf, Option<bool>)| c.2.unwrap_or_else(|| c.1.is_dir());
         let join = |shown: &str, name: &str| {
             if shown.is_empty() || shown.ends_with('/') {
                 format!("{shown}{name}")
@@ -887,7 +914,7 @@ impl Planner<'_> {
                     c.0.push('/');
                 }
                 if i == last {
-                    cands.retain(|c| c.1.is_dir());
+                    cands.retain(is_dir);
                 }
                 continue;
             }
@@ -896,13 +923,14 @@ impl Planner<'_> {
                 for c in &mut cands {
                     c.0 = join(&c.0, &text);
                     c.1.push(&text);
+                    c.2 = None;
                 }
                 continue;
             }
             let pat = Pattern::compile(comp)?;
             let dots = comp.first().is_some_and(|c| c.c == '.');
             let mut next = Vec::new();
-            for (shown, dir) in &cands {
+            for (shown, dir, _) in &cands {
                 let Ok(rd) = std::fs::read_dir(dir) else {
                     continue;
                 };
@@ -917,10 +945,21 @@ impl Planner<'_> {
                         continue;
                     }
                     let full = dir.join(&name);
-                    if i != last && !full.is_dir() {
+                    // The entry's type, as lstat would give it (std looks
+                    // when the listing does not say); a link's is found by
+                    // following it.
+                    let dir_now = match e.file_type() {
+                        Ok(t) => {
+                            crate::policy::memo::seen_in_listing(&full, t.is_symlink());
+                            (!t.is_symlink()).then_some(t.is_dir())
+                        }
+                        Err(_) => None,
+                    };
+                    let c = (join(shown, &name), full, dir_now);
+                    if i != last && !is_dir(&c) {
                         continue;
                     }
-                    next.push((join(shown, &name), full));
+                    next.push(c);
                     if next.len() > MAX_MATCHES {
                         return Err("a glob that matches too many names".into());
                     }

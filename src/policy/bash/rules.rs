@@ -108,7 +108,43 @@ pub(crate) fn matches(spec: &str, argv: &[Arg]) -> Match {
             return if hit { Match::Yes } else { Match::No };
         }
     }
+    if !starts_agree(spec, argv) {
+        return Match::No;
+    }
     by_table(spec, argv)
+}
+
+/// Do the spec's literal start (up to its first `*`) and the command's
+/// (up to its first hole) agree as far as both go? When they do not, no
+/// match is possible, strict or through a hole: the table can only step
+/// over equal characters until one of them reaches a `*` or a hole.
+fn starts_agree(spec: &str, argv: &[Arg]) -> bool {
+    let body = spec
+        .strip_suffix(":*")
+        .or_else(|| spec.strip_suffix(" *").filter(|p| !p.contains('*')))
+        .unwrap_or(spec);
+    let mut want = body.chars().take_while(|&c| c != '*');
+    for (i, a) in argv.iter().enumerate() {
+        let (text, hole) = match a {
+            Arg::Lit(s) => (s.as_str(), false),
+            Arg::Opaque { prefix } | Arg::Many { prefix } => (prefix.as_str(), true),
+            Arg::Fd => ("/dev/fd/", true),
+            // Its text is a path that may not be UTF-8: not compared.
+            Arg::Under(_) => return true,
+        };
+        let sep = if i > 0 { " " } else { "" };
+        for c in sep.chars().chain(text.chars()) {
+            match want.next() {
+                Some(w) if w == c => {}
+                Some(_) => return false,
+                None => return true,
+            }
+        }
+        if hole {
+            return true;
+        }
+    }
+    true
 }
 
 fn by_table(spec: &str, argv: &[Arg]) -> Match {
@@ -521,6 +557,66 @@ mod tests {
             }
         }
         assert_eq!(matches("r*:*", &argv("rm x")), Match::Yes);
+    }
+
+    /// The same for lines with holes, where the shortcut is comparing the
+    /// literal starts: it may only say No where the matcher does.
+    #[test]
+    fn start_shortcut_agrees_with_the_matcher() {
+        let specs = [
+            "rm:*",
+            "rm",
+            "rm *",
+            "rm -rf:*",
+            "r*:*",
+            "*",
+            ":*",
+            "* x",
+            "git log:*",
+            "echo x",
+            "echo ?",
+            "g*t status",
+            "ec*",
+            "echo  x",
+            "echo x:*",
+        ];
+        let lines = [
+            "echo ?",
+            "? x",
+            "echo x ?",
+            "e? x",
+            "rm ?",
+            "ech ? x",
+            "? ?",
+            "git ? status",
+            "echo ?x",
+            "echo",
+            "?",
+            "r ?",
+        ];
+        for spec in specs {
+            for line in lines {
+                let mut a = argv(line);
+                // `e?` and `?x`: a hole after a literal start.
+                for w in &mut a {
+                    if let Arg::Lit(t) = w
+                        && t.len() > 1
+                        && t.contains('?')
+                    {
+                        let (p, _) = t.split_once('?').unwrap_or((t, ""));
+                        *w = Arg::Opaque { prefix: p.into() };
+                    }
+                }
+                assert_eq!(
+                    matches(spec, &a),
+                    by_table(spec, &a),
+                    "{spec:?} vs {line:?}"
+                );
+            }
+        }
+        assert_eq!(matches("rm:*", &argv("echo ?")), Match::No);
+        assert_eq!(matches("rm:*", &argv("r ?")), Match::No);
+        assert_eq!(matches("rm:*", &argv("? x")), Match::Possible);
     }
 
     fn all(s: &str) -> Vec<String> {

@@ -14,8 +14,9 @@
 //! ([`MAX_DEPTH`]); input is bounded by [`MAX_LEN`].
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, Parser, TreeCursor};
 
 pub(crate) const MAX_LEN: usize = 64 * 1024;
 pub(crate) const MAX_DEPTH: usize = 40;
@@ -211,7 +212,10 @@ pub(crate) fn parse(src: &str) -> Result<Block, String> {
     if root.has_error() {
         return Err(format!("it does not parse as bash ({})", first_error(root)));
     }
-    let cx = Cx { src };
+    let cx = Cx {
+        src,
+        cursor: RefCell::new(root.walk()),
+    };
     cx.blank(0, root.start_byte())?;
     cx.blank(root.end_byte(), src.len())?;
     let kids = cx.kids(root)?;
@@ -238,6 +242,35 @@ fn first_error(root: Node) -> String {
 
 struct Cx<'s> {
     src: &'s str,
+    /// One cursor for every walk over children (a cursor allocates).
+    cursor: RefCell<TreeCursor<'s>>,
+}
+
+/// A node's kind by its id, from a table made once: `Node::kind` checks
+/// the grammar's C string every time it is called.
+trait KindName {
+    fn kind_name(&self) -> &'static str;
+}
+
+impl KindName for Node<'_> {
+    fn kind_name(&self) -> &'static str {
+        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            let lang: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
+            (0..lang.node_kind_count())
+                .map(|id| {
+                    u16::try_from(id)
+                        .ok()
+                        .and_then(|id| lang.node_kind_for_id(id))
+                        .unwrap_or("")
+                })
+                .collect()
+        });
+        match names.get(usize::from(self.kind_id())) {
+            Some(name) if !name.is_empty() => name,
+            _ => self.kind(),
+        }
+    }
 }
 
 type R<T> = Result<T, String>;
@@ -251,7 +284,7 @@ fn deep(depth: usize) -> R<()> {
 }
 
 fn unknown(n: Node) -> String {
-    format!("it uses {}, which is not analysed", describe(n.kind()))
+    format!("it uses {}, which is not analysed", describe(n.kind_name()))
 }
 
 fn describe(kind: &str) -> String {
@@ -286,20 +319,29 @@ impl<'s> Cx<'s> {
             .src
             .get(a..b)
             .ok_or("the command is not valid UTF-8 where it splits")?;
-        let clean = gap.replace("\\\n", "");
-        if clean.is_empty() {
+        // Line continuations (`\` newline) are removed; what is left must be
+        // blanks, and something must be left.
+        let mut rest = gap.as_bytes();
+        let mut blanks = false;
+        while let Some((&c, tail)) = rest.split_first() {
+            if c == b'\\' && tail.first() == Some(&b'\n') {
+                rest = &tail[1..];
+            } else if matches!(c, b' ' | b'\t' | b'\n') {
+                blanks = true;
+                rest = tail;
+            } else {
+                return Err(format!(
+                    "the parser skipped {:?}, which bash would read",
+                    cut_str(gap.trim(), 40)
+                ));
+            }
+        }
+        if !blanks {
             // bash removes a line continuation, joining what is on either
             // side into one word; tree-sitter splits there.
             return Err("a line continuation with no blank beside it".into());
         }
-        if clean.chars().all(|c| matches!(c, ' ' | '\t' | '\n')) {
-            Ok(())
-        } else {
-            Err(format!(
-                "the parser skipped {:?}, which bash would read",
-                cut_str(gap.trim(), 40)
-            ))
-        }
+        Ok(())
     }
 
     /// All children of `n`, with comments dropped (after checking that bash
@@ -309,17 +351,20 @@ impl<'s> Cx<'s> {
             // A leaf: its text is its own, read by whoever decodes it.
             return Ok(Vec::new());
         }
-        let mut c = n.walk();
-        let all: Vec<Node> = n.children(&mut c).collect();
-        let mut out = Vec::with_capacity(all.len());
+        let mut c = self.cursor.borrow_mut();
+        c.reset(n);
+        let mut out = Vec::with_capacity(n.child_count());
         let mut pos = n.start_byte();
-        for k in all {
+        let mut more = c.goto_first_child();
+        while more {
+            let k = c.node();
+            more = c.goto_next_sibling();
             if k.start_byte() < pos {
                 return Err("the parser's nodes overlap".into());
             }
             self.blank(pos, k.start_byte())?;
             pos = k.end_byte();
-            if k.kind() == "comment" {
+            if k.kind_name() == "comment" {
                 self.comment(k)?;
                 continue;
             }
@@ -342,10 +387,24 @@ impl<'s> Cx<'s> {
         Ok(())
     }
 
+    /// Every child, comments and all.
+    fn children(&self, n: Node<'s>) -> Vec<Node<'s>> {
+        let mut c = self.cursor.borrow_mut();
+        c.reset(n);
+        let mut out = Vec::with_capacity(n.child_count());
+        let mut more = c.goto_first_child();
+        while more {
+            out.push(c.node());
+            more = c.goto_next_sibling();
+        }
+        out
+    }
+
     /// Children with their field names.
     fn fields(&self, n: Node<'s>) -> Vec<(Option<&'static str>, Node<'s>)> {
-        let mut c = n.walk();
-        let mut out = Vec::new();
+        let mut c = self.cursor.borrow_mut();
+        c.reset(n);
+        let mut out = Vec::with_capacity(n.child_count());
         if c.goto_first_child() {
             loop {
                 out.push((c.field_name(), c.node()));
@@ -362,7 +421,7 @@ impl<'s> Cx<'s> {
         deep(depth)?;
         let mut out = Vec::new();
         for n in nodes {
-            match n.kind() {
+            match n.kind_name() {
                 ";" | "\n" => {}
                 "&" => return Err("it starts a background job (`&`)".into()),
                 _ => out.push(self.stmt(*n, depth + 1)?),
@@ -374,7 +433,7 @@ impl<'s> Cx<'s> {
     fn stmt(&self, n: Node<'s>, depth: usize) -> R<Stmt> {
         deep(depth)?;
         let kids = self.kids(n)?;
-        Ok(match n.kind() {
+        Ok(match n.kind_name() {
             "command" => self.command(n, depth)?,
             "variable_assignment" => Stmt::Simple(Simple {
                 assigns: vec![self.assign(n, depth)?],
@@ -383,7 +442,7 @@ impl<'s> Cx<'s> {
             "variable_assignments" => {
                 let mut assigns = Vec::new();
                 for k in &kids {
-                    if k.kind() != "variable_assignment" {
+                    if k.kind_name() != "variable_assignment" {
                         return Err(unknown(*k));
                     }
                     assigns.push(self.assign(*k, depth)?);
@@ -397,7 +456,7 @@ impl<'s> Cx<'s> {
             "pipeline" => {
                 let mut stages = Vec::new();
                 for k in &kids {
-                    match k.kind() {
+                    match k.kind_name() {
                         "|" | "|&" => {}
                         _ => stages.push(self.stmt(*k, depth + 1)?),
                     }
@@ -405,8 +464,8 @@ impl<'s> Cx<'s> {
                 Stmt::Pipeline(stages)
             }
             "list" => match kids.as_slice() {
-                [l, op, r] if matches!(op.kind(), "&&" | "||") => {
-                    let and = op.kind() == "&&";
+                [l, op, r] if matches!(op.kind_name(), "&&" | "||") => {
+                    let and = op.kind_name() == "&&";
                     let right = self.stmt(*r, depth + 1)?;
                     // `a && b || c` nests to the left; keep it flat.
                     match self.stmt(*l, depth + 1)? {
@@ -420,19 +479,19 @@ impl<'s> Cx<'s> {
                 _ => return Err(unknown(n)),
             },
             "negated_command" => match kids.as_slice() {
-                [bang, inner] if bang.kind() == "!" => {
+                [bang, inner] if bang.kind_name() == "!" => {
                     Stmt::Not(Box::new(self.stmt(*inner, depth + 1)?))
                 }
                 _ => return Err(unknown(n)),
             },
             "subshell" => match kids.as_slice() {
-                [open, body @ .., close] if open.kind() == "(" && close.kind() == ")" => {
+                [open, body @ .., close] if open.kind_name() == "(" && close.kind_name() == ")" => {
                     Stmt::Subshell(self.block(body, depth + 1)?)
                 }
                 _ => return Err(unknown(n)),
             },
             "compound_statement" => match kids.as_slice() {
-                [open, body @ .., close] if open.kind() == "{" && close.kind() == "}" => {
+                [open, body @ .., close] if open.kind_name() == "{" && close.kind_name() == "}" => {
                     Stmt::Group(self.block(body, depth + 1)?)
                 }
                 _ => return Err(unknown(n)),
@@ -441,10 +500,12 @@ impl<'s> Cx<'s> {
             "for_statement" => self.for_stmt(n, &kids, depth)?,
             "case_statement" => self.case_stmt(&kids, depth)?,
             "while_statement" => match kids.as_slice() {
-                [kw, cond @ .., body] if kw.kind() == "while" && body.kind() == "do_group" => {
+                [kw, cond @ .., body]
+                    if kw.kind_name() == "while" && body.kind_name() == "do_group" =>
+                {
                     let bk = self.kids(*body)?;
                     let body = match bk.as_slice() {
-                        [d, inner @ .., e] if d.kind() == "do" && e.kind() == "done" => {
+                        [d, inner @ .., e] if d.kind_name() == "do" && e.kind_name() == "done" => {
                             self.block(inner, depth + 1)?
                         }
                         _ => return Err(unknown(n)),
@@ -464,11 +525,13 @@ impl<'s> Cx<'s> {
     fn assign(&self, n: Node<'s>, depth: usize) -> R<Assign> {
         let kids = self.kids(n)?;
         let (name, rest) = match kids.as_slice() {
-            [name, eq, rest @ ..] if name.kind() == "variable_name" && eq.kind() == "=" => {
+            [name, eq, rest @ ..]
+                if name.kind_name() == "variable_name" && eq.kind_name() == "=" =>
+            {
                 (self.text(*name)?, rest)
             }
-            [first, ..] if first.kind() == "subscript" => return Err(unknown(*first)),
-            [_, op, ..] if op.kind() == "+=" => {
+            [first, ..] if first.kind_name() == "subscript" => return Err(unknown(*first)),
+            [_, op, ..] if op.kind_name() == "+=" => {
                 return Err("it appends to a variable (`+=`)".into());
             }
             _ => return Err(unknown(n)),
@@ -491,7 +554,7 @@ impl<'s> Cx<'s> {
         let mut cmd = Simple::default();
         for (field, k) in self.fields(n) {
             let k = &k;
-            match (field, k.kind()) {
+            match (field, k.kind_name()) {
                 (_, "comment") => {}
                 (None, "variable_assignment") if cmd.words.is_empty() => {
                     cmd.assigns.push(self.assign(*k, depth)?)
@@ -540,7 +603,7 @@ impl<'s> Cx<'s> {
     /// words and redirections that follow it on the line).
     fn redirect(&self, n: Node<'s>, cmd: &mut Simple, depth: usize) -> R<()> {
         let kids = self.kids(n)?;
-        match n.kind() {
+        match n.kind_name() {
             "file_redirect" => {
                 let (fd, rest) = self.descriptor(&kids)?;
                 let [op, dest @ ..] = rest else {
@@ -570,7 +633,7 @@ impl<'s> Cx<'s> {
             "herestring_redirect" => {
                 let (fd, rest) = self.descriptor(&kids)?;
                 match rest {
-                    [op, w] if op.kind() == "<<<" => cmd.redirects.push(Redirect {
+                    [op, w] if op.kind_name() == "<<<" => cmd.redirects.push(Redirect {
                         fd,
                         op: RedirOp::HereString,
                         target: self.word(*w, Ctx::Arg, depth)?,
@@ -586,7 +649,7 @@ impl<'s> Cx<'s> {
 
     fn descriptor<'k>(&self, kids: &'k [Node<'s>]) -> R<(Option<u32>, &'k [Node<'s>])> {
         match kids {
-            [d, rest @ ..] if d.kind() == "file_descriptor" => {
+            [d, rest @ ..] if d.kind_name() == "file_descriptor" => {
                 let fd = self
                     .text(*d)?
                     .parse::<u32>()
@@ -605,12 +668,12 @@ impl<'s> Cx<'s> {
         let [op, start, ..] = rest else {
             return Err(unknown(n));
         };
-        let strip_tabs = match op.kind() {
+        let strip_tabs = match op.kind_name() {
             "<<" => false,
             "<<-" => true,
             _ => return Err(unknown(n)),
         };
-        if start.kind() != "heredoc_start" {
+        if start.kind_name() != "heredoc_start" {
             return Err(unknown(*start));
         }
         let raw = self.text(*start)?;
@@ -638,10 +701,10 @@ impl<'s> Cx<'s> {
         let after = self
             .fields(n)
             .into_iter()
-            .filter(|(_, k)| k.start_byte() >= start.end_byte() && k.kind() != "comment");
+            .filter(|(_, k)| k.start_byte() >= start.end_byte() && k.kind_name() != "comment");
         for (field, k) in after {
             let k = &k;
-            match (field, k.kind()) {
+            match (field, k.kind_name()) {
                 (_, "heredoc_body") => body = Some(*k),
                 (_, "heredoc_end") => end = Some(*k),
                 (Some("redirect"), _) if body.is_none() => self.redirect(*k, cmd, depth)?,
@@ -728,11 +791,10 @@ impl<'s> Cx<'s> {
 
     fn heredoc_body(&self, b: Node<'s>, depth: usize) -> R<Word> {
         let mut parts = Vec::new();
-        let mut c = b.walk();
-        let kids: Vec<Node> = b.children(&mut c).collect();
+        let kids = self.children(b);
         let mut pos = b.start_byte();
         for k in kids {
-            match k.kind() {
+            match k.kind_name() {
                 "heredoc_content" => continue,
                 "simple_expansion"
                 | "expansion"
@@ -765,12 +827,12 @@ impl<'s> Cx<'s> {
         let Some((fi, clauses)) = tail.split_last() else {
             return Err("an if without fi".into());
         };
-        if fi.kind() != "fi" {
+        if fi.kind_name() != "fi" {
             return Err("an if without fi".into());
         }
         for c in clauses {
             let ck = self.kids(*c)?;
-            match c.kind() {
+            match c.kind_name() {
                 "elif_clause" => {
                     let (cond, body, rest) = split_cond(&ck, "elif")?;
                     if !rest.is_empty() {
@@ -779,7 +841,7 @@ impl<'s> Cx<'s> {
                     arms.push((self.block(cond, depth + 1)?, self.block(body, depth + 1)?));
                 }
                 "else_clause" if otherwise.is_none() => match ck.split_first() {
-                    Some((e, body)) if e.kind() == "else" => {
+                    Some((e, body)) if e.kind_name() == "else" => {
                         otherwise = Some(self.block(body, depth + 1)?)
                     }
                     _ => return Err(unknown(*c)),
@@ -794,7 +856,7 @@ impl<'s> Cx<'s> {
         let [kw, var, rest @ ..] = kids else {
             return Err(unknown(n));
         };
-        if kw.kind() != "for" || var.kind() != "variable_name" {
+        if kw.kind_name() != "for" || var.kind_name() != "variable_name" {
             return Err("a select loop, or a for loop without a variable".into());
         }
         let Some((body, mid)) = rest.split_last() else {
@@ -803,19 +865,19 @@ impl<'s> Cx<'s> {
         let Some((inkw, values)) = mid.split_first() else {
             return Err("a for loop over \"$@\"".into());
         };
-        if inkw.kind() != "in" || body.kind() != "do_group" {
+        if inkw.kind_name() != "in" || body.kind_name() != "do_group" {
             return Err("a for loop without `in` words".into());
         }
         let mut words = Vec::new();
         for v in values {
-            if v.kind() == ";" {
+            if v.kind_name() == ";" {
                 continue;
             }
             words.push(self.word(*v, Ctx::Arg, depth)?);
         }
         let bk = self.kids(*body)?;
         let body = match bk.as_slice() {
-            [d, inner @ .., e] if d.kind() == "do" && e.kind() == "done" => {
+            [d, inner @ .., e] if d.kind_name() == "do" && e.kind_name() == "done" => {
                 self.block(inner, depth + 1)?
             }
             _ => return Err(unknown(*body)),
@@ -831,30 +893,30 @@ impl<'s> Cx<'s> {
         let [kw, subject, inkw, items @ .., esac] = kids else {
             return Err("a case statement that is not analysed".into());
         };
-        if kw.kind() != "case" || inkw.kind() != "in" || esac.kind() != "esac" {
+        if kw.kind_name() != "case" || inkw.kind_name() != "in" || esac.kind_name() != "esac" {
             return Err("a case statement that is not analysed".into());
         }
         let subject = self.word(*subject, Ctx::Quoted, depth)?;
         let mut arms = Vec::new();
         for item in items {
-            if item.kind() != "case_item" {
+            if item.kind_name() != "case_item" {
                 return Err(unknown(*item));
             }
             let ik = self.kids(*item)?;
             let close = ik
                 .iter()
-                .position(|k| k.kind() == ")")
+                .position(|k| k.kind_name() == ")")
                 .ok_or("a case arm without `)`")?;
             let mut pats = Vec::new();
             for p in &ik[..close] {
-                match p.kind() {
+                match p.kind_name() {
                     "|" | "(" => {}
                     _ => pats.push(self.word(*p, Ctx::Pattern, depth)?),
                 }
             }
             let mut body = &ik[close + 1..];
             if let Some((last, before)) = body.split_last() {
-                match last.kind() {
+                match last.kind_name() {
                     ";;" => body = before,
                     ";&" | ";;&" => return Err("a case arm that falls through".into()),
                     _ => {}
@@ -867,8 +929,8 @@ impl<'s> Cx<'s> {
 
     fn test(&self, n: Node<'s>, kids: &[Node<'s>], depth: usize) -> R<Test> {
         let (double, inner) = match kids {
-            [o, inner @ .., c] if o.kind() == "[" && c.kind() == "]" => (false, inner),
-            [o, inner @ .., c] if o.kind() == "[[" && c.kind() == "]]" => (true, inner),
+            [o, inner @ .., c] if o.kind_name() == "[" && c.kind_name() == "]" => (false, inner),
+            [o, inner @ .., c] if o.kind_name() == "[[" && c.kind_name() == "]]" => (true, inner),
             _ => return Err(unknown(n)),
         };
         let mut tokens = Vec::new();
@@ -888,7 +950,7 @@ impl<'s> Cx<'s> {
         depth: usize,
     ) -> R<()> {
         deep(depth)?;
-        match n.kind() {
+        match n.kind_name() {
             "binary_expression" | "unary_expression" | "parenthesized_expression" => {
                 for k in self.kids(n)? {
                     self.test_leaves(k, double, out, depth + 1)?;
@@ -947,13 +1009,13 @@ impl<'s> Cx<'s> {
     ) -> R<()> {
         deep(depth)?;
         let quoted = ctx == Ctx::Quoted;
-        match n.kind() {
+        match n.kind_name() {
             "word" | "number" | "extglob_pattern" => {
                 if n.named_child_count() > 0 {
                     return Err("a number built from expansions".into());
                 }
                 let t = self.text(n)?;
-                if n.kind() == "extglob_pattern" && ctx != Ctx::Pattern {
+                if n.kind_name() == "extglob_pattern" && ctx != Ctx::Pattern {
                     return Err(unknown(n));
                 }
                 if quoted {
@@ -1024,7 +1086,7 @@ impl<'s> Cx<'s> {
                     }
                     pos = k.end_byte();
                     if i == 0
-                        && k.kind() == "word"
+                        && k.kind_name() == "word"
                         && self.text(*k)?.starts_with('~')
                         && !self.text(*k)?.contains('/')
                         && kids.len() > 1
@@ -1038,12 +1100,18 @@ impl<'s> Cx<'s> {
                 let kids = self.kids(n)?;
                 match kids.as_slice() {
                     [d, v]
-                        if d.kind() == "$"
-                            && matches!(v.kind(), "variable_name" | "special_variable_name")
+                        if d.kind_name() == "$"
+                            && matches!(
+                                v.kind_name(),
+                                "variable_name" | "special_variable_name"
+                            )
                             && v.start_byte() == d.end_byte() =>
                     {
                         let name = self.text(*v)?;
-                        if v.kind() == "variable_name" && !is_name(name) && !is_positional(name) {
+                        if v.kind_name() == "variable_name"
+                            && !is_name(name)
+                            && !is_positional(name)
+                        {
                             return Err(format!("the variable ${name}"));
                         }
                         out.push(Part::Param {
@@ -1058,9 +1126,9 @@ impl<'s> Cx<'s> {
                 let kids = self.kids(n)?;
                 match kids.as_slice() {
                     [o, v, c]
-                        if o.kind() == "${"
-                            && v.kind() == "variable_name"
-                            && c.kind() == "}"
+                        if o.kind_name() == "${"
+                            && v.kind_name() == "variable_name"
+                            && c.kind_name() == "}"
                             && self.text(n)? == format!("${{{}}}", self.text(*v)?) =>
                     {
                         let name = self.text(*v)?;
@@ -1084,11 +1152,11 @@ impl<'s> Cx<'s> {
                 let t = self.text(n)?.trim_start();
                 let kids = self.kids(n)?;
                 let body = match kids.as_slice() {
-                    [o, inner @ .., c] if t.starts_with("$(") && c.kind() == ")" => {
+                    [o, inner @ .., c] if t.starts_with("$(") && c.kind_name() == ")" => {
                         let _ = o;
                         inner
                     }
-                    [_, inner @ .., c] if t.starts_with('`') && c.kind() == "`" => {
+                    [_, inner @ .., c] if t.starts_with('`') && c.kind_name() == "`" => {
                         if t.contains('\\') {
                             return Err("a backquote substitution with backslashes".into());
                         }
@@ -1097,7 +1165,8 @@ impl<'s> Cx<'s> {
                     _ => return Err(unknown(n)),
                 };
                 if body.iter().any(|k| {
-                    k.kind().ends_with("redirect") && k.parent().is_some_and(|p| p.id() == n.id())
+                    k.kind_name().ends_with("redirect")
+                        && k.parent().is_some_and(|p| p.id() == n.id())
                 }) {
                     return Err("a $(< file) substitution".into());
                 }
@@ -1109,7 +1178,9 @@ impl<'s> Cx<'s> {
             "process_substitution" => {
                 let kids = self.kids(n)?;
                 match kids.as_slice() {
-                    [o, inner @ .., c] if o.kind() == "<(" && c.kind() == ")" && !quoted => {
+                    [o, inner @ .., c]
+                        if o.kind_name() == "<(" && c.kind_name() == ")" && !quoted =>
+                    {
                         out.push(Part::ProcIn(self.block(inner, depth + 1)?))
                     }
                     _ => return Err("a >( … ) process substitution".into()),
@@ -1118,11 +1189,12 @@ impl<'s> Cx<'s> {
             "arithmetic_expansion" => {
                 let kids = self.kids(n)?;
                 match kids.as_slice() {
-                    [o, e, c] if self.text(*o)?.trim_start() == "$((" && c.kind() == "))" => out
-                        .push(Part::Arith {
+                    [o, e, c] if self.text(*o)?.trim_start() == "$((" && c.kind_name() == "))" => {
+                        out.push(Part::Arith {
                             expr: self.arith(*e, depth + 1)?,
                             quoted,
-                        }),
+                        })
+                    }
                     _ => return Err("an arithmetic expansion that is not analysed".into()),
                 }
             }
@@ -1138,8 +1210,7 @@ impl<'s> Cx<'s> {
         if !(t.len() >= 2 && t.starts_with('"') && t.ends_with('"')) {
             return Err("a double-quoted string the parser splits".into());
         }
-        let mut c = n.walk();
-        let kids: Vec<Node> = n.children(&mut c).collect();
+        let kids = self.children(n);
         let mut pos = n.start_byte() + 1;
         let stop = n.end_byte() - 1;
         // `""` is an (empty) argument of its own.
@@ -1148,7 +1219,7 @@ impl<'s> Cx<'s> {
             quoted: true,
         });
         for (i, k) in kids.iter().enumerate() {
-            match k.kind() {
+            match k.kind_name() {
                 "\"" if i == 0 || i == kids.len() - 1 => {}
                 // Text, decoded below with the rest of the literal run.
                 "string_content" | "$" => {}
@@ -1173,7 +1244,7 @@ impl<'s> Cx<'s> {
     fn arith(&self, n: Node<'s>, depth: usize) -> R<Arith> {
         deep(depth)?;
         let kids = self.kids(n)?;
-        Ok(match n.kind() {
+        Ok(match n.kind_name() {
             "number" => {
                 if !kids.is_empty() {
                     return Err("a number built from expansions".into());
@@ -1190,19 +1261,22 @@ impl<'s> Cx<'s> {
                 }
             }
             "parenthesized_expression" => match kids.as_slice() {
-                [o, e, c] if o.kind() == "(" && c.kind() == ")" => self.arith(*e, depth + 1)?,
+                [o, e, c] if o.kind_name() == "(" && c.kind_name() == ")" => {
+                    self.arith(*e, depth + 1)?
+                }
                 _ => return Err(unknown(n)),
             },
             "unary_expression" => match kids.as_slice() {
-                [op, e] if matches!(op.kind(), "-" | "+" | "!" | "~") => {
-                    Arith::Unary(op.kind().to_string(), Box::new(self.arith(*e, depth + 1)?))
-                }
+                [op, e] if matches!(op.kind_name(), "-" | "+" | "!" | "~") => Arith::Unary(
+                    op.kind_name().to_string(),
+                    Box::new(self.arith(*e, depth + 1)?),
+                ),
                 _ => return Err("an arithmetic operator that changes a variable".into()),
             },
             "binary_expression" => match kids.as_slice() {
                 [l, op, r]
                     if matches!(
-                        op.kind(),
+                        op.kind_name(),
                         "+" | "-"
                             | "*"
                             | "/"
@@ -1225,24 +1299,26 @@ impl<'s> Cx<'s> {
                 {
                     Arith::Binary(
                         Box::new(self.arith(*l, depth + 1)?),
-                        op.kind().to_string(),
+                        op.kind_name().to_string(),
                         Box::new(self.arith(*r, depth + 1)?),
                     )
                 }
                 _ => return Err("an arithmetic assignment or comma".into()),
             },
             "ternary_expression" => match kids.as_slice() {
-                [c, q, a, col, b] if q.kind() == "?" && col.kind() == ":" => Arith::Ternary(
-                    Box::new(self.arith(*c, depth + 1)?),
-                    Box::new(self.arith(*a, depth + 1)?),
-                    Box::new(self.arith(*b, depth + 1)?),
-                ),
+                [c, q, a, col, b] if q.kind_name() == "?" && col.kind_name() == ":" => {
+                    Arith::Ternary(
+                        Box::new(self.arith(*c, depth + 1)?),
+                        Box::new(self.arith(*a, depth + 1)?),
+                        Box::new(self.arith(*b, depth + 1)?),
+                    )
+                }
                 _ => return Err(unknown(n)),
             },
             _ => {
                 return Err(format!(
                     "{} inside arithmetic is not analysed",
-                    describe(n.kind())
+                    describe(n.kind_name())
                 ));
             }
         })
@@ -1256,15 +1332,15 @@ fn split_cond<'a, 's>(
     kw: &str,
 ) -> R<(&'a [Node<'s>], &'a [Node<'s>], &'a [Node<'s>])> {
     match kids.split_first() {
-        Some((k, rest)) if k.kind() == kw => {
+        Some((k, rest)) if k.kind_name() == kw => {
             let then = rest
                 .iter()
-                .position(|k| k.kind() == "then")
+                .position(|k| k.kind_name() == "then")
                 .ok_or("an if without then")?;
             let after = &rest[then + 1..];
             let end = after
                 .iter()
-                .position(|k| matches!(k.kind(), "elif_clause" | "else_clause" | "fi"))
+                .position(|k| matches!(k.kind_name(), "elif_clause" | "else_clause" | "fi"))
                 .unwrap_or(after.len());
             Ok((&rest[..then], &after[..end], &after[end..]))
         }
@@ -1313,6 +1389,31 @@ fn deceptive(c: char) -> bool {
             | '\u{fff9}'..='\u{fffb}')
 }
 
+/// A run of plain text (no character in it needs a second look).
+fn push_lit_str(out: &mut Vec<Part>, s: &str, quoted: bool) {
+    if s.is_empty() {
+        return;
+    }
+    if let Some(Part::Lit { text, quoted: q }) = out.last_mut()
+        && *q == quoted
+    {
+        text.push_str(s);
+        return;
+    }
+    out.push(Part::Lit {
+        text: s.to_string(),
+        quoted,
+    });
+}
+
+/// How many leading bytes of `s` are printable ASCII other than those
+/// in `special`: characters that are literal text wherever they stand.
+fn plain_run(s: &str, special: &[u8]) -> usize {
+    s.bytes()
+        .position(|b| !(b' '..=b'~').contains(&b) || special.contains(&b))
+        .unwrap_or(s.len())
+}
+
 fn push_lit(out: &mut Vec<Part>, c: char, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = out.last_mut()
         && *q == quoted
@@ -1337,11 +1438,12 @@ fn dollar_is_literal(next: Option<char>, at_end: bool) -> bool {
 /// An unquoted word token: backslash escapes, glob and brace characters
 /// kept as unquoted text, a leading tilde.
 fn decode_unquoted(t: &str, first: bool, ctx: Ctx, out: &mut Vec<Part>) -> R<()> {
-    let chars: Vec<char> = t.chars().collect();
-    let mut i = 0;
-    if first && ctx != Ctx::Quoted && chars.first() == Some(&'~') {
-        let end = chars.iter().position(|&c| c == '/').unwrap_or(chars.len());
-        let prefix: String = chars[1..end].iter().collect();
+    let mut rest = t;
+    // The character before the one being read (for `=~` and `:~`).
+    let mut prev: Option<char> = None;
+    if first && ctx != Ctx::Quoted && t.starts_with('~') {
+        let end = t.find('/').unwrap_or(t.len());
+        let prefix = &t[1..end];
         if ctx == Ctx::Pattern {
             return Err("a ~ in a pattern".into());
         }
@@ -1354,24 +1456,38 @@ fn decode_unquoted(t: &str, first: bool, ctx: Ctx, out: &mut Vec<Part>) -> R<()>
         {
             return Err(format!("the tilde form ~{prefix}"));
         }
-        out.push(Part::Tilde(prefix));
-        i = end;
+        out.push(Part::Tilde(prefix.to_string()));
+        rest = &t[end..];
+        prev = t[..end].chars().next_back();
     }
-    while i < chars.len() {
-        let c = chars[i];
+    // Outside quotes every printable character but these is plain (`~`
+    // too, unless after `=` or `:`, so it takes the slow way).
+    const SPECIAL: &[u8] = b"\\$`'\"()|;&<> ~";
+    loop {
+        let n = plain_run(rest, SPECIAL);
+        if n > 0 {
+            push_lit_str(out, &rest[..n], false);
+            prev = rest[..n].chars().next_back();
+            rest = &rest[n..];
+        }
+        let mut it = rest.chars();
+        let Some(c) = it.next() else {
+            break;
+        };
+        let mut last = c;
         match c {
-            '\\' => match chars.get(i + 1) {
-                Some('\n') => i += 1,
-                Some(&n) => {
+            '\\' => match it.next() {
+                Some('\n') => last = '\n',
+                Some(n) => {
                     if deceptive(n) {
                         return Err(format!("an invisible character U+{:04X}", n as u32));
                     }
                     push_lit(out, n, true);
-                    i += 1;
+                    last = n;
                 }
                 None => return Err("a word ending in a backslash".into()),
             },
-            '$' if dollar_is_literal(chars.get(i + 1).copied(), true) => push_lit(out, c, false),
+            '$' if dollar_is_literal(it.clone().next(), true) => push_lit(out, c, false),
             '$' | '`' | '\'' | '"' => {
                 return Err(format!("a `{c}` the parser left inside a word"));
             }
@@ -1381,7 +1497,7 @@ fn decode_unquoted(t: &str, first: bool, ctx: Ctx, out: &mut Vec<Part>) -> R<()>
                     c.escape_default()
                 ));
             }
-            '~' if i > 0 && matches!(chars[i - 1], '=' | ':') => {
+            '~' if matches!(prev, Some('=' | ':')) => {
                 return Err("a ~ after = or : (bash may expand it)".into());
             }
             c if deceptive(c) => {
@@ -1389,58 +1505,73 @@ fn decode_unquoted(t: &str, first: bool, ctx: Ctx, out: &mut Vec<Part>) -> R<()>
             }
             _ => push_lit(out, c, false),
         }
-        i += 1;
+        rest = it.as_str();
+        prev = Some(last);
     }
     Ok(())
 }
 
 /// Literal text between expansions in double quotes.
 fn decode_dq(s: &str, at_end: bool, out: &mut Vec<Part>) -> R<()> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    let mut rest = s;
+    loop {
+        let n = plain_run(rest, b"\\$`\"");
+        push_lit_str(out, &rest[..n], true);
+        rest = &rest[n..];
+        let mut it = rest.chars();
+        let Some(c) = it.next() else {
+            break;
+        };
         match c {
-            '\\' => match chars.get(i + 1) {
-                Some('\n') => i += 1,
-                Some(&n @ ('$' | '`' | '"' | '\\')) => {
+            '\\' => match it.clone().next() {
+                Some('\n') => {
+                    it.next();
+                }
+                Some(n @ ('$' | '`' | '"' | '\\')) => {
                     push_lit(out, n, true);
-                    i += 1;
+                    it.next();
                 }
                 _ => push_lit(out, '\\', true),
             },
-            '$' if dollar_is_literal(chars.get(i + 1).copied(), at_end) => push_lit(out, c, true),
+            '$' if dollar_is_literal(it.clone().next(), at_end) => push_lit(out, c, true),
             '$' | '`' | '"' => {
                 return Err(format!("a `{c}` inside double quotes the parser misread"));
             }
             c if deceptive(c) => return Err(format!("an invisible character U+{:04X}", c as u32)),
             _ => push_lit(out, c, true),
         }
-        i += 1;
+        rest = it.as_str();
     }
     Ok(())
 }
 
 /// Literal text of an expanding here-document.
 fn decode_doc(s: &str, at_end: bool, out: &mut Vec<Part>) -> R<()> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    let mut rest = s;
+    loop {
+        let n = plain_run(rest, b"\\$`");
+        push_lit_str(out, &rest[..n], true);
+        rest = &rest[n..];
+        let mut it = rest.chars();
+        let Some(c) = it.next() else {
+            break;
+        };
         match c {
-            '\\' => match chars.get(i + 1) {
-                Some('\n') => i += 1,
-                Some(&n @ ('$' | '`' | '\\')) => {
+            '\\' => match it.clone().next() {
+                Some('\n') => {
+                    it.next();
+                }
+                Some(n @ ('$' | '`' | '\\')) => {
                     push_lit(out, n, true);
-                    i += 1;
+                    it.next();
                 }
                 _ => push_lit(out, '\\', true),
             },
-            '$' if dollar_is_literal(chars.get(i + 1).copied(), at_end) => push_lit(out, c, true),
+            '$' if dollar_is_literal(it.clone().next(), at_end) => push_lit(out, c, true),
             '$' | '`' => return Err(format!("a `{c}` in a here-document the parser misread")),
             _ => push_lit(out, c, true),
         }
-        i += 1;
+        rest = it.as_str();
     }
     Ok(())
 }
