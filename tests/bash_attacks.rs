@@ -38,6 +38,9 @@ enum Setup {
     Filter,
     PlantedGitdir,
     BareRepo,
+    /// Two repositories whose names are not UTF-8 and print alike, one
+    /// with `diff.external` (reached through links `l1`, `l2`).
+    LookAlikeRepos,
     Cargo,
     Make,
 }
@@ -607,6 +610,15 @@ static ATTACKS: &[Attack] = &[
         "cd bare && git log -p -1",
         Mark("c9"),
     ),
+    // Regression: the repository check was kept per decision under the
+    // directory's printed name, so the second of two repositories whose
+    // names print alike went unchecked.
+    s(
+        "repo config",
+        LookAlikeRepos,
+        "git -C l1 status; git -C l2 diff",
+        Mark("c10"),
+    ),
     s(
         "repo config",
         Cargo,
@@ -704,7 +716,7 @@ fn build(name: &str, setup: Setup) -> Paths {
     // One marking script per case that runs a program of the project's.
     for name in [
         "d25", "r15", "r16", "r17", "r18", "r19", "r23", "r39", "r53", "r54", "r55", "c1", "c2",
-        "c3", "c4", "c5", "c6", "c9",
+        "c3", "c4", "c5", "c6", "c9", "c10",
     ] {
         let mark = p.out.join(name);
         let body = match name {
@@ -790,6 +802,24 @@ fn build(name: &str, setup: Setup) -> Paths {
             c.push_str(&format!("[diff \"evil\"]\n\ttextconv = {}\n", tool("c9")));
             std::fs::write(cfg, c).unwrap();
             write(&proj.join("bare/info/attributes"), "* diff=evil\n");
+        }
+        LookAlikeRepos => {
+            use std::os::unix::ffi::OsStrExt;
+            for (byte, link) in [(0xfe, "l1"), (0xff, "l2")] {
+                let bytes = [b'r', byte];
+                let name = std::ffi::OsStr::from_bytes(&bytes);
+                let repo = proj.join(name);
+                std::fs::create_dir_all(&repo).unwrap();
+                run_ok(
+                    &repo,
+                    "git init -q && echo a > f && git add f && git -c user.email=a@b -c user.name=a commit -qm one && echo b > f",
+                );
+                std::os::unix::fs::symlink(name, proj.join(link)).unwrap();
+            }
+            let cfg = proj.join(std::ffi::OsStr::from_bytes(b"r\xff/.git/config"));
+            let mut c = std::fs::read_to_string(&cfg).unwrap();
+            c.push_str(&format!("[diff]\n\texternal = {}\n", tool("c10")));
+            std::fs::write(cfg, c).unwrap();
         }
         Cargo => write(
             &proj.join(".cargo/config.toml"),
@@ -1014,6 +1044,7 @@ fn the_tern_binary_runs_none_of_them() {
         Filter,
         PlantedGitdir,
         BareRepo,
+        LookAlikeRepos,
         Cargo,
         Make,
     ];

@@ -287,7 +287,7 @@ impl Policy {
         }
         for g in &eff.git {
             // `inside` is the same throughout the decision.
-            super::super::memo::remember("repo-check", &g.display().to_string(), || {
+            super::super::memo::remember_path("repo-check", g, || {
                 super::git::repo_check(g, &inside)
             })?;
         }
