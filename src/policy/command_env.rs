@@ -12,11 +12,16 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Default)]
 pub struct CommandEnv {
     vars: Vec<(OsString, OsString)>,
+    /// `path()`, worked out once (every bare program name asks for it).
+    path: std::cell::OnceCell<String>,
 }
 
 impl CommandEnv {
     pub fn new(vars: Vec<(OsString, OsString)>) -> CommandEnv {
-        CommandEnv { vars }
+        CommandEnv {
+            vars,
+            path: std::cell::OnceCell::new(),
+        }
     }
 
     /// This process's environment, for callers that have no session's.
@@ -35,9 +40,16 @@ impl CommandEnv {
 
     /// `PATH`, or the shell's default search path when it is unset.
     pub fn path(&self) -> String {
-        self.get("PATH")
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
+        self.path_str().to_string()
+    }
+
+    /// The same, borrowed.
+    pub(crate) fn path_str(&self) -> &str {
+        self.path.get_or_init(|| {
+            self.get("PATH")
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
+        })
     }
 
     /// The home directory bash uses for `~`: `HOME` when set and not

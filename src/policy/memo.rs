@@ -9,10 +9,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use super::path::Walk;
 use super::rules::PathPattern;
 
 /// One path component as lstat saw it.
@@ -28,38 +29,47 @@ pub(crate) enum Node {
     Unknowable(String),
 }
 
-/// FNV-1a: the maps live for one decision and hold a few dozen keys, so
-/// a short fast hash beats SipHash (nothing here needs flood resistance:
-/// a line can only make as many keys as it has paths).
-struct Fnv(u64);
+/// A short multiplicative hash, eight bytes at a time (FxHash's): the
+/// maps live for one decision and hold a few dozen keys, so this beats
+/// SipHash. Keys an adversary aligned to collide would only slow the
+/// decision (a line makes as many keys as it has paths), never change it.
+#[derive(Default)]
+struct Quick(u64);
 
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
+impl Hasher for Quick {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        let mut mix = |w: u64| {
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+        };
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            mix(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            mix(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
         }
     }
 }
 
-type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<Quick>>;
 
 /// Paths are keyed by their bytes (as written: two spellings of one path
 /// are two keys, each worked out on its own).
 #[derive(Default)]
 struct Memo {
     nodes: Map<OsString, Node>,
-    patterns: Map<OsString, Rc<PathPattern>>,
-    other: Map<(&'static str, String), Rc<dyn std::any::Any>>,
+    patterns: Map<u64, Vec<([OsString; 3], Rc<PathPattern>)>>,
+    other: Map<&'static str, Map<String, Rc<dyn std::any::Any>>>,
     by_path: Map<&'static str, Map<OsString, Rc<dyn std::any::Any>>>,
+    walks: Map<OsString, Result<Walk, String>>,
 }
 
 thread_local! {
@@ -159,6 +169,20 @@ pub(crate) fn seen_in_listing(path: &Path, is_link: bool) {
     });
 }
 
+/// The walk of the directory `dir` (see `path::walk_kept`), once per scope.
+pub(crate) fn walk(
+    dir: &Path,
+    make: impl FnOnce() -> Result<Walk, String>,
+) -> Result<Walk, String> {
+    cached(
+        |m| m.walks.get(dir.as_os_str()).cloned(),
+        |m, w| {
+            m.walks.insert(dir.as_os_str().to_os_string(), w);
+        },
+        make,
+    )
+}
+
 /// The pattern of `spec` for a rule based at `base`, in working
 /// directory `cwd`, built once per scope.
 pub(crate) fn pattern(
@@ -167,19 +191,30 @@ pub(crate) fn pattern(
     spec: &str,
     make: impl FnOnce() -> PathPattern,
 ) -> Rc<PathPattern> {
-    // One key of all three: paths hold no NUL, so the fields cannot run
-    // into each other.
-    let mut key =
-        OsString::with_capacity(base.as_os_str().len() + cwd.as_os_str().len() + spec.len() + 2);
-    key.push(base.as_os_str());
-    key.push("\0");
-    key.push(cwd.as_os_str());
-    key.push("\0");
-    key.push(spec);
+    // Looked up by a hash of the three, then compared in full (no key is
+    // built unless one is kept).
+    let parts = [
+        base.as_os_str(),
+        cwd.as_os_str(),
+        std::ffi::OsStr::new(spec),
+    ];
+    let mut h = Quick::default();
+    parts.hash(&mut h);
+    let hash = h.finish();
+    let same = |k: &[OsString; 3]| k.iter().zip(&parts).all(|(a, b)| a == b);
     cached(
-        |m| m.patterns.get(&key).cloned(),
+        |m| {
+            m.patterns
+                .get(&hash)?
+                .iter()
+                .find(|(k, _)| same(k))
+                .map(|(_, p)| Rc::clone(p))
+        },
         |m, p| {
-            m.patterns.insert(key.clone(), p);
+            m.patterns
+                .entry(hash)
+                .or_default()
+                .push((parts.map(|x| x.to_os_string()), p));
         },
         || Rc::new(make()),
     )
@@ -192,15 +227,18 @@ pub(crate) fn remember<T: Clone + 'static>(
     key: &str,
     make: impl FnOnce() -> T,
 ) -> T {
-    let key = (kind, key.to_string());
     cached(
         |m| {
             m.other
-                .get(&key)
+                .get(kind)?
+                .get(key)
                 .and_then(|v| v.downcast_ref::<T>().cloned())
         },
         |m, v| {
-            m.other.insert(key.clone(), Rc::new(v));
+            m.other
+                .entry(kind)
+                .or_default()
+                .insert(key.to_string(), Rc::new(v));
         },
         make,
     )

@@ -149,7 +149,7 @@ pub(crate) fn resolve_traced(
 /// missing (everything after it is appended as written), and how many
 /// links it has followed.
 #[derive(Clone)]
-struct Walk {
+pub(crate) struct Walk {
     out: PathBuf,
     missing: bool,
     links: usize,
@@ -162,22 +162,44 @@ struct Walk {
 /// lookup it makes is itself kept ([`super::memo::node`]), so the kept
 /// parent is what a fresh walk would find.
 fn walk_kept(absolute: &Path) -> Result<PathBuf, String> {
+    walked(absolute).map(|w| w.out)
+}
+
+/// The whole walk of `absolute` (see [`walk_kept`]).
+fn walked(absolute: &Path) -> Result<Walk, String> {
     let mut comps = absolute.components();
     let Some(last) = comps.next_back() else {
-        return Ok(PathBuf::from("/"));
+        return Ok(Walk::new());
     };
     let parent = comps.as_path();
     if matches!(last, Component::RootDir | Component::Prefix(_)) || parent.as_os_str().is_empty() {
         let mut w = Walk::new();
         w.go(absolute, &mut |_| {})?;
-        return Ok(w.out);
+        return Ok(w);
     }
-    let mut w = super::memo::remember_path("walk", parent, || {
+    let mut w = super::memo::walk(parent, || {
         let mut w = Walk::new();
         w.go(parent, &mut |_| {}).map(|()| w)
     })?;
     w.go(Path::new(last.as_os_str()), &mut |_| {})?;
-    Ok(w.out)
+    Ok(w)
+}
+
+/// [`resolve_word`], and whether what it names exists: every component
+/// was found, so opening it would not fail for want of one (what
+/// `Path::exists` would say, from the lookups already made).
+pub(crate) fn resolve_word_found(dir: &Path, word: &str) -> Result<(PathBuf, bool), String> {
+    if word.contains('\0') {
+        return Err("the path contains a NUL byte".into());
+    }
+    let absolute = if word.starts_with('/') {
+        PathBuf::from(word)
+    } else {
+        dir.join(word)
+    };
+    walked(&absolute)
+        .map(|w| (w.out, !w.missing))
+        .map_err(|e| format!("{word}: {e}"))
 }
 
 /// The next component of `bytes` from `*pos` (empty ones skipped).

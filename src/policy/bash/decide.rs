@@ -37,7 +37,7 @@ impl Analysis {
             Ok(p) => {
                 for c in &p.commands {
                     for f in c.forms() {
-                        match rules::matches(spec, &f.argv) {
+                        match rules::matches(spec, f) {
                             Match::Yes => return Match::Yes,
                             Match::Possible => best = Match::Possible,
                             Match::No => {}
@@ -299,7 +299,7 @@ impl Policy {
     /// one, or a relative entry) before any other.
     fn path_hazard(&self, name: &str, dir: &Path) -> Option<PathBuf> {
         // The PATH the command will have (the settings' `env` may set it).
-        let path = self.env.path();
+        let path = self.env.path_str();
         let writable = |d: &Path| {
             self.inside_resolved(d)
                 || ["/tmp", "/var/tmp", "/dev/shm"]
@@ -336,27 +336,31 @@ impl Policy {
         thread_local! {
             static KEPT: std::cell::RefCell<Kept> = const { std::cell::RefCell::new(None) };
         }
-        let roots = self.roots();
-        let kept = KEPT.with(|k| {
-            k.borrow()
-                .as_ref()
-                .filter(|(p, r, _)| *p == path && *r == roots)
-                .map(|(_, _, e)| e.clone())
-        });
-        let entries = match kept {
-            Some(e) => e,
-            None => super::super::memo::remember("path-entries", &path, || {
+        // Once per decision either way (every bare program name asks).
+        let entries: std::rc::Rc<Vec<Option<PathBuf>>> =
+            super::super::memo::remember("path-entries", path, || {
+                let roots = self.roots();
+                let kept = KEPT.with(|k| {
+                    k.borrow()
+                        .as_ref()
+                        .filter(|(p, r, _)| p == path && *r == roots)
+                        .map(|(_, _, e)| e.clone())
+                });
+                if let Some(e) = kept {
+                    return std::rc::Rc::new(e);
+                }
                 let (entries, volatile) = work_out();
                 if !volatile {
-                    KEPT.with(|k| *k.borrow_mut() = Some((path.clone(), roots, entries.clone())));
+                    KEPT.with(|k| {
+                        *k.borrow_mut() = Some((path.to_string(), roots, entries.clone()));
+                    });
                 }
-                entries
-            }),
-        };
+                std::rc::Rc::new(entries)
+            });
         if entries.iter().all(Option::is_none) {
             return None;
         }
-        for (d, hazard) in path.split(':').zip(&entries) {
+        for (d, hazard) in path.split(':').zip(entries.iter()) {
             match hazard {
                 Some(h) => {
                     let full = if h.is_absolute() {

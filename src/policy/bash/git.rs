@@ -531,8 +531,7 @@ fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], dir: &Path) -> R<()> {
         if no_index {
             read_in(c, a, dir, &label)?;
         } else if let Arg::Lit(s) = a
-            && let Some(path) = super::path::resolve(dir, s)
-            && path.exists()
+            && let Some((path, true)) = super::path::resolve_found(dir, s)
         {
             // A pathspec that names a file: reading it is reading the path.
             c.eff.reads.push(super::check::Read {

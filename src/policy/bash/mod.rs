@@ -73,17 +73,20 @@ pub(crate) struct Checked {
     pub step: plan::Step,
     /// Ok with what it reads when read-only; Err says why not.
     pub verdict: Result<Effects, String>,
-    /// Every form rules see (see [`rules::forms`]), made when a rule asks.
+    /// Every form rules see but the argv itself (see [`rules::forms`]),
+    /// made when a rule asks.
     forms: std::cell::OnceCell<Vec<rules::Form>>,
 }
 
 impl Checked {
-    pub(crate) fn forms(&self) -> &[rules::Form] {
-        self.forms.get_or_init(|| {
+    /// Every argv rules see: the command's own, then its other forms.
+    pub(crate) fn forms(&self) -> impl Iterator<Item = &[Arg]> {
+        let others = self.forms.get_or_init(|| {
             let mut f = Vec::new();
-            rules::forms(&self.step.argv, 0, &mut f);
+            rules::other_forms(&self.step.argv, 0, &mut f);
             f
-        })
+        });
+        std::iter::once(self.step.argv.as_slice()).chain(others.iter().map(|f| f.argv.as_slice()))
     }
 }
 

@@ -19,6 +19,11 @@ pub(crate) fn resolve(dir: &Path, p: &str) -> Option<PathBuf> {
     crate::policy::path::resolve_word(dir, p).ok()
 }
 
+/// The same, with whether the path exists (every component was found).
+pub(crate) fn resolve_found(dir: &Path, p: &str) -> Option<(PathBuf, bool)> {
+    crate::policy::path::resolve_word_found(dir, p).ok()
+}
+
 /// The home directory of `user` (None: the current user) from the
 /// password database (policy's one reader of it); None when there is no
 /// such user.

@@ -232,7 +232,7 @@ impl Field {
         if self.opaque.is_some() {
             return;
         }
-        if glob {
+        if glob && s.bytes().any(|b| matches!(b, b'*' | b'?' | b'[')) {
             let at = self.text.len();
             self.glob_at.extend(
                 s.char_indices()
@@ -345,7 +345,7 @@ impl Planner<'_> {
                 }
                 let mut items = Vec::new();
                 for w in values {
-                    items.extend(self.fields(w, st)?);
+                    self.fields_into(w, st, &mut items)?;
                 }
                 let start = st.clone();
                 let mut outs = vec![start.clone()];
@@ -439,7 +439,7 @@ impl Planner<'_> {
     fn simple(&mut self, c: &Simple, st: &mut State) -> R<()> {
         let mut argv = Vec::new();
         for w in &c.words {
-            argv.extend(self.fields(w, st)?);
+            self.fields_into(w, st, &mut argv)?;
         }
         let mut env = Vec::new();
         for a in &c.assigns {
@@ -569,7 +569,7 @@ impl Planner<'_> {
             let mut argv = vec![Arg::Lit("[".into())];
             for tok in &t.tokens {
                 if let TestTok::Word(w) = tok {
-                    argv.extend(self.fields(w, st)?);
+                    self.fields_into(w, st, &mut argv)?;
                 }
             }
             argv.push(Arg::Lit("]".into()));
@@ -641,19 +641,26 @@ impl Planner<'_> {
     /// A command word: expansions, then field splitting of unquoted
     /// expansions, then globbing.
     fn fields(&mut self, w: &Word, st: &mut State) -> R<Vec<Arg>> {
-        if !super::brace::may_expand(w) {
-            return self.fields_of(w, st);
-        }
-        let words = super::brace::expand(w)?;
         let mut out = Vec::new();
-        for w in &words {
-            out.extend(self.fields_of(w, st)?);
-        }
+        self.fields_into(w, st, &mut out)?;
         Ok(out)
     }
 
-    fn fields_of(&mut self, w: &Word, st: &mut State) -> R<Vec<Arg>> {
-        let mut fields: Vec<Field> = Vec::new();
+    /// The same, added to `out` (on error, what is in `out` is no answer).
+    fn fields_into(&mut self, w: &Word, st: &mut State, out: &mut Vec<Arg>) -> R<()> {
+        if !super::brace::may_expand(w) {
+            return self.fields_of(w, st, out);
+        }
+        let words = super::brace::expand(w)?;
+        for w in &words {
+            self.fields_of(w, st, out)?;
+        }
+        Ok(())
+    }
+
+    fn fields_of(&mut self, w: &Word, st: &mut State, out: &mut Vec<Arg>) -> R<()> {
+        // Fields ended by splitting; the one being built is `cur`.
+        let mut done: Vec<Field> = Vec::new();
         let mut cur = Field::default();
         let mut started = false;
         for p in &w.parts {
@@ -688,14 +695,14 @@ impl Planner<'_> {
                     started = true;
                 }
                 (Val::Lit(s), false) => {
-                    for c in s.chars() {
-                        if matches!(c, ' ' | '\t' | '\n') {
-                            if started {
-                                fields.push(std::mem::take(&mut cur));
-                                started = false;
-                            }
-                        } else {
-                            cur.push_str(c.encode_utf8(&mut [0; 4]), true);
+                    // Split at blanks; what is between them may glob.
+                    for (k, piece) in s.split([' ', '\t', '\n']).enumerate() {
+                        if k > 0 && started {
+                            done.push(std::mem::take(&mut cur));
+                            started = false;
+                        }
+                        if !piece.is_empty() {
+                            cur.push_str(piece, true);
                             started = true;
                         }
                     }
@@ -705,16 +712,16 @@ impl Planner<'_> {
                     started = true;
                 }
                 (Val::Opaque, false) => {
-                    let prefix = fields.first().unwrap_or(&cur).text.clone();
-                    return Ok(vec![Arg::Many { prefix }]);
+                    let prefix = done.first().unwrap_or(&cur).text.clone();
+                    out.push(Arg::Many { prefix });
+                    return Ok(());
                 }
             }
         }
         if started {
-            fields.push(cur);
+            done.push(cur);
         }
-        let mut out = Vec::with_capacity(fields.len());
-        for f in fields {
+        for f in done {
             if f.fd {
                 if f.text.is_empty() && f.opaque.is_none() {
                     out.push(Arg::Fd);
@@ -730,7 +737,7 @@ impl Planner<'_> {
                 out.push(Arg::Lit(f.text));
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn lookup(&self, name: &str, st: &State) -> R<Val> {
@@ -935,7 +942,8 @@ impl Planner<'_> {
                     continue;
                 };
                 for e in rd.flatten() {
-                    let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                    let os_name = e.file_name();
+                    let Some(name) = os_name.to_str() else {
                         return Err("a glob that matches a name that is not UTF-8".into());
                     };
                     if name.starts_with('.') && !dots {
@@ -1070,11 +1078,12 @@ impl Pattern {
     }
 
     fn matches(&self, name: &str) -> bool {
-        let s: Vec<char> = name.chars().collect();
+        // Positions are byte offsets of whole characters in `name`.
+        let at = |i: usize| name.get(i..).and_then(|t| t.chars().next());
         let p = &self.0;
         let (mut pi, mut si) = (0, 0);
         let mut back: Option<(usize, usize)> = None;
-        while si < s.len() {
+        while let Some(c) = at(si) {
             let ok = match p.get(pi) {
                 Some(Tok::Star) => {
                     back = Some((pi, si));
@@ -1082,20 +1091,21 @@ impl Pattern {
                     continue;
                 }
                 Some(Tok::Any) => true,
-                Some(Tok::Lit(c)) => *c == s[si],
+                Some(Tok::Lit(x)) => *x == c,
                 Some(Tok::Class(neg, r)) => {
-                    let hit = r.iter().any(|(a, b)| *a <= s[si] && s[si] <= *b);
+                    let hit = r.iter().any(|(a, b)| *a <= c && c <= *b);
                     hit != *neg
                 }
                 None => false,
             };
             if ok {
                 pi += 1;
-                si += 1;
+                si += c.len_utf8();
             } else if let Some((bp, bs)) = back {
+                let next = bs + at(bs).map_or(1, char::len_utf8);
                 pi = bp + 1;
-                si = bs + 1;
-                back = Some((bp, bs + 1));
+                si = next;
+                back = Some((bp, next));
             } else {
                 return false;
             }

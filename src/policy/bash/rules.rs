@@ -217,6 +217,15 @@ pub(crate) fn forms(argv: &[Arg], depth: usize, out: &mut Vec<Form>) {
     out.push(Form {
         argv: argv.to_vec(),
     });
+    other_forms(argv, depth, out);
+}
+
+/// Every form but `argv` itself (a planned command's own argv is matched
+/// as it stands, without a copy).
+pub(crate) fn other_forms(argv: &[Arg], depth: usize, out: &mut Vec<Form>) {
+    if depth > 8 || argv.is_empty() {
+        return;
+    }
     if let Some(Arg::Lit(p)) = argv.first()
         && p.contains('/')
     {

@@ -174,3 +174,23 @@ fn the_final_newline_changes_nothing() {
         assert_eq!(words, ["echo", "a", "\\"]);
     }
 }
+
+/// The kind table gives every node the name tree-sitter gives it (the
+/// reader matches on those names).
+#[test]
+fn kind_names_are_tree_sitters() {
+    let src = "for f in *.rs; do x=$((1+2)) cat <<'E' \"$f\" ${y} $(ls -l | wc) <(a) 2>&1; done\nE\n\
+               [[ -n $x && a == b* ]] || case $x in (a) echo 'q' $'t';; esac; if ! true; then (cd /); fi # c\n";
+    let mut p = Parser::new();
+    p.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
+    let tree = p.parse(src, None).unwrap();
+    let mut stack = vec![tree.root_node()];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        assert_eq!(n.kind_name(), n.kind(), "node {n:?}");
+        seen += 1;
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    assert!(seen > 100, "{seen} nodes");
+}
