@@ -42,7 +42,7 @@ impl Hasher for Quick {
     }
     fn write(&mut self, bytes: &[u8]) {
         let mut mix = |w: u64| {
-            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
         };
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
@@ -61,12 +61,16 @@ impl Hasher for Quick {
 
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<Quick>>;
 
+/// Patterns with one hash of their three parts (base, cwd, spec), each
+/// kept with those parts so a collision is told apart.
+type Patterns = Map<u64, Vec<([OsString; 3], Rc<PathPattern>)>>;
+
 /// Paths are keyed by their bytes (as written: two spellings of one path
 /// are two keys, each worked out on its own).
 #[derive(Default)]
 struct Memo {
     nodes: Map<OsString, Node>,
-    patterns: Map<u64, Vec<([OsString; 3], Rc<PathPattern>)>>,
+    patterns: Patterns,
     other: Map<&'static str, Map<String, Rc<dyn std::any::Any>>>,
     by_path: Map<&'static str, Map<OsString, Rc<dyn std::any::Any>>>,
     walks: Map<OsString, Result<Walk, String>>,
