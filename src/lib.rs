@@ -19,6 +19,7 @@
 //!
 //! ```text
 //! json      values and the wire format
+//! media     image and PDF formats, base64, their token costs
 //! sys       process groups, signals, raw syscalls
 //! abort     cancellation
 //! report    events out of the planes
@@ -52,6 +53,7 @@ pub mod config;
 pub(crate) mod context;
 pub(crate) mod frontend;
 pub mod json;
+pub mod media;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
 pub mod model;

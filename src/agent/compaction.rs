@@ -41,15 +41,11 @@ impl Agent<'_> {
     /// Tokens the next request will hold: the larger of the API's own
     /// count (plus what was added since) and a local estimate of `body`.
     pub(super) fn estimate(&self, body: &str) -> u64 {
-        let local = context::estimate_bytes(body.len());
+        let local = context::estimate_request(body.len(), &self.messages);
         let from_api = self.context.api_tokens.map_or(0, |(tokens, at)| {
-            let added: usize = self
-                .messages
-                .iter()
-                .skip(at)
-                .map(|m| m.to_json().len())
-                .sum();
-            tokens + context::estimate_bytes(added)
+            let added = self.messages.get(at..).unwrap_or_default();
+            let bytes: usize = added.iter().map(|m| m.to_json().len()).sum();
+            tokens + context::estimate_request(bytes, added)
         });
         local.max(from_api)
     }
@@ -82,6 +78,13 @@ impl Agent<'_> {
     ) -> Result<String, Ending> {
         let t = self.thresholds();
         let mut body = self.request_body(tools);
+        // Over the API's byte or image limits: the oldest images and
+        // documents go first (the transcript keeps them).
+        let excess = body.len().saturating_sub(context::media::MAX_REQUEST_BYTES);
+        if context::media::shed(&mut self.messages, excess) > 0 {
+            self.context.api_tokens = None;
+            body = self.request_body(tools);
+        }
         let mut tokens = self.estimate(&body);
         if tokens < t.compact {
             return Ok(body);

@@ -182,8 +182,14 @@ pub fn tool_result(id: &str, out: &ToolOutput) -> Value {
     } else {
         let mut blocks = vec![crate::obj! { "type" => "text", "text" => out.content.as_str() }];
         for (media_type, data) in &out.images {
+            // Images are image blocks; a PDF is a document block.
+            let kind = if media_type.starts_with("image/") {
+                "image"
+            } else {
+                "document"
+            };
             blocks.push(crate::obj! {
-                "type" => "image",
+                "type" => kind,
                 "source" => crate::obj! { "type" => "base64", "media_type" => media_type.as_str(), "data" => data.as_str() },
             });
         }

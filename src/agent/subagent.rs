@@ -500,6 +500,7 @@ impl Host {
             child_env: self.child_env.clone(),
             sandbox: self.sandbox.clone(),
             result_limit: self.result_limit,
+            context_window: Some(self.context_window),
             shells: Rc::new(crate::tools::Shells::new(self.ex)),
             skills: Rc::clone(&parent.skills),
             home: parent.home.clone(),

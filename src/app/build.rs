@@ -371,6 +371,7 @@ pub(super) async fn build(
             child_env: rt.child_env.clone(),
             sandbox: rt.sandbox.clone(),
             result_limit,
+            context_window: Some(context_window),
             subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
             shells: Rc::new(crate::tools::Shells::new(ex)),
             skills: Rc::clone(&skills),

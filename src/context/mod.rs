@@ -8,6 +8,7 @@
 //! 3k before it.
 
 pub mod compact;
+pub mod media;
 
 use crate::json::Value;
 use crate::obj;
@@ -77,13 +78,31 @@ pub fn estimate_bytes(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
+/// Tokens of a tool result's content: its text at four bytes a token,
+/// its attachments at what the API charges for them.
+fn result_tokens(content: Option<&Value>) -> u64 {
+    let Some(content) = content else {
+        return 0;
+    };
+    let media = media::cost_of(Some(content));
+    estimate_bytes(content.to_json().len().saturating_sub(media.bytes)) + media.tokens
+}
+
+/// Tokens of a serialised request (`body_len` bytes) holding `messages`:
+/// [`estimate_bytes`] for all but the attachments, which are priced as
+/// the API prices them.
+pub fn estimate_request(body_len: usize, messages: &[Value]) -> u64 {
+    let media = media::cost(messages);
+    estimate_bytes(body_len.saturating_sub(media.bytes)) + media.tokens
+}
+
 /// Replaces the content of old, large tool results with a short note,
 /// keeping their ids (so every tool_use stays paired). Returns the tokens
 /// freed, or 0 (and changes nothing) when that would be under
 /// `min_savings`.
 pub fn micro_compact(messages: &mut [Value], min_savings: u64) -> u64 {
-    // Where every tool result is: (message index, block index, size).
-    let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    // Where every tool result is: (message index, block index, tokens).
+    let mut found: Vec<(usize, usize, u64)> = Vec::new();
     for (mi, m) in messages.iter().enumerate() {
         if m.str_field("role") != Some("user") {
             continue;
@@ -93,20 +112,20 @@ pub fn micro_compact(messages: &mut [Value], min_savings: u64) -> u64 {
         };
         for (bi, b) in blocks.iter().enumerate() {
             if b.str_field("type") == Some("tool_result") {
-                let size = b.get("content").map_or(0, |c| c.to_json().len());
-                found.push((mi, bi, size));
+                found.push((mi, bi, result_tokens(b.get("content"))));
             }
         }
     }
     let old = found.len().saturating_sub(KEEP_RECENT_RESULTS);
-    let targets: Vec<(usize, usize, usize)> = found[..old]
+    let cleared = estimate_bytes(CLEARED.len());
+    let targets: Vec<(usize, usize, u64)> = found[..old]
         .iter()
         .copied()
-        .filter(|&(_, _, size)| size > CLEARED.len() * 4)
+        .filter(|&(_, _, tokens)| tokens > cleared * 4)
         .collect();
     let saved: u64 = targets
         .iter()
-        .map(|&(_, _, size)| estimate_bytes(size.saturating_sub(CLEARED.len())))
+        .map(|&(_, _, tokens)| tokens.saturating_sub(cleared))
         .sum();
     if saved < min_savings || saved == 0 {
         return 0;

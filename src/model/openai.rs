@@ -73,14 +73,28 @@ fn text_of(content: Option<&Value>) -> String {
 }
 
 /// Tool results first (as `tool` messages, which must follow the call),
-/// then the user's own text.
+/// then the user's own text. Images cannot go in a `tool` message, so
+/// they follow in a user message as `image_url` parts (data URLs); a PDF
+/// cannot be shown through this format at all, and the model is told so.
 fn user(m: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     let mut text = Vec::new();
+    let mut images: Vec<Value> = Vec::new();
     for b in blocks(m) {
         match b.str_field("type") {
             Some("tool_result") => {
                 let mut content = text_of(b.get("content"));
+                if let Some(Value::Array(parts)) = b.get("content") {
+                    for part in parts {
+                        match attachment(part) {
+                            Some(Attachment::Image(url)) => images.push(url),
+                            Some(Attachment::Unshown(note)) => {
+                                content.push_str(&format!("\n{note}"));
+                            }
+                            None => {}
+                        }
+                    }
+                }
                 if b.get("is_error").and_then(Value::as_bool) == Some(true) {
                     content = format!("Error: {content}");
                 }
@@ -91,13 +105,61 @@ fn user(m: &Value) -> Vec<Value> {
                 });
             }
             Some("text") => text.push(b.str_field("text").unwrap_or_default().to_string()),
-            _ => {}
+            _ => match attachment(&b) {
+                Some(Attachment::Image(url)) => images.push(url),
+                Some(Attachment::Unshown(note)) => text.push(note),
+                None => {}
+            },
         }
     }
-    if !text.is_empty() {
-        out.push(obj! { "role" => "user", "content" => text.join("\n\n") });
+    if images.is_empty() {
+        if !text.is_empty() {
+            out.push(obj! { "role" => "user", "content" => text.join("\n\n") });
+        }
+        return out;
     }
+    let mut parts = Vec::new();
+    if !text.is_empty() {
+        parts.push(obj! { "type" => "text", "text" => text.join("\n\n") });
+    } else {
+        parts.push(obj! { "type" => "text", "text" => "(the images above, from the tool results)" });
+    }
+    parts.extend(images);
+    out.push(obj! { "role" => "user", "content" => parts });
     out
+}
+
+enum Attachment {
+    /// An `image_url` part.
+    Image(Value),
+    /// What stands for content this format cannot carry.
+    Unshown(String),
+}
+
+/// An image or document block in chat completions terms.
+fn attachment(b: &Value) -> Option<Attachment> {
+    let kind = b.str_field("type")?;
+    if kind != "image" && kind != "document" {
+        return None;
+    }
+    let source = b.get("source");
+    let media_type = source.and_then(|s| s.str_field("media_type")).unwrap_or("");
+    let data = source.and_then(|s| s.str_field("data"));
+    match (kind, data) {
+        ("image", Some(data)) => Some(Attachment::Image(obj! {
+            "type" => "image_url",
+            "image_url" => obj! { "url" => format!("data:{media_type};base64,{data}") },
+        })),
+        ("image", None) => Some(Attachment::Unshown(
+            "[an image was attached here, but not as data this provider can be sent]".into(),
+        )),
+        _ => Some(Attachment::Unshown(format!(
+            "[a document ({}) was attached here, but documents cannot be shown through this \
+             provider's chat completions format; extract its text instead, e.g. with \
+             `pdftotext file.pdf -`]",
+            if media_type.is_empty() { "unknown type" } else { media_type }
+        ))),
+    }
 }
 
 fn assistant(m: &Value) -> Value {

@@ -13,6 +13,7 @@ mod edit;
 mod files;
 mod glob;
 mod grep;
+mod notebook;
 mod read;
 mod schema;
 pub mod scratch;
@@ -46,7 +47,9 @@ pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
-    /// Images to show the model beside the text: (media type, base64).
+    /// Attachments shown to the model beside the text, as (media type,
+    /// base64): `image/*` become image blocks, `application/pdf` a
+    /// document block (see `agent::executor::tool_result`).
     pub images: Vec<(String, String)>,
 }
 
@@ -134,6 +137,9 @@ pub struct ToolContext {
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Longest tool result in characters (small context windows).
     pub result_limit: Option<usize>,
+    /// The model's context window in tokens, when known: images and
+    /// documents are sized to it.
+    pub context_window: Option<u64>,
     /// Starts sub-agents for the Agent tool.
     pub subagents: Option<Rc<dyn Subagents>>,
     /// Background shells started by Bash (`run_in_background`).
@@ -178,6 +184,7 @@ impl ToolContext {
             child_env: crate::config::ChildEnv::new(Vec::new(), "", &[], &[]),
             sandbox: None,
             result_limit: None,
+            context_window: None,
             subagents: None,
             shells: Rc::default(),
             skills: Rc::default(),
@@ -188,6 +195,18 @@ impl ToolContext {
             // Sessions take the configuration's choice; others (tests,
             // benchmarks) run bash.
             shell: "bash".to_string(),
+        }
+    }
+
+    /// Tokens the images or document of one result may take: half the
+    /// window, and no more than the text of a result may take in a small
+    /// one (about four characters a token). None: only the API's limits.
+    pub fn media_budget(&self) -> Option<u64> {
+        let by_window = self.context_window.map(|w| w / 2);
+        let by_limit = self.result_limit.map(|l| l as u64 / 4);
+        match (by_window, by_limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -258,6 +277,7 @@ impl Registry {
             Rc::new(read::Read),
             Rc::new(write::Write),
             Rc::new(edit::Edit),
+            Rc::new(notebook::NotebookEdit),
             Rc::new(glob::Glob),
             Rc::new(grep::Grep),
         ];
@@ -496,6 +516,7 @@ mod tests {
                 "KillShell",
                 "Read",
                 "Edit",
+                "NotebookEdit",
                 "Glob",
                 "Grep",
                 "TodoWrite",
