@@ -53,9 +53,9 @@ pub mod config;
 pub(crate) mod context;
 pub(crate) mod frontend;
 pub mod json;
-pub mod media;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
+pub mod media;
 pub mod model;
 pub mod policy;
 pub(crate) mod report;

@@ -69,6 +69,7 @@ fn text_answer_in_all_three_formats() {
             "Read",
             "Write",
             "Edit",
+            "NotebookEdit",
             "Glob",
             "Grep",
             "WebFetch",

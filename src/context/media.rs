@@ -73,7 +73,9 @@ fn attachment_tokens(image: bool, data: &str) -> u64 {
         // The header is at the start, a JPEG's frame after its metadata.
         return media::decode_prefix(data, 64 << 10)
             .and_then(|head| media::image::dimensions(&head))
-            .map_or(UNKNOWN_IMAGE_TOKENS, |i| media::image_tokens(i.width, i.height));
+            .map_or(UNKNOWN_IMAGE_TOKENS, |i| {
+                media::image_tokens(i.width, i.height)
+            });
     }
     let key = (data.len(), fingerprint(data));
     if let Some(t) = MEMO.with(|m| m.borrow().iter().find(|(k, _)| *k == key).map(|(_, t)| *t)) {

@@ -79,7 +79,8 @@ impl Activity {
 pub(crate) fn key_argument(name: &str, input: &Value) -> String {
     let field = match name {
         "Bash" => "command",
-        "Read" | "Write" | "Edit" | "NotebookEdit" => "file_path",
+        "Read" | "Write" | "Edit" => "file_path",
+        "NotebookEdit" => "notebook_path",
         "Glob" | "Grep" => "pattern",
         "WebFetch" => "url",
         "WebSearch" => "query",

@@ -34,6 +34,10 @@ pub(crate) fn preview(tool: &str, input: &Value, cwd: &Path) -> Vec<Line> {
             Some(p) => write(&p, input.str_field("content").unwrap_or("")),
             None => Vec::new(),
         },
+        "NotebookEdit" => match input.str_field("notebook_path") {
+            Some(p) => notebook(&resolve(cwd, p), input),
+            None => Vec::new(),
+        },
         _ => Vec::new(),
     };
     if tool != "Bash" && out.len() > MAX_LINES {
@@ -241,6 +245,66 @@ fn write(path: &Path, content: &str) -> Vec<Line> {
 
 /// Every old line removed, every new line added: for when no diff can be
 /// made, so the person still sees both sides whole.
+/// A notebook cell's change: which cell, how, and its source before
+/// (when the notebook can be read) and after.
+fn notebook(path: &Path, input: &Value) -> Vec<Line> {
+    let mode = input.str_field("edit_mode").unwrap_or("replace");
+    let number = input.get("cell_number").and_then(Value::as_i64);
+    let id = input.str_field("cell_id");
+    let which = match (id, number) {
+        (Some(id), _) => format!("the cell with id {}", visible(id)),
+        (None, Some(n)) => format!("cell {n}"),
+        (None, None) => "the start".to_string(),
+    };
+    let name = visible(&path.display().to_string());
+    let heading = match mode {
+        "insert" if id.is_some() => format!(
+            "Insert a {} cell after {which} of {name}",
+            input.str_field("cell_type").unwrap_or("code")
+        ),
+        "insert" => format!(
+            "Insert a {} cell at {which} of {name}",
+            input.str_field("cell_type").unwrap_or("code")
+        ),
+        "delete" => format!("Delete {which} of {name}"),
+        _ => format!("Replace the source of {which} of {name}"),
+    };
+    let mut out = vec![Line::Note(heading)];
+    let old = (mode != "insert")
+        .then(|| read_small(path).ok().flatten())
+        .flatten()
+        .and_then(|text| crate::json::parse(&text).ok())
+        .and_then(|nb| {
+            let cells = nb.get("cells")?.as_array()?.clone();
+            let cell = match (id, number) {
+                (Some(id), _) => cells.into_iter().find(|c| c.str_field("id") == Some(id))?,
+                (None, Some(n)) => cells.into_iter().nth(usize::try_from(n).ok()?)?,
+                _ => return None,
+            };
+            Some(match cell.get("source") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => String::new(),
+            })
+        });
+    let new = input.str_field("new_source").unwrap_or("");
+    match (mode, old) {
+        ("delete", Some(old)) => out.extend(
+            old.split('\n')
+                .enumerate()
+                .map(|(i, l)| Line::Removed(i + 1, visible(l))),
+        ),
+        ("delete", None) => {}
+        (_, Some(old)) => out.extend(diff_lines(1, &old, new)),
+        (_, None) => out.extend(
+            new.split('\n')
+                .enumerate()
+                .map(|(i, l)| Line::Added(i + 1, visible(l))),
+        ),
+    }
+    out
+}
+
 fn plain_change(first: usize, old: &str, new: &str) -> Vec<Line> {
     let mut out: Vec<Line> = old
         .split('\n')
@@ -405,6 +469,41 @@ mod tests {
         assert!(t.contains("    4 + fn new() {}"), "{t}");
         assert!(t.contains("    3   c") && t.contains("    5   d"), "{t}");
         assert!(!t.contains("    1   a"), "only two lines of context: {t}");
+    }
+
+    #[test]
+    fn a_notebook_edit_shows_the_cell_before_and_after() {
+        let d = scratch("notebook");
+        std::fs::write(
+            d.join("n.ipynb"),
+            r#"{"cells":[{"cell_type":"code","id":"a1","source":["x = 1\n","print(x)"]}]}"#,
+        )
+        .unwrap();
+        let input = obj! { "notebook_path" => "n.ipynb", "cell_id" => "a1", "new_source" => "x = 2\nprint(x)" };
+        let t = text(&preview("NotebookEdit", &input, &d));
+        assert!(
+            t.contains("Replace the source of the cell with id a1 of"),
+            "{t}"
+        );
+        assert!(
+            t.contains("    1 - x = 1") && t.contains("    1 + x = 2"),
+            "{t}"
+        );
+        assert!(t.contains("    2   print(x)"), "{t}");
+        let input = obj! { "notebook_path" => "n.ipynb", "edit_mode" => "insert", "cell_type" => "markdown", "new_source" => "# Hi\u{1b}[2J" };
+        let t = text(&preview("NotebookEdit", &input, &d));
+        assert!(t.contains("Insert a markdown cell at the start"), "{t}");
+        assert!(
+            t.contains("+ # Hi\\u{1b}[2J"),
+            "escapes are shown, not obeyed: {t}"
+        );
+        let input =
+            obj! { "notebook_path" => "n.ipynb", "cell_number" => 0i64, "edit_mode" => "delete" };
+        let t = text(&preview("NotebookEdit", &input, &d));
+        assert!(
+            t.contains("Delete cell 0") && t.contains("- print(x)"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -8,15 +8,15 @@
 //! resizing pixels is [`resize`], behind the `images` feature.
 
 pub mod image;
-pub mod pdf;
-#[cfg(test)]
-#[path = "../../tests/support/samples.rs"]
-pub(crate) mod samples;
 pub mod keep;
+pub mod pdf;
 /// Fits an image to the model's limits: decodes and scales with the
 /// `images` feature, checks and passes it on unchanged without.
 #[cfg(feature = "images")]
 pub mod resize;
+#[cfg(test)]
+#[path = "../../tests/support/samples.rs"]
+pub(crate) mod samples;
 #[cfg(not(feature = "images"))]
 pub use keep as resize;
 
@@ -135,7 +135,10 @@ mod tests {
         assert_eq!(fit(100, 50, MAX_EDGE, MAX_PIXELS), (100, 50));
         assert_eq!(fit(3136, 1000, MAX_EDGE, u64::MAX), (1568, 500));
         let (w, h) = fit(2000, 2000, MAX_EDGE, MAX_PIXELS);
-        assert!(u64::from(w) * u64::from(h) <= MAX_PIXELS && w == h, "{w}x{h}");
+        assert!(
+            u64::from(w) * u64::from(h) <= MAX_PIXELS && w == h,
+            "{w}x{h}"
+        );
         // The API's own example: 1092x1092 is about 1,590 tokens.
         assert_eq!(image_tokens(1092, 1092), 1590);
         assert_eq!(image_tokens(200, 200), 54);

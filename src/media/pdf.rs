@@ -172,7 +172,8 @@ impl Scan {
                     Some(Frame::Array(true)) => {
                         // A filter chain: only Flate alone can be undone here.
                         let n = stack.len();
-                        if let Some(Frame::Dict(d)) = n.checked_sub(2).and_then(|i| stack.get_mut(i))
+                        if let Some(Frame::Dict(d)) =
+                            n.checked_sub(2).and_then(|i| stack.get_mut(i))
                         {
                             if matches!(name, b"FlateDecode" | b"Fl") && !d.flate {
                                 d.flate = true;
@@ -374,7 +375,9 @@ mod tests {
         )
         .into_bytes();
         doc.extend_from_slice(&packed);
-        doc.extend_from_slice(b"\nendstream\nendobj\n2 0 obj << /Type /Pages /Count 1 >> endobj\n%%EOF\n");
+        doc.extend_from_slice(
+            b"\nendstream\nendobj\n2 0 obj << /Type /Pages /Count 1 >> endobj\n%%EOF\n",
+        );
         assert_eq!(check(&doc).unwrap().pages, 1);
     }
 }

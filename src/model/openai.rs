@@ -122,7 +122,8 @@ fn user(m: &Value) -> Vec<Value> {
     if !text.is_empty() {
         parts.push(obj! { "type" => "text", "text" => text.join("\n\n") });
     } else {
-        parts.push(obj! { "type" => "text", "text" => "(the images above, from the tool results)" });
+        parts
+            .push(obj! { "type" => "text", "text" => "(the images above, from the tool results)" });
     }
     parts.extend(images);
     out.push(obj! { "role" => "user", "content" => parts });
@@ -157,7 +158,11 @@ fn attachment(b: &Value) -> Option<Attachment> {
             "[a document ({}) was attached here, but documents cannot be shown through this \
              provider's chat completions format; extract its text instead, e.g. with \
              `pdftotext file.pdf -`]",
-            if media_type.is_empty() { "unknown type" } else { media_type }
+            if media_type.is_empty() {
+                "unknown type"
+            } else {
+                media_type
+            }
         ))),
     }
 }

@@ -11,7 +11,12 @@ use image::{ImageFormat, RgbaImage};
 pub fn image(format: &str, w: u32, h: u32) -> Vec<u8> {
     let img = RgbaImage::from_fn(w, h, |x, y| {
         let a = if x < w / 4 && y < h / 4 { 128 } else { 255 };
-        image::Rgba([(x * 255 / w.max(1)) as u8, (y * 255 / h.max(1)) as u8, 90, a])
+        image::Rgba([
+            (x * 255 / w.max(1)) as u8,
+            (y * 255 / h.max(1)) as u8,
+            90,
+            a,
+        ])
     });
     let mut out = Vec::new();
     let mut cursor = std::io::Cursor::new(&mut out);

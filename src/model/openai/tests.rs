@@ -113,3 +113,60 @@ fn requests_translate_tools_calls_and_results() {
     );
     assert_eq!(body.get("stream").and_then(Value::as_bool), Some(true));
 }
+
+#[test]
+fn images_follow_the_tool_message_and_documents_are_named_as_unshown() {
+    let image = obj! { "type" => "image", "source" => obj! {
+        "type" => "base64", "media_type" => "image/png", "data" => "iVBORw0KGgo=",
+    } };
+    let document = obj! { "type" => "document", "source" => obj! {
+        "type" => "base64", "media_type" => "application/pdf", "data" => "JVBERi0=",
+    } };
+    let messages = [
+        obj! { "role" => "assistant", "content" => vec![
+            obj! { "type" => "tool_use", "id" => "t1", "name" => "Read", "input" => obj! {} },
+            obj! { "type" => "tool_use", "id" => "t2", "name" => "Read", "input" => obj! {} },
+        ] },
+        obj! { "role" => "user", "content" => vec![
+            obj! { "type" => "tool_result", "tool_use_id" => "t1", "content" => vec![
+                obj! { "type" => "text", "text" => "PNG image, 1x1 pixels" },
+                image.clone(),
+            ] },
+            obj! { "type" => "tool_result", "tool_use_id" => "t2", "content" => vec![
+                obj! { "type" => "text", "text" => "PDF document, 1 page" },
+                document,
+            ] },
+        ] },
+        obj! { "role" => "user", "content" => vec![
+            obj! { "type" => "text", "text" => "and this one?" },
+            image,
+        ] },
+    ];
+    let body = json::parse(&build(&RequestParts {
+        model: "llava",
+        max_tokens: 256,
+        system: &[],
+        tools: &[],
+        messages: &messages,
+    }))
+    .unwrap();
+    let msgs = body.get("messages").unwrap().as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().filter_map(|m| m.str_field("role")).collect();
+    assert_eq!(roles, ["assistant", "tool", "tool", "user", "user"]);
+    assert_eq!(msgs[1].str_field("content"), Some("PNG image, 1x1 pixels"));
+    let pdf_note = msgs[2].str_field("content").unwrap();
+    assert!(
+        pdf_note.starts_with("PDF document, 1 page\n[a document (application/pdf)")
+            && pdf_note.contains("cannot be shown through this provider"),
+        "{pdf_note}"
+    );
+    let parts = msgs[3].get("content").unwrap().as_array().unwrap();
+    assert_eq!(parts[0].str_field("type"), Some("text"));
+    assert_eq!(
+        parts[1].get("image_url").unwrap().str_field("url"),
+        Some("data:image/png;base64,iVBORw0KGgo=")
+    );
+    let own = msgs[4].get("content").unwrap().as_array().unwrap();
+    assert_eq!(own[0].str_field("text"), Some("and this one?"));
+    assert_eq!(own[1].str_field("type"), Some("image_url"));
+}

@@ -256,7 +256,9 @@ fn insert_at(nb: &Notebook, input: &Value) -> Result<usize, String> {
         (None, Some(n)) => usize::try_from(n)
             .ok()
             .filter(|&n| n <= len)
-            .ok_or_else(|| format!("cell_number {n} is past the end: the notebook has {len} cells")),
+            .ok_or_else(|| {
+                format!("cell_number {n} is past the end: the notebook has {len} cells")
+            }),
         (None, None) => Ok(0),
     }
 }

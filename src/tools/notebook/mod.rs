@@ -31,11 +31,9 @@ impl Notebook {
             return Err("it is JSON but not a Jupyter notebook (not an object)".into());
         }
         if value.get("worksheets").is_some() {
-            return Err(
-                "it is an nbformat 3 notebook; convert it first with \
+            return Err("it is an nbformat 3 notebook; convert it first with \
                  `jupyter nbconvert --to notebook --nbformat 4`"
-                    .into(),
-            );
+                .into());
         }
         let Some(cells) = value.get("cells").and_then(Value::as_array) else {
             return Err("it is JSON but not a Jupyter notebook (it has no \"cells\" list)".into());

@@ -28,7 +28,11 @@ const TEXT_KINDS: &[&str] = &[
 ];
 const IMAGE_KINDS: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-pub(crate) fn read(bytes: &[u8], window: Window, budget: Option<u64>) -> Result<ToolOutput, String> {
+pub(crate) fn read(
+    bytes: &[u8],
+    window: Window,
+    budget: Option<u64>,
+) -> Result<ToolOutput, String> {
     let (nb, _) = Notebook::parse(bytes)?;
     let cells = nb.cells();
     let (major, minor) = nb.version();
@@ -45,9 +49,9 @@ pub(crate) fn read(bytes: &[u8], window: Window, budget: Option<u64>) -> Result<
             cells.len()
         )));
     }
-    let last = window
-        .limit
-        .map_or(cells.len(), |n| first.saturating_add(n.max(1)).min(cells.len()));
+    let last = window.limit.map_or(cells.len(), |n| {
+        first.saturating_add(n.max(1)).min(cells.len())
+    });
     let mut images = Images {
         budget,
         attached: Vec::new(),
@@ -115,8 +119,10 @@ impl Images {
                     read_media::describe(&p, bytes.len()),
                     self.attached.len() + 1
                 );
-                self.attached
-                    .push((p.format.media_type().to_string(), crate::media::encode(&p.data)));
+                self.attached.push((
+                    p.format.media_type().to_string(),
+                    crate::media::encode(&p.data),
+                ));
                 line
             }
             Err(e) => format!("[{mime} output: not attached, {e}]"),
@@ -186,9 +192,8 @@ fn output_text(output: &Value, images: &mut Images, out: &mut String) {
             let data = output.get("data").and_then(Value::as_object);
             let mut parts = Vec::new();
             if let Some(data) = data {
-                if let Some((mime, v)) = TEXT_KINDS
-                    .iter()
-                    .find_map(|m| data.get(m).map(|v| (*m, v)))
+                if let Some((mime, v)) =
+                    TEXT_KINDS.iter().find_map(|m| data.get(m).map(|v| (*m, v)))
                 {
                     let text = match v {
                         Value::String(_) | Value::Array(_) => joined(Some(v)),

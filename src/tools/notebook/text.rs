@@ -147,11 +147,14 @@ impl Style {
         let b = text.as_bytes();
         let open = skip_ws(b, 0);
         let after = &text[(open + 1).min(text.len())..];
-        let unit = after.strip_prefix('\n').or(after.strip_prefix("\r\n")).map(|rest| {
-            rest.chars()
-                .take_while(|c| *c == ' ' || *c == '\t')
-                .collect::<String>()
-        });
+        let unit = after
+            .strip_prefix('\n')
+            .or(after.strip_prefix("\r\n"))
+            .map(|rest| {
+                rest.chars()
+                    .take_while(|c| *c == ' ' || *c == '\t')
+                    .collect::<String>()
+            });
         let ascii = text.is_ascii() && has_non_ascii_escape(text);
         // A one-line file: its separators, judged by its first key.
         let key_end = (b.get(open + 1) == Some(&b'"'))
@@ -200,7 +203,11 @@ impl Style {
                 Step::Text(t) => out.push_str(&t),
                 Step::Key(k) => {
                     self.string(k, &mut out);
-                    out.push_str(if self.unit.is_some() { ": " } else { self.key_sep });
+                    out.push_str(if self.unit.is_some() {
+                        ": "
+                    } else {
+                        self.key_sep
+                    });
                 }
                 Step::Value(v, d) => match v {
                     Value::Null => out.push_str("null"),
@@ -446,7 +453,10 @@ mod tests {
         let tight = r#"{"cells":[{"a":1},{"b":2}],"nbformat":4}"#;
         let layout = Layout::of(tight).unwrap();
         let added = layout.insert(tight, 1, &parse(r#"{"c":[3,4]}"#).unwrap());
-        assert_eq!(added, r#"{"cells":[{"a":1},{"c":[3,4]},{"b":2}],"nbformat":4}"#);
+        assert_eq!(
+            added,
+            r#"{"cells":[{"a":1},{"c":[3,4]},{"b":2}],"nbformat":4}"#
+        );
         assert_eq!(
             layout.delete(tight, 0),
             r#"{"cells":[{"b":2}],"nbformat":4}"#

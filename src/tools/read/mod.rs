@@ -279,16 +279,25 @@ mod tests {
             let bytes = samples::image(kind, 97, 41);
             // The name does not decide: the bytes do.
             std::fs::write(dir.join(format!("pic.{ext}.bin")), &bytes).unwrap();
-            let out = run(&Read, &ctx, obj! { "file_path" => format!("pic.{ext}.bin") });
+            let out = run(
+                &Read,
+                &ctx,
+                obj! { "file_path" => format!("pic.{ext}.bin") },
+            );
             assert!(!out.is_error, "{ext}: {}", out.content);
             assert!(
-                out.content.starts_with(&format!("{name} image, 97x41 pixels")),
+                out.content
+                    .starts_with(&format!("{name} image, 97x41 pixels")),
                 "{}",
                 out.content
             );
             assert_eq!(out.images.len(), 1);
             assert_eq!(out.images[0].0, media_type);
-            assert_eq!(crate::media::decode(&out.images[0].1).unwrap(), bytes, "sent unchanged");
+            assert_eq!(
+                crate::media::decode(&out.images[0].1).unwrap(),
+                bytes,
+                "sent unchanged"
+            );
         }
     }
 
@@ -298,13 +307,25 @@ mod tests {
         let png = samples::image("png", 64, 64);
         std::fs::write(dir.join("cut.png"), &png[..png.len() / 2]).unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "cut.png" });
-        assert!(out.is_error && out.content.contains("truncated"), "{}", out.content);
+        assert!(
+            out.is_error && out.content.contains("truncated"),
+            "{}",
+            out.content
+        );
         std::fs::write(dir.join("fake.png"), "not a picture\n").unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "fake.png" });
-        assert!(out.is_error && out.content.contains("named .png but is not"), "{}", out.content);
+        assert!(
+            out.is_error && out.content.contains("named .png but is not"),
+            "{}",
+            out.content
+        );
         std::fs::write(dir.join("fake.pdf"), "%PDX\n").unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "fake.pdf" });
-        assert!(out.is_error && out.content.contains("not a PDF"), "{}", out.content);
+        assert!(
+            out.is_error && out.content.contains("not a PDF"),
+            "{}",
+            out.content
+        );
     }
 
     #[test]
@@ -315,7 +336,11 @@ mod tests {
         let sent = crate::media::decode(&out.images[0].1).unwrap();
         let info = crate::media::image::check(&sent).unwrap();
         if cfg!(feature = "images") {
-            assert!(out.content.contains("shown scaled to 1568x490"), "{}", out.content);
+            assert!(
+                out.content.contains("shown scaled to 1568x490"),
+                "{}",
+                out.content
+            );
             assert_eq!((info.width, info.height), (1568, 490));
         } else {
             // The API scales it itself; it goes as it is.
@@ -343,7 +368,11 @@ mod tests {
             );
             assert_eq!(info.format, crate::media::image::Format::Jpeg);
         } else {
-            assert!(out.is_error && out.content.contains("context window"), "{}", out.content);
+            assert!(
+                out.is_error && out.content.contains("context window"),
+                "{}",
+                out.content
+            );
         }
         // A small picture fits either way.
         std::fs::write(dir.join("icon.png"), samples::image("png", 64, 64)).unwrap();
@@ -357,21 +386,37 @@ mod tests {
         std::fs::write(dir.join("report.pdf"), &doc).unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "report.pdf" });
         assert!(!out.is_error, "{}", out.content);
-        assert!(out.content.contains("PDF document (PDF 1.7), 3 pages"), "{}", out.content);
+        assert!(
+            out.content.contains("PDF document (PDF 1.7), 3 pages"),
+            "{}",
+            out.content
+        );
         assert_eq!(out.images[0].0, "application/pdf");
         assert_eq!(crate::media::decode(&out.images[0].1).unwrap(), doc);
 
         std::fs::write(dir.join("long.pdf"), samples::pdf(101, false)).unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "long.pdf" });
-        assert!(out.is_error && out.content.contains("101 pages, more than the 100"), "{}", out.content);
+        assert!(
+            out.is_error && out.content.contains("101 pages, more than the 100"),
+            "{}",
+            out.content
+        );
         assert!(out.content.contains("pdftotext"));
 
         ctx.context_window = Some(8192);
         let out = run(&Read, &ctx, obj! { "file_path" => "report.pdf" });
-        assert!(out.is_error && out.content.contains("about 2 pages"), "{}", out.content);
+        assert!(
+            out.is_error && out.content.contains("about 2 pages"),
+            "{}",
+            out.content
+        );
 
         std::fs::write(dir.join("cut.pdf"), &doc[..doc.len() - 20]).unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "cut.pdf" });
-        assert!(out.is_error && out.content.contains("truncated"), "{}", out.content);
+        assert!(
+            out.is_error && out.content.contains("truncated"),
+            "{}",
+            out.content
+        );
     }
 }
