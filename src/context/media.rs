@@ -52,20 +52,27 @@ pub fn cost(messages: &[Value]) -> Cost {
 pub fn cost_of(content: Option<&Value>) -> Cost {
     let mut total = Cost::default();
     for b in content.and_then(Value::as_array).into_iter().flatten() {
-        match b.str_field("type") {
-            Some("tool_result") => total += cost_of(b.get("content")),
-            Some("image" | "document") => {
-                if let Some(data) = b.get("source").and_then(|s| s.str_field("data")) {
-                    total += Cost {
-                        bytes: data.len(),
-                        tokens: attachment_tokens(b.str_field("type") == Some("image"), data),
-                    };
-                }
-            }
-            _ => {}
-        }
+        total += block_cost(b);
     }
     total
+}
+
+/// The attachments of one content block: itself, or those inside a tool
+/// result.
+pub fn block_cost(b: &Value) -> Cost {
+    match b.str_field("type") {
+        Some("tool_result") => cost_of(b.get("content")),
+        Some(kind @ ("image" | "document")) => {
+            match b.get("source").and_then(|s| s.str_field("data")) {
+                Some(data) => Cost {
+                    bytes: data.len(),
+                    tokens: attachment_tokens(kind == "image", data),
+                },
+                None => Cost::default(),
+            }
+        }
+        _ => Cost::default(),
+    }
 }
 
 fn attachment_tokens(image: bool, data: &str) -> u64 {

@@ -527,8 +527,11 @@ pub struct ContextView {
     pub api_usage: Option<crate::model::stream::Usage>,
 }
 
+/// A block's tokens: its JSON at four bytes a token, its images and
+/// documents at what the API charges for them.
 fn tokens_of(v: &Value) -> u64 {
-    crate::context::estimate_bytes(v.to_json().len())
+    let media = crate::context::media::block_cost(v);
+    crate::context::estimate_bytes(v.to_json().len().saturating_sub(media.bytes)) + media.tokens
 }
 
 /// Measures the agent's request as it would be sent now.

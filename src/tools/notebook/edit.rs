@@ -105,6 +105,11 @@ impl Tool for NotebookEdit {
                 Err(e) => return ToolOutput::error(e),
             };
             let shown = ctx.display(&path);
+            // Again, on the path the permit names: the file may have
+            // changed while someone was deciding.
+            if let Err(e) = ctx.files.borrow().check_fresh(&path, &shown) {
+                return ToolOutput::error(e);
+            }
             let p = path.clone();
             match smol::unblock(move || apply(&p, &input)).await {
                 Ok(done) => {

@@ -59,8 +59,12 @@ pub(crate) fn read(
     let mut shown_to = first;
     for (index, cell) in cells.iter().enumerate().take(last).skip(first) {
         let mut text = String::new();
+        let (attached, budget) = (images.attached.len(), images.budget);
         cell_text(index, cell, &mut images, &mut text);
         if out.content.len() + text.len() > MAX_TEXT && index > first {
+            // Not shown this time: neither are its images.
+            images.attached.truncate(attached);
+            images.budget = budget;
             break;
         }
         if text.len() > MAX_TEXT {

@@ -406,3 +406,68 @@ fn notebook_edit_is_a_write_of_its_path() {
         )]
     );
 }
+
+#[test]
+fn a_long_notebook_stops_at_a_cell_edge_with_its_images_in_step() {
+    let (ctx, dir) = context();
+    let png = crate::media::encode(&samples::image("png", 8, 8));
+    let big = "x".repeat(30_000);
+    let cells: Vec<String> = (0..12)
+        .map(|i| {
+            format!(
+                r#"{{"cell_type":"code","id":"c{i}","metadata":{{}},"execution_count":1,"source":"print({i})","outputs":[{{"output_type":"display_data","metadata":{{}},"data":{{"image/png":"{png}","text/plain":"{big}"}}}}]}}"#
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"cells":[{}],"metadata":{{}},"nbformat":4,"nbformat_minor":5}}"#,
+        cells.join(",")
+    );
+    std::fs::write(dir.join("long.ipynb"), text).unwrap();
+    let out = run(&Read, &ctx, obj! { "file_path" => "long.ipynb" });
+    assert!(!out.is_error, "{}", out.content);
+    let shown = out.content.matches("<cell index=").count();
+    assert!((1..12).contains(&shown), "{shown} cells shown");
+    assert_eq!(out.images.len(), shown, "one image per shown cell");
+    assert!(
+        out.content
+            .contains("more characters of this output not shown")
+    );
+    assert!(
+        out.content
+            .contains(&format!("Read with offset {shown} to see more")),
+        "{}",
+        &out.content[out.content.len() - 200..]
+    );
+    let rest = run(
+        &Read,
+        &ctx,
+        obj! { "file_path" => "long.ipynb", "offset" => shown as i64 },
+    );
+    assert!(rest.content.contains(&format!("<cell index=\"{shown}\"")));
+}
+
+#[test]
+fn a_notebook_changed_while_the_edit_waited_is_not_overwritten() {
+    use crate::tools::Tool as _;
+    let (ctx, dir, _) = setup();
+    run(&Read, &ctx, obj! { "file_path" => "nb.ipynb" });
+    let input =
+        obj! { "notebook_path" => "nb.ipynb", "cell_id" => "load", "new_source" => "x = 1" };
+    assert!(NotebookEdit.validate(&input, &ctx).is_ok());
+    // Someone saves the notebook while the question is on screen.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let theirs = samples::notebook(&samples::image("png", 9, 9));
+    std::fs::write(dir.join("nb.ipynb"), &theirs).unwrap();
+    let permit = crate::policy::Permit::for_tests(vec![dir.join("nb.ipynb")]);
+    let out = smol::block_on(NotebookEdit.call(input, &ctx, &permit));
+    assert!(
+        out.is_error && out.content.contains("modified since"),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("nb.ipynb")).unwrap(),
+        theirs
+    );
+}
