@@ -217,7 +217,7 @@ fn a_large_photo_does_not_look_like_a_full_context_window() {
 #[test]
 fn a_small_window_refuses_a_pdf_it_cannot_hold() {
     let dir = scratch("read-pdf-small");
-    std::fs::write(dir.join("book.pdf"), support::samples::pdf(4, true)).unwrap();
+    std::fs::write(dir.join("book.pdf"), support::samples::pdf(4, false)).unwrap();
     let input = r#"{"file_path": "book.pdf"}"#;
     let api = StandIn::start(vec![
         standin::tools_reply(&[("toolu_read", "Read", input)]),

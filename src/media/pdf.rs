@@ -55,6 +55,12 @@ pub fn check(bytes: &[u8]) -> Result<Facts, String> {
     match scan.pages {
         Some(pages) if pages > 0 => Ok(Facts { pages, version }),
         Some(_) => Err("it has no pages".into()),
+        None if scan.unread_objstm && !objstm::AVAILABLE => Err(
+            "its page tree is in a compressed object stream, which this tern (built without \
+             the `pdf` feature) does not open; extract its text with Bash, e.g. \
+             `pdftotext file.pdf -`"
+                .into(),
+        ),
         None => Err("it is damaged: its page tree cannot be found".into()),
     }
 }
@@ -65,6 +71,8 @@ struct Scan {
     pages: Option<usize>,
     encrypted: bool,
     inflated: usize,
+    /// An object stream was seen and not opened.
+    unread_objstm: bool,
 }
 
 /// A dictionary being read: the key waiting for its value, and the facts
@@ -233,14 +241,36 @@ impl Scan {
         });
         if dict.type_objstm && dict.flate && !dict.other_filter {
             let room = MAX_INFLATED.saturating_sub(self.inflated);
-            if let Ok(plain) =
-                miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&bytes[at..end], room)
-            {
-                self.inflated += plain.len();
-                self.run(&plain, false);
+            match objstm::inflate(&bytes[at..end], room) {
+                Some(plain) => {
+                    self.inflated += plain.len();
+                    self.run(&plain, false);
+                }
+                None => self.unread_objstm = true,
             }
         }
         end
+    }
+}
+
+/// Inflating object streams: with the `pdf` feature (default), on
+/// `miniz_oxide`; the core build leaves them closed and says so when the
+/// page tree is inside one.
+#[cfg(feature = "pdf")]
+mod objstm {
+    pub(super) const AVAILABLE: bool = true;
+
+    pub(super) fn inflate(data: &[u8], room: usize) -> Option<Vec<u8>> {
+        miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(data, room).ok()
+    }
+}
+
+#[cfg(not(feature = "pdf"))]
+mod objstm {
+    pub(super) const AVAILABLE: bool = false;
+
+    pub(super) fn inflate(_: &[u8], _: usize) -> Option<Vec<u8>> {
+        None
     }
 }
 
@@ -333,7 +363,12 @@ mod tests {
             let plain = check(&samples::pdf(pages, false)).unwrap();
             assert_eq!(plain.pages, pages);
             assert_eq!(plain.version, "1.7");
-            assert_eq!(check(&samples::pdf(pages, true)).unwrap().pages, pages);
+            let packed = check(&samples::pdf(pages, true));
+            if cfg!(feature = "pdf") {
+                assert_eq!(packed.unwrap().pages, pages);
+            } else {
+                assert!(packed.unwrap_err().contains("`pdf` feature"));
+            }
         }
     }
 

@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn pdfs_come_back_as_documents_within_their_limits() {
         let (mut ctx, dir) = context();
-        let doc = samples::pdf(3, true);
+        let doc = samples::pdf(3, cfg!(feature = "pdf"));
         std::fs::write(dir.join("report.pdf"), &doc).unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "report.pdf" });
         assert!(!out.is_error, "{}", out.content);
