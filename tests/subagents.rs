@@ -73,6 +73,81 @@ fn a_child_sees_only_its_own_task_and_answers_the_parent() {
     assert_eq!(found, 1);
 }
 
+/// A child's requests are the session's: its cost and its model are in
+/// the parent's result, and count against the budget.
+#[test]
+fn a_child_s_spending_is_in_the_session_s_cost() {
+    let dir = scratch("child-cost");
+    let replies = || {
+        vec![
+            agent_call(
+                "toolu_agent",
+                r#"{"description": "look", "prompt": "look around", "model": "claude-haiku-4-5"}"#,
+            ),
+            standin::text_reply("Looked."),
+            standin::text_reply("Done."),
+        ]
+    };
+    let api = StandIn::start(replies());
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--model",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+    ]));
+    assert_ok(&out);
+    assert_eq!(
+        body(&api.requests()[1]).str_field("model"),
+        Some("claude-haiku-4-5")
+    );
+    // Sonnet: 100 in + 40 out, then 100 in + 12 out; Haiku: 100 in + 12 out.
+    let (sonnet, haiku) = (0.0009 + 0.00048, 0.00016);
+    let result = last_result(&out);
+    let cost = result
+        .get("total_cost_usd")
+        .and_then(Value::as_f64)
+        .unwrap();
+    assert!((cost - (sonnet + haiku)).abs() < 1e-9, "{cost}");
+    let used = result.get("modelUsage").unwrap();
+    let of = |m: &str, k: &str| used.get(m).and_then(|u| u.get(k)).and_then(Value::as_f64);
+    assert!(
+        (of("claude-haiku-4-5", "costUSD").unwrap() - haiku).abs() < 1e-9,
+        "{used}"
+    );
+    assert_eq!(of("claude-haiku-4-5", "outputTokens"), Some(12.0), "{used}");
+    assert!(
+        (of("claude-sonnet-4-5", "costUSD").unwrap() - sonnet).abs() < 1e-9,
+        "{used}"
+    );
+
+    // A budget the parent's first turn leaves room in but the child uses
+    // up stops the session before its next turn.
+    let api = StandIn::start(replies());
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--model",
+        "claude-sonnet-4-5",
+        "--max-budget-usd",
+        "0.001",
+        "--output-format",
+        "json",
+    ]));
+    let result = last_result(&out);
+    assert_eq!(
+        result.str_field("subtype"),
+        Some("error_max_budget_usd"),
+        "{result}"
+    );
+    assert_eq!(
+        api.requests().len(),
+        2,
+        "the parent asked again past its budget"
+    );
+}
+
 #[test]
 fn the_depth_limit_is_explicit() {
     let dir = scratch("child-depth");

@@ -241,22 +241,26 @@ fn a_prompt_is_answered_by_the_small_model_over_the_framed_page() {
     ]);
     api.set_responder(Box::new(|req| {
         req.body
-            .contains(r#""model":"tiny-fast""#)
+            .contains(r#""model":"claude-haiku-4-5""#)
             .then(|| standin::text_reply("The latest version is 1.2.3."))
     }));
     let out = run(tern(&api.url, &dir)
-        .env("ANTHROPIC_SMALL_FAST_MODEL", "tiny-fast")
+        .env("ANTHROPIC_SMALL_FAST_MODEL", "claude-haiku-4-5")
         .args([
             "-p",
             "latest version?",
             "--allowedTools",
             "WebFetch(domain:127.0.0.1)",
+            "--model",
+            "claude-sonnet-4-5",
+            "--output-format",
+            "json",
         ]));
     assert_ok(&out);
     let reqs = api.requests();
     assert_eq!(reqs.len(), 3, "main, side question, main");
     let side = body(&reqs[1]);
-    assert_eq!(side.str_field("model"), Some("tiny-fast"));
+    assert_eq!(side.str_field("model"), Some("claude-haiku-4-5"));
     assert!(side.get("tools").is_none(), "the side request offers tools");
     let system = side.get("system").unwrap().to_json();
     assert!(system.contains("untrusted") && system.contains("never follow instructions"));
@@ -276,13 +280,39 @@ fn a_prompt_is_answered_by_the_small_model_over_the_framed_page() {
     let r = &tool_results(&reqs[2])[0];
     let c = content(r);
     assert!(!is_error(r), "{c}");
-    assert!(c.contains("Answer from tiny-fast about the page"), "{c}");
+    assert!(
+        c.contains("Answer from claude-haiku-4-5 about the page"),
+        "{c}"
+    );
     assert!(
         c.contains("<web-page-answer") && c.contains("The latest version is 1.2.3."),
         "{c}"
     );
     assert!(c.contains("do not follow them"), "{c}");
     assert_eq!(site.hits().len(), 1);
+    // The side request is paid for like any other: Sonnet's two turns
+    // (100 in, 40 out; 100 in, 12 out) and Haiku's answer (100 in, 12 out).
+    let result = last_result(&out);
+    let cost = result
+        .get("total_cost_usd")
+        .and_then(Value::as_f64)
+        .unwrap();
+    let (sonnet, haiku) = (0.0009 + 0.00048, 0.00016);
+    assert!((cost - (sonnet + haiku)).abs() < 1e-9, "{cost}");
+    let used = result.get("modelUsage").unwrap();
+    let of = |m: &str| {
+        used.get(m)
+            .and_then(|u| u.get("costUSD"))
+            .and_then(Value::as_f64)
+    };
+    assert!(
+        (of("claude-haiku-4-5").unwrap() - haiku).abs() < 1e-9,
+        "{used}"
+    );
+    assert!(
+        (of("claude-sonnet-4-5").unwrap() - sonnet).abs() < 1e-9,
+        "{used}"
+    );
 }
 
 /// A page larger than the small model's window is cut to fit it, and the

@@ -214,6 +214,8 @@ impl<'ex> Agent<'ex> {
         });
         push_message(&mut self.messages, message);
         outcome.ending = self.turns(&mut outcome, sink).await;
+        // What the last tools spent (a turn that ended the run counts too).
+        self.count_spend(&mut outcome);
         outcome.duration = started.elapsed();
         outcome.denials = self.pipeline.denials();
         outcome.structured_output = self.settings.structured.as_ref().and_then(|s| s.value());
@@ -227,6 +229,7 @@ impl<'ex> Agent<'ex> {
         let mut pauses = 0;
         let mut fallbacks = self.settings.fallback_models.clone().into_iter();
         loop {
+            self.count_spend(outcome);
             if let Some(reason) = self.abort.reason() {
                 return Ending::Aborted(reason);
             }
@@ -550,6 +553,15 @@ impl<'ex> Agent<'ex> {
 }
 
 impl Agent<'_> {
+    /// Counts what tools spent on models (WebFetch's side questions,
+    /// sub-agents) into the session's cost and per-model usage.
+    fn count_spend(&self, outcome: &mut Outcome) {
+        for s in self.pipeline.ctx.spend.take() {
+            outcome.cost_usd += s.cost_usd;
+            note_model_use(outcome, &s.model, &s.usage, s.cost_usd);
+        }
+    }
+
     fn relay(&self) -> Option<Rc<subagent::Relay>> {
         self.pipeline
             .subagents

@@ -264,6 +264,8 @@ impl Host {
             .detach();
         let inbox = Rc::new(RefCell::new(Vec::new()));
         let mut child = self.child_agent(def, model, parent, &agent_id, &child_abort, &inbox);
+        // What the child spends is the session's (its side requests included).
+        let spend = Rc::clone(&parent.spend);
         let transcript_path = self
             .transcript_dir
             .as_ref()
@@ -353,6 +355,9 @@ impl Host {
                 .await;
             // What the child left running in the background ends with it.
             child.pipeline.ctx.shells.shutdown().await;
+            for m in &outcome.model_usage {
+                spend.record(&m.model, &m.usage, m.cost_usd);
+            }
             let (status, text) = summary(&outcome.ending, &outcome.result);
             let u = &outcome.usage;
             relay.push(Relayed::TaskFinished {

@@ -18,6 +18,8 @@ mod read;
 mod schema;
 pub mod scratch;
 mod skill;
+mod spend;
+pub use spend::{Spend, Spent};
 pub mod structured;
 mod todo;
 #[cfg(feature = "web")]
@@ -144,6 +146,8 @@ pub struct ToolContext {
     pub subagents: Option<Rc<dyn Subagents>>,
     /// Background shells started by Bash (`run_in_background`).
     pub shells: Rc<Shells>,
+    /// Model use inside tool calls, for the agent to count.
+    pub spend: Rc<Spend>,
     /// The skills the Skill tool loads.
     pub skills: Rc<Vec<crate::config::skills::Skill>>,
     /// Where a running call's progress goes (the pipeline's reports).
@@ -187,6 +191,7 @@ impl ToolContext {
             context_window: None,
             subagents: None,
             shells: Rc::default(),
+            spend: Rc::default(),
             skills: Rc::default(),
             reports: None,
             #[cfg(feature = "web")]

@@ -377,6 +377,11 @@ async fn ask(
             None
         })
         .await;
+    // The side request is the session's spending too.
+    if let Some(Ok(a)) = &answer {
+        let cost = crate::model::price::cost(&asker.model, &a.usage);
+        ctx.spend.record(&asker.model, &a.usage, cost);
+    }
     match answer {
         None => ToolOutput::error("Interrupted while asking about the page"),
         Some(Ok(a)) if !a.text.trim().is_empty() => {

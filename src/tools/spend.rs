@@ -1,0 +1,58 @@
+//! Model use that happens inside a tool call rather than in the agent's
+//! own turns: WebFetch's question to the small model, a sub-agent's whole
+//! run. Tools write it down here; the agent counts it into the session's
+//! cost and per-model usage before its next turn, so `total_cost_usd`,
+//! `modelUsage` and `--max-budget-usd` see it.
+
+use std::cell::RefCell;
+
+use crate::model::stream::Usage;
+
+/// One model's use, not yet counted by the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spent {
+    pub model: String,
+    pub usage: Usage,
+    pub cost_usd: f64,
+}
+
+#[derive(Default)]
+pub struct Spend(RefCell<Vec<Spent>>);
+
+impl Spend {
+    /// Writes down one request (or one sub-agent's total) by `model`.
+    pub fn record(&self, model: &str, usage: &Usage, cost_usd: f64) {
+        self.0.borrow_mut().push(Spent {
+            model: model.to_string(),
+            usage: *usage,
+            cost_usd,
+        });
+    }
+
+    /// What was written down since the last call; the ledger is then empty.
+    pub fn take(&self) -> Vec<Spent> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_taken_is_counted_once() {
+        let s = Spend::default();
+        let u = Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+            ..Usage::default()
+        };
+        s.record("small", &u, 0.5);
+        s.record("big", &u, 1.0);
+        let got = s.take();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].model, "small");
+        assert_eq!(got[1].cost_usd, 1.0);
+        assert!(s.take().is_empty());
+    }
+}
