@@ -376,3 +376,56 @@ fn plan_mode_questions_and_leaving_it() {
     tmux.keys(&["/mode", "Enter"]);
     tmux.wait_for("permission mode: acceptEdits", 1);
 }
+
+/// Notification hooks hear `idle_prompt` once the prompt has waited after
+/// an answer — not before the first one, and once per wait.
+#[test]
+fn an_idle_prompt_after_an_answer_is_a_notification() {
+    if runner().is_some() {
+        return skip_emulated("line mode test", "qemu-user lacks the terminal ioctls");
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return skip("line mode test", "needs tmux (ci/setup.sh installs it)");
+    }
+    let dir = scratch("line-idle");
+    std::fs::create_dir_all(dir.join(".tern")).unwrap();
+    std::fs::write(
+        dir.join(".tern/settings.json"),
+        r#"{"hooks": {"Notification": [
+            {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": "cat >> idle.jsonl; echo >> idle.jsonl"}]}]}}"#,
+    )
+    .unwrap();
+    let api = StandIn::start(vec![standin::text_reply("Answered.")]);
+    let tmux = Tmux::start("idle", &dir, &api, "TERN_IDLE_NOTIFY_MS=400");
+    let idle = dir.join("idle.jsonl");
+    // Waiting for the first prompt is not idling after an answer.
+    std::thread::sleep(Duration::from_millis(1200));
+    assert!(!idle.exists(), "idle before anything was answered");
+    tmux.keys(&["hello", "Enter"]);
+    tmux.wait_for("Answered.", 1);
+    let began = Instant::now();
+    while !idle.exists() && began.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Once per wait: more time at the same prompt adds nothing.
+    std::thread::sleep(Duration::from_millis(1200));
+    let text = std::fs::read_to_string(&idle).expect("no idle_prompt notification");
+    let events: Vec<tern::json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| tern::json::parse(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0].str_field("hook_event_name"), Some("Notification"));
+    assert_eq!(
+        events[0].str_field("notification_type"),
+        Some("idle_prompt")
+    );
+    assert!(
+        events[0]
+            .str_field("message")
+            .unwrap()
+            .contains("waiting for your input"),
+        "{text}"
+    );
+}

@@ -528,15 +528,16 @@ impl Pipeline {
     }
 
     async fn notify(&self, message: &str) {
-        // The matcher of a Notification hook is the notification's type.
-        if self.hooks.wants("Notification", "permission_prompt") {
+        self.notification("permission_prompt", message).await;
+    }
+
+    /// Runs the Notification hooks of one type (their matcher is the type).
+    pub(crate) async fn notification(&self, kind: &str, message: &str) {
+        if self.hooks.wants("Notification", kind) {
             let mut fields = Map::new();
             fields.insert("message", message);
-            fields.insert("notification_type", "permission_prompt");
-            let v = self
-                .hooks
-                .run("Notification", "permission_prompt", fields)
-                .await;
+            fields.insert("notification_type", kind);
+            let v = self.hooks.run("Notification", kind, fields).await;
             self.report(&v.notices);
         }
     }

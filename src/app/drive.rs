@@ -51,6 +51,7 @@ pub(super) async fn lines(rt: &Runtime, parts: &mut Parts, input: Rc<line::Input
         transcripts: rt.transcripts.clone(),
         transcript: &mut parts.transcript,
         printer: &mut parts.printer,
+        idle_notify: rt.idle_notify,
     };
     let exit = session.run(&mut parts.agent, first).await;
     line::restore_terminal();

@@ -23,7 +23,12 @@ pub struct Lines<'s> {
     pub transcripts: Places,
     pub transcript: &'s mut Option<Transcript>,
     pub printer: &'s mut Printer,
+    /// After an answer, how long the prompt waits before Notification
+    /// hooks hear `idle_prompt`.
+    pub idle_notify: std::time::Duration,
 }
+
+const IDLE_MESSAGE: &str = "tern is waiting for your input";
 
 fn text(t: &str) -> Value {
     Value::Array(vec![obj! { "type" => "text", "text" => t }])
@@ -39,6 +44,9 @@ impl Lines<'_> {
         let mut usage = Usage::default();
         let mut cost = 0.0;
         let mut next = first;
+        // Whether the model has answered and the prompt waits on the user
+        // (only then is an idle prompt news).
+        let mut answered = false;
         loop {
             let prompt = match next.take() {
                 Some(p) => p,
@@ -49,10 +57,22 @@ impl Lines<'_> {
                             eprintln!("> {q}");
                             q
                         }
-                        None => match self.input.read_line("> ", &agent.abort).await {
-                            Some(l) => l,
-                            None => break,
-                        },
+                        None => {
+                            let idle = async {
+                                if answered {
+                                    smol::Timer::after(self.idle_notify).await;
+                                    agent
+                                        .pipeline
+                                        .notification("idle_prompt", IDLE_MESSAGE)
+                                        .await;
+                                }
+                                std::future::pending().await
+                            };
+                            match self.input.read_line("> ", &agent.abort).or(idle).await {
+                                Some(l) => l,
+                                None => break,
+                            }
+                        }
                     };
                     if line.trim().is_empty() {
                         continue;
@@ -92,6 +112,7 @@ impl Lines<'_> {
             })
             .await;
             let Some(outcome) = outcome else { continue };
+            answered = true;
             usage.add(&outcome.usage);
             cost += outcome.cost_usd;
             if let Ending::Aborted(_) = outcome.ending {

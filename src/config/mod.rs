@@ -142,6 +142,10 @@ pub struct Runtime {
     pub max_agent_depth: u32,
     /// MCP_TIMEOUT, MCP_TOOL_TIMEOUT and TERN_MCP_FIRST_WAIT_MS.
     pub mcp_timeouts: McpTimeouts,
+    /// How long the line-mode prompt waits, after an answer, before
+    /// Notification hooks hear `idle_prompt` (TERN_IDLE_NOTIFY_MS, 60 s
+    /// as in Claude Code).
+    pub idle_notify: Duration,
     /// The shell Bash commands run in: `bash` when tern's `PATH` has it,
     /// else `/bin/sh`.
     pub shell: String,
@@ -773,6 +777,13 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(DEFAULT_MAX_AGENT_DEPTH),
         mcp_timeouts: McpTimeouts::from_env(&inputs.env),
+        idle_notify: Duration::from_millis(
+            inputs
+                .env
+                .get("TERN_IDLE_NOTIFY_MS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(60_000),
+        ),
         shell: choose_shell(inputs.env.get("PATH").as_deref()),
         env: inputs.env,
     })
