@@ -566,3 +566,57 @@ fn interrupting_a_hook_kills_its_process_group() {
     }
     assert!(!survived, "the hook's process outlived tern");
 }
+
+/// `--json-schema` with what pydantic writes (a `$ref` into `$defs`, a
+/// nullable field, bounds): a call that breaks a nested bound goes back
+/// to the model naming the field, and the corrected call is the result.
+#[test]
+fn a_pydantic_schema_is_held_to_its_references_and_bounds() {
+    let dir = scratch("json-schema-pydantic");
+    let schema = r##"{"$defs":{"Item":{"properties":{"name":{"type":"string","minLength":1},
+        "qty":{"type":"integer","minimum":1}},"required":["name","qty"],"type":"object"}},
+        "properties":{"items":{"items":{"$ref":"#/$defs/Item"},"type":"array","minItems":1},
+        "note":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null}},
+        "required":["items"],"title":"Order","type":"object"}"##;
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_s1",
+            "StructuredOutput",
+            r#"{"items": [{"name": "bolt", "qty": 0}], "note": null}"#,
+        )]),
+        standin::tools_reply(&[(
+            "toolu_s2",
+            "StructuredOutput",
+            r#"{"items": [{"name": "bolt", "qty": 3}], "note": null}"#,
+        )]),
+        standin::text_reply("never asked for"),
+    ]);
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "order bolts",
+        "--json-schema",
+        schema,
+        "--output-format",
+        "json",
+    ]));
+    assert_ok(&out);
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 2);
+    let refused = &tool_results(&reqs[1])[0];
+    assert_eq!(refused.get("is_error").and_then(Value::as_bool), Some(true));
+    assert!(
+        refused
+            .to_json()
+            .contains("input.items[0].qty must be at least 1"),
+        "{refused}"
+    );
+    let result = last_result(&out);
+    assert_eq!(
+        result
+            .get("structured_output")
+            .map(Value::to_json)
+            .as_deref(),
+        Some(r#"{"items":[{"name":"bolt","qty":3}],"note":null}"#),
+        "{result}"
+    );
+}

@@ -1,12 +1,26 @@
-//! Checks a tool input against the subset of JSON Schema our tools use:
-//! `type`, `properties`, `required`, `enum`, `items`, and
-//! `additionalProperties: false`. Errors name the field so the model can
-//! correct the call.
+//! Checks a tool input against its JSON Schema: what tern's tools, MCP
+//! servers and `--json-schema` callers write (pydantic's and zod's output
+//! among them). Understood: `type` (one or a list), `enum`, `const`,
+//! `anyOf`/`oneOf`/`allOf`/`not`, `$ref` into the same document (`#`,
+//! `#/$defs/…`, `#/definitions/…`), number bounds and `multipleOf`, string
+//! lengths and `pattern`, `items` (one schema or a tuple), `prefixItems`,
+//! item counts and `uniqueItems`, `properties`, `required`,
+//! `additionalProperties` (false or a schema), `patternProperties` and
+//! property counts. Other keywords (`format`, `if`, …) are not enforced;
+//! neither is a `$ref` that leads nowhere or a `pattern` the regex engine
+//! does not take. Errors name the field so the model can correct the call.
 
 use crate::json::{Number, Value};
 
+/// Deeper than this is a `$ref` loop, not a schema.
+const MAX_DEPTH: usize = 64;
+
 pub fn check(schema: &Value, input: &Value) -> Result<(), String> {
-    check_at(schema, input, "input")
+    Checker { root: schema }.at(schema, input, "input", 0)
+}
+
+struct Checker<'s> {
+    root: &'s Value,
 }
 
 fn type_ok(ty: &str, v: &Value) -> bool {
@@ -37,20 +51,207 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn check_at(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
-    if let Some(ty) = schema.str_field("type")
-        && !type_ok(ty, v)
-    {
-        return Err(format!("{at} must be {ty}, got {}", type_name(v)));
+/// JSON equality: 1 and 1.0 are the same number.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => a.as_f64() == b.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
     }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.contains(v)
-    {
-        let list: Vec<String> = options.iter().map(Value::to_json).collect();
-        return Err(format!("{at} must be one of {}", list.join(", ")));
+}
+
+fn count(schema: &Value, key: &str) -> Option<usize> {
+    schema
+        .get(key)
+        .and_then(Value::as_i64)
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+/// A JSON pointer (`#/a/b`) into the schema's own document.
+fn pointer<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+    let path = reference.strip_prefix('#')?;
+    let mut at = root;
+    for raw in path.split('/').skip(1) {
+        let key = raw.replace("~1", "/").replace("~0", "~");
+        at = match at {
+            Value::Object(_) => at.get(&key)?,
+            Value::Array(items) => items.get(key.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
     }
-    if let Value::Object(fields) = v {
-        let props = schema.get("properties").and_then(Value::as_object);
+    Some(at)
+}
+
+impl<'s> Checker<'s> {
+    fn at(&self, schema: &'s Value, v: &Value, at: &str, depth: usize) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("the schema for {at} refers to itself without end"));
+        }
+        let schema = match schema {
+            // `true` accepts everything, `false` nothing.
+            Value::Bool(true) => return Ok(()),
+            Value::Bool(false) => return Err(format!("{at} is not allowed here")),
+            Value::Object(_) => schema,
+            _ => return Ok(()),
+        };
+        if let Some(target) = schema.str_field("$ref").and_then(|r| pointer(self.root, r)) {
+            self.at(target, v, at, depth + 1)?;
+        }
+        self.kind(schema, v, at)?;
+        self.combinators(schema, v, at, depth)?;
+        match v {
+            Value::Number(_) => number(schema, v, at)?,
+            Value::String(s) => string(schema, s, at)?,
+            Value::Array(items) => self.array(schema, items, at, depth)?,
+            Value::Object(_) => self.object(schema, v, at, depth)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn kind(&self, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+        match schema.get("type") {
+            Some(Value::String(ty)) if !type_ok(ty, v) => {
+                return Err(format!("{at} must be {ty}, got {}", type_name(v)));
+            }
+            Some(Value::Array(types)) => {
+                let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+                if !names.is_empty() && !names.iter().any(|t| type_ok(t, v)) {
+                    return Err(format!(
+                        "{at} must be {}, got {}",
+                        names.join(" or "),
+                        type_name(v)
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if let Some(options) = schema.get("enum").and_then(Value::as_array)
+            && !options.iter().any(|o| same(o, v))
+        {
+            let list: Vec<String> = options.iter().map(Value::to_json).collect();
+            return Err(format!("{at} must be one of {}", list.join(", ")));
+        }
+        if let Some(c) = schema.get("const")
+            && !same(c, v)
+        {
+            return Err(format!("{at} must be {}", c.to_json()));
+        }
+        Ok(())
+    }
+
+    fn combinators(
+        &self,
+        schema: &'s Value,
+        v: &Value,
+        at: &str,
+        depth: usize,
+    ) -> Result<(), String> {
+        let list = |k: &str| schema.get(k).and_then(Value::as_array);
+        if let Some(all) = list("allOf") {
+            for s in all {
+                self.at(s, v, at, depth + 1)?;
+            }
+        }
+        if let Some(any) = list("anyOf") {
+            let errors: Vec<String> = any
+                .iter()
+                .filter_map(|s| self.at(s, v, at, depth + 1).err())
+                .collect();
+            if errors.len() == any.len() && !any.is_empty() {
+                return Err(format!(
+                    "{at} matches none of the allowed forms: {}",
+                    errors.join("; or ")
+                ));
+            }
+        }
+        if let Some(one) = list("oneOf") {
+            let results: Vec<Result<(), String>> =
+                one.iter().map(|s| self.at(s, v, at, depth + 1)).collect();
+            let matched = results.iter().filter(|r| r.is_ok()).count();
+            if matched == 0 {
+                let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+                return Err(format!(
+                    "{at} matches none of the allowed forms: {}",
+                    errors.join("; or ")
+                ));
+            }
+            if matched > 1 {
+                return Err(format!(
+                    "{at} matches {matched} of the forms where exactly one must match"
+                ));
+            }
+        }
+        if let Some(not) = schema.get("not")
+            && self.at(not, v, at, depth + 1).is_ok()
+        {
+            return Err(format!("{at} has a form the schema rules out"));
+        }
+        Ok(())
+    }
+
+    fn array(
+        &self,
+        schema: &'s Value,
+        items: &[Value],
+        at: &str,
+        depth: usize,
+    ) -> Result<(), String> {
+        // A tuple: `prefixItems` (2020-12) or `items` as a list (draft 7).
+        let tuple = schema
+            .get("prefixItems")
+            .and_then(Value::as_array)
+            .or_else(|| schema.get("items").and_then(Value::as_array));
+        let rest = match (tuple.is_some(), schema.get("prefixItems").is_some()) {
+            (false, _) => schema.get("items"),
+            (true, true) => schema.get("items"),
+            (true, false) => schema.get("additionalItems"),
+        };
+        let fixed = tuple.map_or(0, Vec::len);
+        for (i, item) in items.iter().enumerate() {
+            let sub = match tuple {
+                Some(t) if i < fixed => Some(&t[i]),
+                _ => rest,
+            };
+            if let Some(sub) = sub {
+                self.at(sub, item, &format!("{at}[{i}]"), depth + 1)?;
+            }
+        }
+        if let Some(min) = count(schema, "minItems")
+            && items.len() < min
+        {
+            return Err(format!(
+                "{at} must have at least {min} items, has {}",
+                items.len()
+            ));
+        }
+        if let Some(max) = count(schema, "maxItems")
+            && items.len() > max
+        {
+            return Err(format!(
+                "{at} must have at most {max} items, has {}",
+                items.len()
+            ));
+        }
+        if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
+            for (i, a) in items.iter().enumerate() {
+                if let Some(j) = items[..i].iter().position(|b| same(a, b)) {
+                    return Err(format!("{at}[{i}] repeats {at}[{j}]; items must be unique"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn object(&self, schema: &'s Value, v: &Value, at: &str, depth: usize) -> Result<(), String> {
+        let Value::Object(fields) = v else {
+            return Ok(());
+        };
         if let Some(required) = schema.get("required").and_then(Value::as_array) {
             for name in required.iter().filter_map(Value::as_str) {
                 if fields.get(name).is_none() {
@@ -58,54 +259,120 @@ fn check_at(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
                 }
             }
         }
+        let props = schema.get("properties").and_then(Value::as_object);
+        let patterns: Vec<(regex::Regex, &Value)> = schema
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.iter()
+                    .filter_map(|(k, s)| regex::Regex::new(k).ok().map(|r| (r, s)))
+                    .collect()
+            })
+            .unwrap_or_default();
         for (name, value) in fields.iter() {
-            match props.and_then(|p| p.get(name)) {
-                Some(sub) => check_at(sub, value, &format!("{at}.{name}"))?,
-                None => {
-                    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-                        return Err(format!("{at} has unexpected field {name:?}"));
-                    }
+            let here = format!("{at}.{name}");
+            let mut known = false;
+            if let Some(sub) = props.and_then(|p| p.get(name)) {
+                known = true;
+                self.at(sub, value, &here, depth + 1)?;
+            }
+            for (re, sub) in &patterns {
+                if re.is_match(name) {
+                    known = true;
+                    self.at(sub, value, &here, depth + 1)?;
                 }
             }
+            if known {
+                continue;
+            }
+            match schema.get("additionalProperties") {
+                Some(Value::Bool(false)) => {
+                    return Err(format!("{at} has unexpected field {name:?}"));
+                }
+                Some(extra @ Value::Object(_)) => self.at(extra, value, &here, depth + 1)?,
+                _ => {}
+            }
+        }
+        if let Some(min) = count(schema, "minProperties")
+            && fields.len() < min
+        {
+            return Err(format!("{at} must have at least {min} fields"));
+        }
+        if let Some(max) = count(schema, "maxProperties")
+            && fields.len() > max
+        {
+            return Err(format!("{at} must have at most {max} fields"));
+        }
+        Ok(())
+    }
+}
+
+fn number(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+    let Some(x) = v.as_f64() else {
+        return Ok(());
+    };
+    let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
+    // Draft 4 spells an exclusive bound as a flag beside the bound.
+    let flag = |k: &str| schema.get(k) == Some(&Value::Bool(true));
+    if let Some(min) = bound("minimum") {
+        if flag("exclusiveMinimum") && x <= min {
+            return Err(format!("{at} must be greater than {min}, got {x}"));
+        }
+        if x < min {
+            return Err(format!("{at} must be at least {min}, got {x}"));
         }
     }
-    if let (Value::Array(items), Some(item_schema)) = (v, schema.get("items")) {
-        for (i, item) in items.iter().enumerate() {
-            check_at(item_schema, item, &format!("{at}[{i}]"))?;
+    if let Some(max) = bound("maximum") {
+        if flag("exclusiveMaximum") && x >= max {
+            return Err(format!("{at} must be less than {max}, got {x}"));
+        }
+        if x > max {
+            return Err(format!("{at} must be at most {max}, got {x}"));
+        }
+    }
+    if let Some(min) = bound("exclusiveMinimum")
+        && x <= min
+    {
+        return Err(format!("{at} must be greater than {min}, got {x}"));
+    }
+    if let Some(max) = bound("exclusiveMaximum")
+        && x >= max
+    {
+        return Err(format!("{at} must be less than {max}, got {x}"));
+    }
+    if let Some(m) = bound("multipleOf").filter(|m| *m > 0.0) {
+        let q = x / m;
+        if (q - q.round()).abs() > 1e-9 {
+            return Err(format!("{at} must be a multiple of {m}, got {x}"));
         }
     }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json::parse;
-
-    #[test]
-    fn reports_the_offending_field() {
-        let schema = parse(r#"{"type":"object","additionalProperties":false,"required":["a"],
-            "properties":{"a":{"type":"string"},"n":{"type":"integer"},
-            "l":{"type":"array","items":{"type":"object","properties":{"s":{"enum":["x","y"]}}}}}}"#)
-        .unwrap();
-        let err = |t: &str| check(&schema, &parse(t).unwrap()).unwrap_err();
-        assert_eq!(err("{}"), "input.a is required");
-        assert_eq!(err(r#"{"a":1}"#), "input.a must be string, got number");
-        assert_eq!(
-            err(r#"{"a":"","n":1.5}"#),
-            "input.n must be integer, got number"
-        );
-        assert_eq!(err(r#"{"a":"","z":1}"#), "input has unexpected field \"z\"");
-        assert_eq!(
-            err(r#"{"a":"","l":[{"s":"q"}]}"#),
-            "input.l[0].s must be one of \"x\", \"y\""
-        );
-        assert!(
-            check(
-                &schema,
-                &parse(r#"{"a":"","n":3,"l":[{"s":"y"}]}"#).unwrap()
-            )
-            .is_ok()
-        );
+fn string(schema: &Value, s: &str, at: &str) -> Result<(), String> {
+    let len = s.chars().count();
+    if let Some(min) = count(schema, "minLength")
+        && len < min
+    {
+        return Err(format!(
+            "{at} must be at least {min} characters long, is {len}"
+        ));
     }
+    if let Some(max) = count(schema, "maxLength")
+        && len > max
+    {
+        return Err(format!(
+            "{at} must be at most {max} characters long, is {len}"
+        ));
+    }
+    if let Some(p) = schema.str_field("pattern")
+        && let Ok(re) = regex::Regex::new(p)
+        && !re.is_match(s)
+    {
+        return Err(format!("{at} must match the pattern {p}"));
+    }
+    Ok(())
 }
+
+#[cfg(test)]
+mod tests;
