@@ -34,6 +34,7 @@ pub(crate) fn preview(tool: &str, input: &Value, cwd: &Path) -> Vec<Line> {
             Some(p) => write(&p, input.str_field("content").unwrap_or("")),
             None => Vec::new(),
         },
+        #[cfg(feature = "notebooks")]
         "NotebookEdit" => match input.str_field("notebook_path") {
             Some(p) => notebook(&resolve(cwd, p), input),
             None => Vec::new(),
@@ -247,6 +248,7 @@ fn write(path: &Path, content: &str) -> Vec<Line> {
 /// made, so the person still sees both sides whole.
 /// A notebook cell's change: which cell, how, and its source before
 /// (when the notebook can be read) and after.
+#[cfg(feature = "notebooks")]
 fn notebook(path: &Path, input: &Value) -> Vec<Line> {
     let mode = input.str_field("edit_mode").unwrap_or("replace");
     let number = input.get("cell_number").and_then(Value::as_i64);
@@ -471,6 +473,7 @@ mod tests {
         assert!(!t.contains("    1   a"), "only two lines of context: {t}");
     }
 
+    #[cfg(feature = "notebooks")]
     #[test]
     fn a_notebook_edit_shows_the_cell_before_and_after() {
         let d = scratch("notebook");

@@ -13,6 +13,7 @@ mod edit;
 mod files;
 mod glob;
 mod grep;
+#[cfg(feature = "notebooks")]
 mod notebook;
 mod read;
 mod schema;
@@ -282,6 +283,7 @@ impl Registry {
             Rc::new(read::Read),
             Rc::new(write::Write),
             Rc::new(edit::Edit),
+            #[cfg(feature = "notebooks")]
             Rc::new(notebook::NotebookEdit),
             Rc::new(glob::Glob),
             Rc::new(grep::Grep),
@@ -521,6 +523,7 @@ mod tests {
                 "KillShell",
                 "Read",
                 "Edit",
+                #[cfg(feature = "notebooks")]
                 "NotebookEdit",
                 "Glob",
                 "Grep",

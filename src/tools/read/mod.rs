@@ -24,6 +24,14 @@ impl Tool for Read {
         "Read"
     }
     fn description(&self) -> &str {
+        #[cfg(not(feature = "notebooks"))]
+        return "Read a file from the local filesystem. Text comes back as lines numbered \
+         from 1 (`cat -n` style): by default up to 2000 lines from the start; pass `offset` \
+         (the first line number to show) and `limit` to page through long files. Lines \
+         longer than 2000 characters are cut. Images (PNG, JPEG, GIF, WebP) come back as \
+         images you can see and PDFs as documents. Other binary files, pipes and devices \
+         are refused. You must Read a file before you Edit or overwrite it.";
+        #[cfg(feature = "notebooks")]
         "Read a file from the local filesystem. Text comes back as lines numbered from 1 \
          (`cat -n` style): by default up to 2000 lines from the start; pass `offset` (the \
          first line number to show) and `limit` to page through long files. Lines longer \
@@ -116,6 +124,7 @@ fn read_any(path: &Path, window: Window, budget: Option<u64>) -> Result<ToolOutp
                 "it is named .{ext} but is not a PNG, JPEG, GIF or WebP image"
             ));
         }
+        #[cfg(feature = "notebooks")]
         "ipynb" => {
             let bytes = read_rest(head, file, super::notebook::MAX_BYTES, "a notebook")?;
             return super::notebook::read(&bytes, window, budget);
