@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use tern::config::settings::Behavior;
-use tern::policy::{Mode, Policy, Rule};
-use tern::tools::Registry;
+use tern::harness::Behavior;
+use tern::harness::Registry;
+use tern::harness::{Mode, Policy, Rule};
 
 fn project() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tern-bench-bash-{}", std::process::id()));
@@ -108,7 +108,7 @@ fn main() {
         let t = now();
         // What the pipeline does per call: the facts (the tool's own
         // read-only analysis among them), then the decision.
-        let d = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
+        let d = policy.decide(&tern::harness::facts(&*bash, "toolu_1", &input));
         let e = now() - t;
         std::hint::black_box(d);
         e

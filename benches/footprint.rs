@@ -20,8 +20,8 @@ mod standin;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tern::model::sse::{Flow, SseParser};
-use tern::model::stream::Assembler;
+use tern::harness::Assembler;
+use tern::harness::{Flow, SseParser};
 
 struct Sample {
     wall: Duration,
@@ -255,19 +255,19 @@ fn grep_vs_ripgrep() {
     generate_tree(&root, 4000, 24);
     let rg_available = Command::new("rg").arg("--version").output().is_ok();
     // Through the real pipeline (bypass mode): the only way to run a tool.
-    let ctx = tern::tools::ToolContext::new(
+    let ctx = tern::harness::ToolContext::new(
         root.clone(),
         std::env::temp_dir(),
-        tern::abort::Abort::new(),
+        tern::harness::Abort::new(),
     );
     let policy =
-        tern::policy::Policy::new(tern::policy::Mode::BypassPermissions, vec![], &root, &[]);
-    let pipeline = tern::agent::pipeline::Pipeline::new(
-        tern::tools::Registry::builtin(),
+        tern::harness::Policy::new(tern::harness::Mode::BypassPermissions, vec![], &root, &[]);
+    let pipeline = tern::harness::Pipeline::new(
+        tern::harness::Registry::builtin(),
         policy,
         ctx,
         None,
-        std::rc::Rc::new(tern::agent::hooks::Hooks::none()),
+        std::rc::Rc::new(tern::harness::Hooks::none()),
     );
     for (mode, pattern, rg_flag) in [
         ("files_with_matches", "NEEDLE_7f3a", "-l"),
@@ -281,7 +281,7 @@ fn grep_vs_ripgrep() {
         let mut lines = 0;
         for _ in 0..3 {
             let began = Instant::now();
-            let call = tern::model::stream::ToolUse {
+            let call = tern::harness::ToolUse {
                 id: "toolu_bench".into(),
                 name: "Grep".into(),
                 input: Ok(input.clone()),
@@ -332,7 +332,7 @@ fn grep_vs_ripgrep() {
 /// (which also includes the kernel tearing down its namespaces after the
 /// report), and the CPU both use; p10 and median of the pairs.
 fn sandbox_overhead(bin: &str) {
-    let status = tern::sandbox::probe();
+    let status = tern::harness::sandbox_probe();
     if status.landlock.is_err() || !status.seccomp_kernel {
         println!("sandbox overhead: skipped (no landlock or seccomp here)");
         return;
@@ -389,10 +389,10 @@ fn sandbox_overhead(bin: &str) {
     };
     let server_pid = std::cell::Cell::new(0u32);
     let boxed = |mounts: bool| {
-        let mut p = tern::sandbox::SandboxPolicy {
+        let mut p = tern::harness::SandboxPolicy {
             fail_if_unavailable: true,
             working: vec![dir.clone()],
-            ..tern::sandbox::SandboxPolicy::new(vec![dir.clone()])
+            ..tern::harness::SandboxPolicy::new(vec![dir.clone()])
         };
         p.namespaces = mounts;
         let t = Instant::now();
@@ -421,7 +421,7 @@ fn sandbox_overhead(bin: &str) {
         std::io::Read::read_to_end(&mut std::fs::File::from(spawned.end), &mut said)
             .expect("report");
         assert_eq!(
-            tern::sandbox::parse_status(&said),
+            tern::harness::parse_status(&said),
             Some(Some(0)),
             "the command failed"
         );
@@ -449,7 +449,7 @@ fn sandbox_overhead(bin: &str) {
         v.sort_by(|a, b| a.total_cmp(b));
         v[((v.len() - 1) as f64 * q) as usize]
     };
-    tern::sandbox::remember_launcher_at(std::path::Path::new(bin));
+    tern::harness::remember_launcher_at(std::path::Path::new(bin));
     boxed(true); // starts the server
     const N: usize = 200;
     for mounts in [true, false] {

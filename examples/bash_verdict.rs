@@ -4,8 +4,8 @@
 
 use std::io::BufRead;
 
-use tern::policy::{Mode, Policy};
-use tern::tools::Registry;
+use tern::harness::Registry;
+use tern::harness::{Mode, Policy};
 
 fn main() {
     let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
@@ -24,7 +24,7 @@ fn main() {
     }
     for cmd in lines {
         let input = tern::obj! { "command" => cmd.as_str() };
-        let d = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
+        let d = policy.decide(&tern::harness::facts(&*bash, "toolu_1", &input));
         println!("{cmd}\n    {d:?}");
     }
 }

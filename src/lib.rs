@@ -35,34 +35,36 @@
 //! agent     the loop, hooks, sub-agents
 //! frontend  printers, approvers, the SDK protocol
 //! app       wiring and subcommands
+//! harness   the public face tests and benchmarks drive
 //! ```
 //!
 //! The library exists so tests and benchmarks can drive the parts; the
-//! binary is `src/main.rs`. Its public face is what they use — JSON, the
-//! SSE parser and stream assembler, policy, sandbox, the tool registry and
-//! context, the pipeline and hooks, transcripts, settings, `run_main` —
-//! and every other module is `pub(crate)`: the wiring (`app`), flags
-//! (`cli`), printers (`frontend`), reports, MCP, and the inner modules of
-//! the planes.
+//! binary is `src/main.rs`. Its public face is [`harness`] (the parts the
+//! tests, benchmarks, examples and fuzzer drive: policy, the tool
+//! registry and context, the pipeline and hooks, the sandbox's setup, the
+//! SSE parser and stream assembler), [`json`] (the wire format) and
+//! [`run_main`]. Every plane is `pub(crate)`, so what a plane marks `pub`
+//! is crate-visible only, unless the harness names it.
 
-pub mod abort;
-pub mod agent;
+pub(crate) mod abort;
+pub(crate) mod agent;
 pub(crate) mod app;
 pub(crate) mod cli;
-pub mod config;
+pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod frontend;
+pub mod harness;
 pub mod json;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
-pub mod media;
-pub mod model;
-pub mod policy;
+pub(crate) mod media;
+pub(crate) mod model;
+pub(crate) mod policy;
 pub(crate) mod report;
-pub mod sandbox;
-pub mod session;
+pub(crate) mod sandbox;
+pub(crate) mod session;
 mod sys;
-pub mod tools;
+pub(crate) mod tools;
 
 /// Runs tern with these arguments and returns the exit status.
 pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {

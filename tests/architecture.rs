@@ -5,7 +5,10 @@
 //! - nothing outside the frontends and the binary's entry points writes to
 //!   stdout or stderr;
 //! - tern's environment is read in one place, the configuration, which
-//!   hands the parts values (`config::Runtime`).
+//!   hands the parts values (`config::Runtime`);
+//! - the library's public face is `harness` and `json`: every plane is
+//!   `pub(crate)`, so its `pub` items are crate-visible unless the harness
+//!   names them.
 //!
 //! All read the real sources. Test code (`#[cfg(test)] mod …` and the
 //! `tests.rs` files it names) may reach anywhere and is left out.
@@ -223,6 +226,31 @@ const PRINTERS: &[(&str, &str)] = &[
         "the sandbox launcher is its own process; its stderr is the command's",
     ),
 ];
+
+#[test]
+fn only_the_harness_and_the_wire_format_are_public() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let public: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';'))
+        .collect();
+    assert_eq!(public, ["harness", "json"], "src/lib.rs's public modules");
+    // Private modules are exported only through the harness, which
+    // re-exports and defines nothing of its own.
+    let harness = std::fs::read_to_string(src().join("harness.rs")).unwrap();
+    let code: String = harness
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for item in code.split(';').map(str::trim).filter(|i| !i.is_empty()) {
+        assert!(
+            item.starts_with("pub use crate::"),
+            "harness.rs defines something of its own: {item}"
+        );
+    }
+}
 
 #[test]
 fn only_frontends_print() {

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::standin::{self, StandIn};
-use tern::config::settings::Behavior;
+use tern::harness::Behavior;
+use tern::harness::Registry;
+use tern::harness::{Mode, Policy, Rule};
 use tern::json::Value;
-use tern::policy::{Mode, Policy, Rule};
-use tern::tools::Registry;
 
 const SECRET: &str = "SECRET-7f3a9c";
 
@@ -977,7 +977,7 @@ fn no_attack_is_auto_allowed_by_the_policy() {
         for &mode in modes(at.setup) {
             let input = tern::obj! { "command" => cmd.as_str() };
             let d = policy(at.setup, mode, &p.proj)
-                .decide(&tern::tools::facts(&*bash, "toolu_1", &input));
+                .decide(&tern::harness::facts(&*bash, "toolu_1", &input));
             // Bypass allows what no rule stops; a deny rule must still.
             let bad = d.is_allow();
             if bad {

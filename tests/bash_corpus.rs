@@ -11,9 +11,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tern::config::settings::Behavior;
-use tern::policy::{Decision, Mode, Policy, Rule};
-use tern::tools::Registry;
+use tern::harness::Behavior;
+use tern::harness::Registry;
+use tern::harness::{Decision, Mode, Policy, Rule};
 
 const ALLOW: &[&str] = &[
     "Bash(cargo build:*)",
@@ -165,7 +165,7 @@ fn corpus() {
     let bash = registry.get("Bash").unwrap();
     let decide = |p: &Policy, c: &str| {
         let input = tern::obj! { "command" => c };
-        p.decide(&tern::tools::facts(&*bash, "toolu_1", &input))
+        p.decide(&tern::harness::facts(&*bash, "toolu_1", &input))
     };
     let plain = |m: Mode| Policy::new(m, Vec::new(), &cwd, &[]);
     let ruled = |m: Mode| {

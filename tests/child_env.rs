@@ -79,7 +79,7 @@ fn sandboxed_commands_do_not_see_provider_credentials() {
     if runner().is_some() {
         return skip_emulated("sandboxed env test", "qemu-user has no landlock");
     }
-    if tern::sandbox::probe().landlock.is_err() {
+    if tern::harness::sandbox_probe().landlock.is_err() {
         return skip("sandboxed env test", "landlock is not available");
     }
     let dir = scratch("env-sandbox");

@@ -47,7 +47,7 @@ fn attachments(blocks: &[Value]) -> Vec<(String, String, Vec<u8>)> {
             (
                 b.str_field("type").unwrap().to_string(),
                 source.str_field("media_type").unwrap().to_string(),
-                tern::media::decode(source.str_field("data").unwrap()).unwrap(),
+                tern::harness::base64_decode(source.str_field("data").unwrap()).unwrap(),
             )
         })
         .collect()
@@ -284,7 +284,7 @@ fn over_the_openai_wire_images_are_data_urls_and_pdfs_are_named() {
     let parts = last.get("content").unwrap().as_array().unwrap();
     let url = parts[1].get("image_url").unwrap().str_field("url").unwrap();
     let data = url.strip_prefix("data:image/png;base64,").unwrap();
-    assert_eq!(tern::media::decode(data).unwrap(), png);
+    assert_eq!(tern::harness::base64_decode(data).unwrap(), png);
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::time::Duration;
 use support::lab::{Attack, Lab, Who, am_root, lab, stdout, text};
 use support::standin::{self, StandIn};
 use support::*;
-use tern::sandbox::{SandboxPolicy, UnixSockets};
+use tern::harness::{SandboxPolicy, UnixSockets};
 
 /// Why the sandbox cannot be tested here: `Err(true)` under the emulator
 /// (never a failure), `Err(false)` on a host that lacks the kernel features.
@@ -30,7 +30,7 @@ fn unavailable() -> Option<(bool, String)> {
             "qemu-user implements neither landlock nor seccomp".into(),
         ));
     }
-    let status = tern::sandbox::probe();
+    let status = tern::harness::sandbox_probe();
     match (&status.landlock, &status.namespaces) {
         (Ok(abi), Ok(_)) if *abi >= 6 && status.seccomp_kernel && status.supervisor => None,
         (Ok(abi), ns) => Some((

@@ -19,7 +19,7 @@ fn unavailable() -> Option<(bool, String)> {
             "qemu-user implements neither landlock nor seccomp".into(),
         ));
     }
-    let status = tern::sandbox::probe();
+    let status = tern::harness::sandbox_probe();
     match (&status.landlock, &status.namespaces) {
         (Ok(abi), Ok(_)) if *abi >= 6 && status.seccomp_kernel && status.supervisor => None,
         (l, n) => Some((

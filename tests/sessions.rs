@@ -155,7 +155,7 @@ fn bad_resume_requests_fail_clearly() {
 
 /// Writes a transcript by hand into the place tern looks for `dir`.
 fn plant(dir: &Path, id: &str, lines: &[String]) -> PathBuf {
-    let project = tern::session::transcript::project_dir_name(dir);
+    let project = tern::harness::project_dir_name(dir);
     let folder = home_of(dir)
         .join(".local/share/tern/projects")
         .join(project);

@@ -2,8 +2,8 @@
 //! the bytes are cut: at every single split point of recorded streams, one
 //! byte at a time, and at many random multi-way splits.
 
-use tern::model::sse::{Flow, SseParser};
-use tern::model::stream::{Assembler, StreamError};
+use tern::harness::{Assembler, StreamError};
+use tern::harness::{Flow, SseParser};
 
 const FIXTURES: &[(&str, &[u8])] = &[
     ("tool_use", include_bytes!("fixtures/tool_use.sse")),

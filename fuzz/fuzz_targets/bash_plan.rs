@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use libfuzzer_sys::fuzz_target;
-use tern::config::settings::Behavior;
-use tern::policy::{Mode, Policy, Rule};
-use tern::tools::Registry;
+use tern::harness::Behavior;
+use tern::harness::{Mode, Policy, Rule};
+use tern::harness::Registry;
 
 /// A small project to decide in: files for globs to match, a link out of
 /// it and one inside, a dotfile a deny rule names.
@@ -59,13 +59,13 @@ thread_local! {
 }
 
 fn check(text: &str, dir: &Path, policy: &Policy, registry: &Registry) {
-    let a = tern::policy::bash::analyse(text, dir);
+    let a = tern::harness::analyse_bash(text, dir);
     assert_eq!(a.read_only(), a.why_not().is_none());
     let _ = a.first_command();
-    let _ = tern::policy::bash::line_commands(text);
+    let _ = tern::harness::bash_line_commands(text);
     if let Some(bash) = registry.get("Bash") {
         let input = tern::obj! { "command" => text };
-        let _ = policy.decide(&tern::tools::facts(&*bash, "toolu_1", &input));
+        let _ = policy.decide(&tern::harness::facts(&*bash, "toolu_1", &input));
     }
 }
 

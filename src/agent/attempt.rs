@@ -107,7 +107,7 @@ impl<'ex> Agent<'ex> {
             .then(crate::model::openai::Translator::default);
         let mut buf = vec![0u8; 16 * 1024];
         let relay = self.relay();
-        let reports = Rc::clone(&self.pipeline.reports);
+        let reports = Rc::clone(self.pipeline.reports());
         loop {
             enum Step {
                 Chunk(Result<usize, ApiError>),

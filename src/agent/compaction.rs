@@ -148,7 +148,7 @@ impl Agent<'_> {
         if self.messages.is_empty() {
             return Err("there is nothing to compact yet".into());
         }
-        let hooks = Rc::clone(&self.pipeline.hooks);
+        let hooks = Rc::clone(self.pipeline.hooks());
         if hooks.wants("PreCompact", trigger) {
             let mut fields = Map::new();
             fields.insert("trigger", trigger);
@@ -223,7 +223,7 @@ impl Agent<'_> {
         outcome: &mut Outcome,
         sink: &mut dyn FnMut(Event<'_>),
     ) -> Ending {
-        let tools = self.pipeline.registry.definitions();
+        let tools = self.pipeline.registry().definitions();
         let body = self.request_body(&tools);
         let before = self.estimate(&body);
         let custom = Some(custom.trim()).filter(|c| !c.is_empty());

@@ -64,8 +64,10 @@ pub enum Event<'a> {
     Relayed(&'a subagent::Relayed),
     /// A tool's start or end, a permission question, a notice.
     Report(&'a report::Report),
-    /// The run is over; the outcome follows.
-    TurnEnded(&'a Ending),
+    /// The run is over; the outcome follows. Printers take the outcome
+    /// from `finish`; the ending is here for consumers that watch only
+    /// the stream (the sub-agent relay, a live view).
+    TurnEnded(#[allow(dead_code)] &'a Ending),
 }
 
 /// Writes an event's messages to a transcript under the event's ids.

@@ -118,14 +118,14 @@ pub struct Settings {
 }
 
 pub struct Agent<'ex> {
-    pub ex: &'ex LocalExecutor<'static>,
-    pub client: Client,
-    pub settings: Settings,
-    pub pipeline: Rc<Pipeline>,
-    pub abort: Abort,
+    ex: &'ex LocalExecutor<'static>,
+    client: Client,
+    settings: Settings,
+    pipeline: Rc<Pipeline>,
+    abort: Abort,
     /// The conversation in API shape.
-    pub messages: Vec<Value>,
-    pub context: compaction::ContextState,
+    messages: Vec<Value>,
+    context: compaction::ContextState,
 }
 
 /// How one streamed attempt ended.
@@ -136,6 +136,59 @@ enum AttemptEnd {
 }
 
 impl<'ex> Agent<'ex> {
+    /// An agent over `messages` (empty for a new conversation).
+    pub fn new(
+        ex: &'ex LocalExecutor<'static>,
+        client: Client,
+        settings: Settings,
+        pipeline: Rc<Pipeline>,
+        abort: Abort,
+        messages: Vec<Value>,
+    ) -> Self {
+        Agent {
+            ex,
+            client,
+            settings,
+            pipeline,
+            abort,
+            messages,
+            context: Default::default(),
+        }
+    }
+
+    pub fn pipeline(&self) -> &Rc<Pipeline> {
+        &self.pipeline
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Interrupts the running turn; reset before the next.
+    pub fn abort(&self) -> &Abort {
+        &self.abort
+    }
+
+    /// The conversation in API shape.
+    pub fn messages(&self) -> &[Value] {
+        &self.messages
+    }
+
+    /// Starts over from `messages` (`/clear`, `/resume`).
+    pub fn replace_messages(&mut self, messages: Vec<Value>) {
+        self.messages = messages;
+    }
+
+    /// The model the next request goes to (`/model`, an SDK's set_model).
+    pub fn set_model(&mut self, model: String) {
+        self.settings.model = model;
+    }
+
+    /// The system prompt's parts for the next request.
+    pub fn set_system(&mut self, system: Vec<String>) {
+        self.settings.system = system;
+    }
+
     /// Runs one user prompt to its end; the last event is `TurnEnded`.
     pub async fn run(&mut self, prompt: Value, sink: &mut dyn FnMut(Event<'_>)) -> Outcome {
         self.run_as(prompt, None, sink).await
@@ -188,7 +241,7 @@ impl<'ex> Agent<'ex> {
             return outcome;
         }
         let mut prompt = prompt;
-        let hooks = Rc::clone(&self.pipeline.hooks);
+        let hooks = Rc::clone(self.pipeline.hooks());
         if hooks.wants("UserPromptSubmit", "") {
             let mut fields = Map::new();
             fields.insert("prompt", prompt_text(&prompt));
@@ -224,7 +277,7 @@ impl<'ex> Agent<'ex> {
 
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
         let mut stop_rounds = 0;
-        let mut tools = self.pipeline.registry.definitions();
+        let mut tools = self.pipeline.registry().definitions();
         let mut length_recoveries = 0;
         let mut pauses = 0;
         let mut fallbacks = self.settings.fallback_models.clone().into_iter();
@@ -243,9 +296,9 @@ impl<'ex> Agent<'ex> {
             outcome.num_turns += 1;
             // Only a changing catalog (MCP servers) is asked again each
             // iteration; the built-in definitions are built once per run.
-            if self.pipeline.registry.is_dynamic() {
-                self.pipeline.registry.refresh().await;
-                tools = self.pipeline.registry.definitions();
+            if self.pipeline.registry().is_dynamic() {
+                self.pipeline.registry().refresh().await;
+                tools = self.pipeline.registry().definitions();
             }
             let body = match self.govern(&tools, outcome, sink).await {
                 Ok(body) => body,
@@ -362,7 +415,7 @@ impl<'ex> Agent<'ex> {
             if exec.is_empty() {
                 // A Stop hook may send the model back to work, a few times at most.
                 if stop_rounds < MAX_STOP_ROUNDS
-                    && self.pipeline.hooks.wants("Stop", "")
+                    && self.pipeline.hooks().wants("Stop", "")
                     && self
                         .settings
                         .max_turns
@@ -370,7 +423,7 @@ impl<'ex> Agent<'ex> {
                 {
                     let mut fields = Map::new();
                     fields.insert("stop_hook_active", stop_rounds > 0);
-                    let v = self.pipeline.hooks.run("Stop", "", fields).await;
+                    let v = self.pipeline.hooks().run("Stop", "", fields).await;
                     self.pipeline.report(&v.notices);
                     self.drain(sink);
                     if let Some(reason) = v.block {
@@ -396,7 +449,7 @@ impl<'ex> Agent<'ex> {
                 {
                     let abort = self.abort.clone();
                     let relay = self.relay();
-                    let reports = Rc::clone(&self.pipeline.reports);
+                    let reports = Rc::clone(self.pipeline.reports());
                     let woke = loop {
                         enum Wake {
                             Finished,
@@ -502,7 +555,7 @@ impl<'ex> Agent<'ex> {
             exec.stop_waiting("Interrupted by the user before it ran");
         } else {
             let relay = self.relay();
-            let reports = Rc::clone(&self.pipeline.reports);
+            let reports = Rc::clone(self.pipeline.reports());
             let mut watcher = Box::pin(watcher);
             loop {
                 enum Wake {
@@ -556,23 +609,20 @@ impl Agent<'_> {
     /// Counts what tools spent on models (WebFetch's side questions,
     /// sub-agents) into the session's cost and per-model usage.
     fn count_spend(&self, outcome: &mut Outcome) {
-        for s in self.pipeline.ctx.spend.take() {
+        for s in self.pipeline.ctx().spend.take() {
             outcome.cost_usd += s.cost_usd;
             note_model_use(outcome, &s.model, &s.usage, s.cost_usd);
         }
     }
 
     fn relay(&self) -> Option<Rc<subagent::Relay>> {
-        self.pipeline
-            .subagents
-            .as_ref()
-            .map(|h| Rc::clone(&h.relay))
+        self.pipeline.subagents().map(|h| Rc::clone(&h.relay))
     }
 
     /// Passes on what the pipeline and sub-agents reported since the
     /// last look.
     fn drain(&self, sink: &mut dyn FnMut(Event<'_>)) {
-        for r in self.pipeline.reports.take() {
+        for r in self.pipeline.reports().take() {
             sink(Event::Report(&r));
         }
         if let Some(relay) = self.relay() {
@@ -583,10 +633,7 @@ impl Agent<'_> {
     }
 
     fn background(&self) -> Option<Rc<subagent::Background>> {
-        self.pipeline
-            .subagents
-            .as_ref()
-            .map(|h| Rc::clone(&h.background))
+        self.pipeline.subagents().map(|h| Rc::clone(&h.background))
     }
 
     /// Results of background agents that finished since the last look
@@ -594,14 +641,12 @@ impl Agent<'_> {
     fn deliver_notifications(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
         let mut notices = self.background().map(|bg| bg.take()).unwrap_or_default();
         // Background shells that ended on their own since the last look.
-        notices.extend(self.pipeline.ctx.shells.take_news());
+        notices.extend(self.pipeline.ctx().shells.take_news());
         // The rules of plan mode, once each time it begins.
-        let planning = self.pipeline.policy.mode() == crate::policy::Mode::Plan;
-        if planning && !self.pipeline.plan_noted.get() {
+        if self.pipeline.plan_mode_begins() {
             notices.push(PLAN_MODE_NOTE.to_string());
         }
-        self.pipeline.plan_noted.set(planning);
-        if let Some(host) = &self.pipeline.subagents {
+        if let Some(host) = self.pipeline.subagents() {
             for m in host.inbox.borrow_mut().drain(..) {
                 notices.push(format!(
                     "<message-from-parent>\n{m}\n</message-from-parent>"

@@ -67,21 +67,21 @@ pub trait Approver {
 }
 
 pub struct Pipeline {
-    pub registry: Registry,
-    pub policy: Policy,
-    pub ctx: ToolContext,
-    pub approver: Option<Rc<dyn Approver>>,
-    pub hooks: Rc<Hooks>,
+    registry: Registry,
+    policy: Policy,
+    ctx: ToolContext,
+    approver: Option<Rc<dyn Approver>>,
+    hooks: Rc<Hooks>,
     /// Prior file contents are kept here before Edit/Write (for rewind).
-    pub checkpoints: Option<RefCell<crate::session::checkpoint::Checkpoints>>,
+    checkpoints: Option<RefCell<crate::session::checkpoint::Checkpoints>>,
     /// The sub-agents this session's Agent tool starts (also reachable,
     /// as a trait object, from the tool context).
-    pub subagents: Option<Rc<super::subagent::Host>>,
+    subagents: Option<Rc<super::subagent::Host>>,
     /// Tool starts and ends, questions and notices, for the loop to pass on.
-    pub reports: Rc<Mailbox<Report>>,
+    reports: Rc<Mailbox<Report>>,
     denials: RefCell<Vec<Value>>,
     /// The model has been told the rules of plan mode since it began.
-    pub plan_noted: std::cell::Cell<bool>,
+    plan_noted: std::cell::Cell<bool>,
 }
 
 impl Pipeline {
@@ -106,6 +106,50 @@ impl Pipeline {
         };
         pipeline.set_reports(Rc::default());
         pipeline
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The session state the tools share.
+    pub fn ctx(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    pub fn hooks(&self) -> &Rc<Hooks> {
+        &self.hooks
+    }
+
+    /// The sub-agents this session's Agent tool starts, when it has any.
+    pub fn subagents(&self) -> Option<&Rc<super::subagent::Host>> {
+        self.subagents.as_ref()
+    }
+
+    pub fn set_subagents(&mut self, host: Rc<super::subagent::Host>) {
+        self.subagents = Some(host);
+    }
+
+    /// Prior file contents are kept here before Edit and Write.
+    pub fn set_checkpoints(&mut self, checkpoints: crate::session::checkpoint::Checkpoints) {
+        self.checkpoints = Some(RefCell::new(checkpoints));
+    }
+
+    pub fn reports(&self) -> &Rc<Mailbox<Report>> {
+        &self.reports
+    }
+
+    /// Whether the model is to be told plan mode's rules now: true once
+    /// each time plan mode begins, as seen by successive calls.
+    pub fn plan_mode_begins(&self) -> bool {
+        let planning = self.policy.mode() == crate::policy::Mode::Plan;
+        let begins = planning && !self.plan_noted.get();
+        self.plan_noted.set(planning);
+        begins
     }
 
     /// Where the pipeline and its running tools report.

@@ -354,7 +354,7 @@ impl Host {
                 })
                 .await;
             // What the child left running in the background ends with it.
-            child.pipeline.ctx.shells.shutdown().await;
+            child.pipeline.ctx().shells.shutdown().await;
             for m in &outcome.model_usage {
                 spend.record(&m.model, &m.usage, m.cost_usd);
             }
@@ -562,7 +562,7 @@ impl Host {
             self.approver.clone(),
             Rc::clone(&self.hooks),
         );
-        pipeline.subagents = Some(host);
+        pipeline.set_subagents(host);
         let mut system = self.system.clone();
         if !def.prompt.trim().is_empty() {
             system.push(def.prompt.clone());
@@ -570,10 +570,10 @@ impl Host {
         if let Some(note) = &self.child_note {
             system.push(note.clone());
         }
-        Agent {
-            ex: self.ex,
-            client: self.client.clone(),
-            settings: Settings {
+        Agent::new(
+            self.ex,
+            self.client.clone(),
+            Settings {
                 model,
                 max_tokens: self.max_tokens,
                 system,
@@ -585,11 +585,10 @@ impl Host {
                 fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
                 structured: None,
             },
-            pipeline: Rc::new(pipeline),
-            abort: abort.clone(),
-            messages: Vec::new(),
-            context: Default::default(),
-        }
+            Rc::new(pipeline),
+            abort.clone(),
+            Vec::new(),
+        )
     }
 }
 

@@ -384,15 +384,17 @@ pub(super) async fn build(
         approver,
         Rc::clone(&hooks),
     );
-    pipeline.subagents = Some(host);
+    pipeline.set_subagents(host);
     // The session's own loop also carries what parts without a pipeline
     // (MCP, the transcript writer, sub-agents) have to say.
     pipeline.set_reports(crate::report::notices());
-    pipeline.checkpoints = checkpoints.map(std::cell::RefCell::new);
-    let agent = Agent {
+    if let Some(c) = checkpoints {
+        pipeline.set_checkpoints(c);
+    }
+    let agent = Agent::new(
         ex,
         client,
-        settings: Settings {
+        Settings {
             model: rt.model.clone(),
             max_tokens,
             system,
@@ -404,11 +406,10 @@ pub(super) async fn build(
             fallback_after: rt.fallback_after,
             structured: Some(Rc::clone(&structured)),
         },
-        pipeline: Rc::new(pipeline),
+        Rc::new(pipeline),
         abort,
-        messages: history,
-        context: Default::default(),
-    };
+        history,
+    );
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.include_partial = rt.include_partial;
     printer.info.agents = agent_names(&agent);
@@ -435,7 +436,7 @@ impl Parts {
     /// removed if empty.
     pub async fn finish(self) {
         // Background shells end with the session (and are checked).
-        self.agent.pipeline.ctx.shells.shutdown().await;
+        self.agent.pipeline().ctx().shells.shutdown().await;
         if self.hooks.wants("SessionEnd", "") {
             let mut fields = Map::new();
             fields.insert("reason", "other");
@@ -460,9 +461,8 @@ impl Parts {
 /// The agent definitions the Agent tool can start.
 pub(super) fn agent_names(agent: &Agent<'_>) -> Vec<String> {
     agent
-        .pipeline
-        .subagents
-        .as_ref()
+        .pipeline()
+        .subagents()
         .map(|h| h.defs.borrow().iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default()
 }

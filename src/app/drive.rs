@@ -86,8 +86,8 @@ pub(super) async fn sdk(
         #[cfg(feature = "mcp")]
         ex,
         control: Rc::clone(control),
-        abort: agent.abort.clone(),
-        pipeline: Rc::clone(&agent.pipeline),
+        abort: agent.abort().clone(),
+        pipeline: Rc::clone(agent.pipeline()),
         #[cfg(feature = "mcp")]
         hub: mcp_hub.clone(),
         cwd: rt.cwd.clone(),
@@ -104,16 +104,16 @@ pub(super) async fn sdk(
     loop {
         match rx.recv().await {
             Ok(sdk::Input::Prompt { content, uuid }) => {
-                agent.abort.reset();
+                agent.abort().reset();
                 // Servers an SDK named get the first turn's usual wait.
                 #[cfg(feature = "mcp")]
                 if let Some(hub) = &mcp_hub {
                     hub.settle(rt.mcp_timeouts.first_wait).await;
                     printer.info.mcp_servers = hub.summary();
                 }
-                printer.info.tools = agent.pipeline.registry.names();
-                printer.info.model = agent.settings.model.clone();
-                printer.info.permission_mode = agent.pipeline.policy.mode().as_str();
+                printer.info.tools = agent.pipeline().registry().names();
+                printer.info.model = agent.settings().model.clone();
+                printer.info.permission_mode = agent.pipeline().policy().mode().as_str();
                 printer.info.agents = agent_names(agent);
                 printer.info.ignored.extend(ignored.borrow_mut().drain(..));
                 printer.start();
@@ -127,7 +127,7 @@ pub(super) async fn sdk(
                 view.api_usage = outcome.model_usage.last().map(|m| m.usage);
                 *context.borrow_mut() = view;
             }
-            Ok(sdk::Input::Model(m)) => agent.settings.model = m,
+            Ok(sdk::Input::Model(m)) => agent.set_model(m),
             Ok(sdk::Input::System { custom, append }) => {
                 if custom.is_some() {
                     system.parts.custom = custom;
@@ -135,7 +135,7 @@ pub(super) async fn sdk(
                 if append.is_some() {
                     system.parts.append = append;
                 }
-                agent.settings.system = system.compose().0;
+                agent.set_system(system.compose().0);
             }
             Ok(sdk::Input::End) | Err(_) => break,
         }

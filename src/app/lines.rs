@@ -39,7 +39,7 @@ impl Lines<'_> {
         eprintln!(
             "tern {} · {} · /help for commands · Ctrl-D to leave",
             env!("CARGO_PKG_VERSION"),
-            agent.settings.model
+            agent.settings().model
         );
         let mut usage = Usage::default();
         let mut cost = 0.0;
@@ -62,13 +62,13 @@ impl Lines<'_> {
                                 if answered {
                                     smol::Timer::after(self.idle_notify).await;
                                     agent
-                                        .pipeline
+                                        .pipeline()
                                         .notification("idle_prompt", IDLE_MESSAGE)
                                         .await;
                                 }
                                 std::future::pending().await
                             };
-                            match self.input.read_line("> ", &agent.abort).or(idle).await {
+                            match self.input.read_line("> ", agent.abort()).or(idle).await {
                                 Some(l) => l,
                                 None => break,
                             }
@@ -90,7 +90,7 @@ impl Lines<'_> {
                     }
                 }
             };
-            agent.abort.reset();
+            agent.abort().reset();
             let transcript = &mut *self.transcript;
             let printer = &mut *self.printer;
             let input = Rc::clone(&self.input);
@@ -117,7 +117,7 @@ impl Lines<'_> {
             cost += outcome.cost_usd;
             if let Ending::Aborted(_) = outcome.ending {
                 // Back at the prompt, the next Ctrl-C counts as a first one.
-                agent.abort.reset();
+                agent.abort().reset();
                 eprintln!("(interrupted)");
                 continue;
             }
@@ -130,13 +130,13 @@ impl Lines<'_> {
         match command {
             Command::Help => eprint!("{}", commands::help(&self.custom)),
             Command::Clear => {
-                agent.messages.clear();
+                agent.replace_messages(Vec::new());
                 eprintln!("(conversation cleared)");
             }
-            Command::Model(None) => eprintln!("model: {}", agent.settings.model),
+            Command::Model(None) => eprintln!("model: {}", agent.settings().model),
             Command::Model(Some(m)) => {
-                eprintln!("model: {} → {m}", agent.settings.model);
-                agent.settings.model = m;
+                eprintln!("model: {} → {m}", agent.settings().model);
+                agent.set_model(m);
             }
             Command::Cost => eprintln!(
                 "{} input tokens ({} cached), {} output; about ${cost:.4}",
@@ -147,7 +147,7 @@ impl Lines<'_> {
                 usage.output_tokens
             ),
             Command::Permissions => {
-                let policy = &agent.pipeline.policy;
+                let policy = agent.pipeline().policy();
                 eprintln!("permission mode: {}", policy.mode());
                 if policy.rules.is_empty() {
                     eprintln!("  (no rules)");
@@ -175,12 +175,12 @@ impl Lines<'_> {
                             eprintln!("tern: resume: {w}");
                         }
                         eprintln!("(loaded {} messages from {id})", loaded.messages.len());
-                        agent.messages = loaded.messages;
+                        agent.replace_messages(loaded.messages);
                     }
                     Err(e) => eprintln!("tern: {e}"),
                 }
             }
-            Command::Agents => match &agent.pipeline.subagents {
+            Command::Agents => match agent.pipeline().subagents() {
                 Some(host) => {
                     for d in host.defs.borrow().iter() {
                         eprintln!("  {:<20} {} ({})", d.name, d.description, d.source);
@@ -189,7 +189,7 @@ impl Lines<'_> {
                 None => eprintln!("(no sub-agents in this session)"),
             },
             Command::Mode(None) => {
-                eprintln!("permission mode: {}", agent.pipeline.policy.mode());
+                eprintln!("permission mode: {}", agent.pipeline().policy().mode());
             }
             Command::Mode(Some(name)) => match crate::policy::Mode::parse(&name) {
                 // bypassPermissions is for the command line, where it is
@@ -198,18 +198,21 @@ impl Lines<'_> {
                     eprintln!("unknown mode {name}; choose default, acceptEdits, plan or dontAsk")
                 }
                 Some(mode) => {
-                    agent.pipeline.policy.set_mode(mode);
+                    agent.pipeline().policy().set_mode(mode);
                     eprintln!("(permission mode: {mode})");
                 }
             },
             Command::Plan => {
-                agent.pipeline.policy.set_mode(crate::policy::Mode::Plan);
+                agent
+                    .pipeline()
+                    .policy()
+                    .set_mode(crate::policy::Mode::Plan);
                 eprintln!(
                     "(plan mode: tern reads and plans; nothing is changed until you approve the plan)"
                 );
             }
             Command::Bashes => {
-                let shells = agent.pipeline.ctx.shells.listing();
+                let shells = agent.pipeline().ctx().shells.listing();
                 if shells.is_empty() {
                     eprintln!("(no background shells)");
                 }

@@ -31,6 +31,7 @@ impl Env {
     }
 
     /// Exactly these variables (tests).
+    #[cfg(test)]
     pub fn from_pairs<K: Into<String>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> Env {

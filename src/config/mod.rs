@@ -26,10 +26,10 @@ use crate::policy::{Mode, Rule};
 pub use child_env::ChildEnv;
 pub use env::Env;
 use settings::{Behavior, Origin, Source};
-pub use web::DEFAULT_WEB_SEARCHES;
 
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// WebFetch's questions about a page, on Anthropic's own API.
+#[cfg(feature = "web")]
 pub const DEFAULT_SMALL_MODEL: &str = "claude-haiku-4-5";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com";
@@ -38,120 +38,127 @@ pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
 pub const DEFAULT_MAX_AGENT_DEPTH: u32 = 2;
 
 pub struct Runtime {
-    pub prompt: String,
-    pub print: bool,
-    pub format: OutputFormat,
-    pub verbose: bool,
-    pub persist_session: bool,
-    pub client: ClientConfig,
+    pub(crate) prompt: String,
+    pub(crate) print: bool,
+    pub(crate) format: OutputFormat,
+    pub(crate) verbose: bool,
+    pub(crate) persist_session: bool,
+    pub(crate) client: ClientConfig,
     /// Where the credentials came from, for `system/init`.
-    pub api_key_source: String,
-    pub model: String,
-    pub max_tokens: u32,
-    pub max_turns: Option<u32>,
-    pub mode: Mode,
+    pub(crate) api_key_source: String,
+    pub(crate) model: String,
+    pub(crate) max_tokens: u32,
+    pub(crate) max_turns: Option<u32>,
+    pub(crate) mode: Mode,
     /// Rules from every settings layer and the command line, with origins.
-    pub rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule>,
     /// Added working directories (settings and --add-dir).
-    pub extra_dirs: Vec<PathBuf>,
+    pub(crate) extra_dirs: Vec<PathBuf>,
     /// Hooks from the settings layers.
-    pub hooks: Vec<settings::HookEntry>,
+    pub(crate) hooks: Vec<settings::HookEntry>,
     /// The environment of the commands, hooks and servers tern starts.
-    pub child_env: ChildEnv,
+    pub(crate) child_env: ChildEnv,
     /// Set when Bash commands run sandboxed.
-    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    pub(crate) sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Sandboxed commands that would ask run without asking.
-    pub sandbox_auto_allow: bool,
+    pub(crate) sandbox_auto_allow: bool,
     /// Beyond the built-in names: files whose change would make tern run
     /// code or allow more (hook scripts, the user's settings folders,
     /// managed policy). Writing them always asks, outside bypass mode.
-    pub protected: Vec<PathBuf>,
+    pub(crate) protected: Vec<PathBuf>,
     /// The system prompt's parts, composed once the window is known.
-    pub system: prompt::SystemParts,
+    pub(crate) system: prompt::SystemParts,
     /// Skills that were found but left out, and why.
-    pub skill_warnings: Vec<String>,
+    pub(crate) skill_warnings: Vec<String>,
     /// Memory files read, and those left out (outside the repository).
-    pub memory_files: Vec<PathBuf>,
-    pub memory_skipped: Vec<memory::Skipped>,
+    pub(crate) memory_files: Vec<PathBuf>,
+    pub(crate) memory_skipped: Vec<memory::Skipped>,
     /// `--tools` / the `tools` setting: only these built-in tools.
-    pub tools: Option<Vec<String>>,
-    pub cwd: PathBuf,
-    pub retry: RetryPolicy,
+    pub(crate) tools: Option<Vec<String>>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) retry: RetryPolicy,
     /// Problems worth telling the user that do not stop the run.
-    pub warnings: Vec<String>,
-    pub session: SessionChoice,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) session: SessionChoice,
     /// `--input-format stream-json`: the SDK drives the session over stdin.
-    pub stream_input: bool,
+    pub(crate) stream_input: bool,
     /// `--coordinator` or the `coordinator` setting.
-    pub coordinator: bool,
+    pub(crate) coordinator: bool,
     /// MCP servers: from settings layers, `--mcp-config`, strictness.
-    pub mcp_settings: Vec<(String, crate::json::Value, bool)>,
+    pub(crate) mcp_settings: Vec<(String, crate::json::Value, bool)>,
     /// Which project servers (`.mcp.json`, project settings) may start.
-    pub mcp_approval: settings::McpApproval,
-    pub mcp_configs: Vec<String>,
-    pub strict_mcp: bool,
-    pub include_partial: bool,
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp_approval: settings::McpApproval,
+    pub(crate) mcp_configs: Vec<String>,
+    #[cfg(feature = "mcp")]
+    pub(crate) strict_mcp: bool,
+    pub(crate) include_partial: bool,
     /// `--permission-prompt-tool stdio`.
-    pub sdk_permissions: bool,
+    pub(crate) sdk_permissions: bool,
     /// `--fallback-model`: tried in order when the model is unavailable.
-    pub fallback_models: Vec<String>,
-    pub max_budget_usd: Option<f64>,
+    pub(crate) fallback_models: Vec<String>,
+    pub(crate) max_budget_usd: Option<f64>,
     /// Set by `contextWindow` or TERN_CONTEXT_WINDOW; otherwise known
     /// from the model's name or asked of the server.
-    pub context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     /// The model was named (flag, setting or ANTHROPIC_MODEL), not defaulted.
-    pub model_explicit: bool,
+    pub(crate) model_explicit: bool,
     /// Set when nothing says which server to use: the local servers to
     /// look for before the session starts.
-    pub discover: Option<Discovery>,
+    pub(crate) discover: Option<Discovery>,
     /// Where each of the endpoint's facts came from, for `tern doctor`.
-    pub provenance: Provenance,
+    pub(crate) provenance: Provenance,
     /// The settings files read, and those skipped with their problem.
-    pub settings_files: Vec<String>,
-    pub settings_broken: Vec<String>,
+    pub(crate) settings_files: Vec<String>,
+    pub(crate) settings_broken: Vec<String>,
     /// `--json-schema`.
-    pub json_schema: Option<crate::json::Value>,
+    pub(crate) json_schema: Option<crate::json::Value>,
     /// Overloaded answers in a row before the fallback model takes over
     /// (TERN_FALLBACK_AFTER, default 3).
-    pub fallback_after: u32,
+    pub(crate) fallback_after: u32,
     /// Flags accepted but not acted on: (flag, why).
-    pub ignored: Vec<(String, &'static str)>,
+    pub(crate) ignored: Vec<(String, &'static str)>,
     /// `webSearch` from the settings layers.
-    pub web_search: settings::WebSearchSettings,
+    pub(crate) web_search: settings::WebSearchSettings,
     /// ANTHROPIC_SMALL_FAST_MODEL (or ANTHROPIC_DEFAULT_HAIKU_MODEL): the
     /// model WebFetch asks about a page.
-    pub small_model: Option<String>,
+    #[cfg(feature = "web")]
+    pub(crate) small_model: Option<String>,
     /// WebFetch's limits: TERN_WEBFETCH_TIMEOUT_MS, TERN_WEBFETCH_MAX_BYTES.
-    pub web_timeout: Duration,
-    pub web_max_bytes: usize,
+    #[cfg(feature = "web")]
+    pub(crate) web_timeout: Duration,
+    #[cfg(feature = "web")]
+    pub(crate) web_max_bytes: usize,
     /// tern's environment as read at the start: `${VAR}` in MCP
     /// configurations (files, flags, an SDK's `initialize`) expands from
     /// it. Every other knob that comes from a variable is a field here.
-    pub env: Env,
+    pub(crate) env: Env,
     /// `HOME` and `XDG_CONFIG_HOME`: where the user's agent definitions
     /// and commands live.
-    pub home: Option<PathBuf>,
-    pub config_home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) config_home: Option<PathBuf>,
     /// `TMPDIR`, else `/tmp`: the scratch folder and the transcripts'
     /// fallback are made there.
-    pub temp_dir: PathBuf,
+    pub(crate) temp_dir: PathBuf,
     /// Where transcripts are kept (TERN_HOME, XDG_DATA_HOME or HOME, and
     /// the temporary fallback).
-    pub transcripts: crate::session::transcript::Places,
+    pub(crate) transcripts: crate::session::transcript::Places,
     /// How deep sub-agents may nest (TERN_MAX_AGENT_DEPTH, default 2).
-    pub max_agent_depth: u32,
+    pub(crate) max_agent_depth: u32,
     /// MCP_TIMEOUT, MCP_TOOL_TIMEOUT and TERN_MCP_FIRST_WAIT_MS.
-    pub mcp_timeouts: McpTimeouts,
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp_timeouts: McpTimeouts,
     /// How long the line-mode prompt waits, after an answer, before
     /// Notification hooks hear `idle_prompt` (TERN_IDLE_NOTIFY_MS, 60 s
     /// as in Claude Code).
-    pub idle_notify: Duration,
+    pub(crate) idle_notify: Duration,
     /// The shell Bash commands run in: `bash` when tern's `PATH` has it,
     /// else `/bin/sh`.
-    pub shell: String,
+    pub(crate) shell: String,
 }
 
 /// How long MCP servers may take.
+#[cfg(feature = "mcp")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McpTimeouts {
     /// MCP_TIMEOUT (ms, default 30 s): to start.
@@ -164,6 +171,7 @@ pub struct McpTimeouts {
     pub first_wait: Duration,
 }
 
+#[cfg(feature = "mcp")]
 impl McpTimeouts {
     /// From the variables; an unparsable value is ignored (the default
     /// holds), as it always was.
@@ -740,8 +748,10 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         stream_input: args.stream_input,
         coordinator: args.coordinator || layered.coordinator == Some(true),
         mcp_settings: layered.mcp_servers.clone(),
+        #[cfg(feature = "mcp")]
         mcp_approval: layered.mcp_approval.clone(),
         mcp_configs: args.mcp_configs.clone(),
+        #[cfg(feature = "mcp")]
         strict_mcp: args.strict_mcp,
         include_partial: args.include_partial,
         sdk_permissions: args.permission_prompt_tool.as_deref() == Some("stdio"),
@@ -763,9 +773,12 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         fallback_after: number("TERN_FALLBACK_AFTER")?.unwrap_or(DEFAULT_FALLBACK_AFTER),
         ignored: args.ignored,
         web_search: layered.web_search.clone(),
+        #[cfg(feature = "web")]
         small_model: env("ANTHROPIC_SMALL_FAST_MODEL")
             .or_else(|| env("ANTHROPIC_DEFAULT_HAIKU_MODEL")),
+        #[cfg(feature = "web")]
         web_timeout: millis("TERN_WEBFETCH_TIMEOUT_MS", 30_000)?,
+        #[cfg(feature = "web")]
         web_max_bytes: number("TERN_WEBFETCH_MAX_BYTES")?.map_or(5 * 1024 * 1024, |n| n as usize),
         transcripts: crate::session::transcript::Places::new(&env, &temp_dir),
         temp_dir,
@@ -776,6 +789,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
             .get("TERN_MAX_AGENT_DEPTH")
             .and_then(|v| v.parse().ok())
             .unwrap_or(DEFAULT_MAX_AGENT_DEPTH),
+        #[cfg(feature = "mcp")]
         mcp_timeouts: McpTimeouts::from_env(&inputs.env),
         idle_notify: Duration::from_millis(
             inputs

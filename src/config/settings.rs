@@ -143,6 +143,7 @@ pub struct McpApproval {
 
 impl McpApproval {
     /// May the project server `name` start?
+    #[cfg(feature = "mcp")]
     pub fn allows(&self, name: &str) -> bool {
         !self.disabled.iter().any(|n| n == name)
             && (self.all || self.enabled.iter().any(|n| n == name))

@@ -21,6 +21,7 @@ fn resolve_with(
 
 /// Regression: the tool timeout was read in milliseconds and kept in
 /// whole seconds, so anything under a second became no time at all.
+#[cfg(feature = "mcp")]
 #[test]
 fn tool_timeouts_keep_their_milliseconds() {
     let tool = |v: &str| McpTimeouts::from_env(&Env::from_pairs([("MCP_TOOL_TIMEOUT", v)])).tool;
@@ -53,9 +54,12 @@ fn environment_knobs_are_resolved_once() {
     )
     .unwrap();
     assert_eq!(rt.max_agent_depth, 5);
-    assert_eq!(rt.mcp_timeouts.start, Duration::from_secs(1));
-    // The first turn never waits much past the start timeout.
-    assert_eq!(rt.mcp_timeouts.first_wait, Duration::from_millis(1500));
+    #[cfg(feature = "mcp")]
+    {
+        assert_eq!(rt.mcp_timeouts.start, Duration::from_secs(1));
+        // The first turn never waits much past the start timeout.
+        assert_eq!(rt.mcp_timeouts.first_wait, Duration::from_millis(1500));
+    }
     assert_eq!(rt.home, Some(PathBuf::from("/home/u")));
     assert_eq!(rt.temp_dir, PathBuf::from("/var/tmp"));
     assert_eq!(

@@ -37,16 +37,6 @@ impl Format {
             Format::Webp => "WebP",
         }
     }
-
-    pub fn from_media_type(media_type: &str) -> Option<Format> {
-        match media_type {
-            "image/png" => Some(Format::Png),
-            "image/jpeg" | "image/jpg" => Some(Format::Jpeg),
-            "image/gif" => Some(Format::Gif),
-            "image/webp" => Some(Format::Webp),
-            _ => None,
-        }
-    }
 }
 
 /// What the header says.

@@ -13,8 +13,10 @@ use super::{Prepared, Target};
 #[cfg_attr(feature = "images", allow(dead_code))]
 pub const MAX_INPUT_BYTES: usize = super::API_MAX_IMAGE_BASE64 / 4 * 3;
 
+#[cfg(not(feature = "images"))]
 const NO_SCALER: &str = "this tern was built without image scaling (the `images` feature)";
 
+#[cfg(not(feature = "images"))]
 pub fn prepare(bytes: &[u8], info: Info, target: &Target) -> Result<Prepared, String> {
     unchanged(bytes, info, target, NO_SCALER)
 }

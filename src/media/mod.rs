@@ -40,7 +40,9 @@ pub const TOKENS_PER_PAGE: u64 = 2_000;
 /// What an image is to be fitted into.
 #[derive(Debug, Clone, Copy)]
 pub struct Target {
-    /// The longest side, in pixels.
+    /// The longest side, in pixels (scaling needs it; unscaled images
+    /// are held to the API's side limit).
+    #[cfg_attr(not(feature = "images"), allow(dead_code))]
     pub edge: u32,
     /// Width × height at most.
     pub pixels: u64,

@@ -8,6 +8,7 @@
 pub(crate) mod client;
 pub(crate) mod delta;
 pub(crate) mod discover;
+#[cfg(feature = "web")]
 pub mod once;
 pub(crate) mod openai;
 pub(crate) mod price;

@@ -14,7 +14,6 @@ use super::{ApiError, Detail, Provider};
 pub struct Answer {
     pub text: String,
     pub usage: Usage,
-    pub stop_reason: Option<String>,
 }
 
 /// The request in the wire format of `provider`.
@@ -82,6 +81,5 @@ pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answe
     Ok(Answer {
         text: text.join("\n"),
         usage: asm.usage,
-        stop_reason: asm.stop_reason.clone(),
     })
 }

@@ -77,7 +77,7 @@ impl Usage {
         self.cache_read_input_tokens += other.cache_read_input_tokens;
     }
 
-    pub fn to_json(&self) -> Value {
+    pub fn to_json(self) -> Value {
         obj! {
             "input_tokens" => self.input_tokens,
             "output_tokens" => self.output_tokens,

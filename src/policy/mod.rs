@@ -45,10 +45,10 @@ use std::path::{Path, PathBuf};
 
 use crate::json::Value;
 pub use command_env::CommandEnv;
-pub use path::{Base, canonical, expand_tilde, resolve};
+pub use path::{Base, canonical, resolve};
 pub use permit::{Access, Call, Decision, Kind, PathUse, Permit, Question, ReadFilter, Reason};
 use rules::PathPattern;
-pub use rules::{Behavior, Mode, Origin, Rule, Source, command_matches, split_tool_list};
+pub use rules::{Behavior, Mode, Origin, Rule, Source, split_tool_list};
 use url::WebUrl;
 
 pub struct Policy {

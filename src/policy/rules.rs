@@ -186,44 +186,6 @@ pub fn split_tool_list(text: &str) -> Vec<String> {
     out
 }
 
-/// How a Bash spec matches one simple command.
-pub fn command_matches(spec: &str, command: &str) -> bool {
-    if let Some(prefix) = spec.strip_suffix(":*") {
-        return command == prefix || command.starts_with(&format!("{prefix} "));
-    }
-    if let Some(prefix) = spec.strip_suffix(" *")
-        && !prefix.contains('*')
-    {
-        return command == prefix || command.starts_with(&format!("{prefix} "));
-    }
-    if spec.contains('*') {
-        return wildcard(spec, command);
-    }
-    spec == command
-}
-
-/// `*` matches any run of characters.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut rest = text;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(at) => rest = &rest[at + part.len()..],
-                None => return false,
-            }
-        }
-    }
-    rest.is_empty()
-}
-
 /// A file rule's spec, compiled: gitignore-style, matched against
 /// resolved paths. `//x` is absolute, `~/x` is home, `/x` is relative to
 /// the settings file's directory, anything else to the working directory;

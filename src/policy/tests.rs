@@ -326,10 +326,21 @@ fn tool_lists_split_outside_parentheses() {
 
 #[test]
 fn wildcards() {
-    assert!(command_matches("git * --dry-run", "git push --dry-run"));
-    assert!(!command_matches("git * --dry-run", "git push"));
-    assert!(command_matches("make", "make"));
-    assert!(!command_matches("make", "make install"));
+    let cwd = temp("wildcards");
+    let allow = Behavior::Allow;
+    let p = policy(
+        Mode::Default,
+        &cwd,
+        &[("Bash(git * --dry-run)", allow), ("Bash(make)", allow)],
+    );
+    let bash = |c: &str| obj! { "command" => c };
+    assert_eq!(
+        decide(&p, "Bash", bash("git push --dry-run")),
+        Verdict::Allow
+    );
+    assert!(is_ask(&decide(&p, "Bash", bash("git push"))));
+    assert_eq!(decide(&p, "Bash", bash("make")), Verdict::Allow);
+    assert!(is_ask(&decide(&p, "Bash", bash("make install"))));
 }
 
 #[test]

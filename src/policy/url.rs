@@ -96,13 +96,6 @@ impl Host {
     }
 }
 
-impl WebUrl {
-    /// The port the request goes to.
-    pub fn port_or_default(&self) -> u16 {
-        self.port.unwrap_or(if self.https { 443 } else { 80 })
-    }
-}
-
 /// Reads a URL the way WebFetch will request it, or says why it will not.
 pub fn parse(url: &str) -> Result<WebUrl, String> {
     if url.chars().any(|c| c.is_control()) {

@@ -28,7 +28,7 @@ mod syscalls;
 pub use launch::launch;
 pub use server::{SERVER_ARG, Spawned, serve};
 
-pub use status::{Status, probe};
+pub use status::probe;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -198,10 +198,6 @@ impl Transcript {
         self.append_entry("system", extra, uuid);
     }
 
-    pub fn session_id(&self) -> &str {
-        &self.session_id
-    }
-
     fn append_entry(&mut self, kind: &str, extra: crate::json::Map, uuid: &str) {
         if self.broken {
             return;

@@ -20,7 +20,7 @@ mod schema;
 pub mod scratch;
 mod skill;
 mod spend;
-pub use spend::{Spend, Spent};
+pub use spend::Spend;
 pub mod structured;
 mod todo;
 #[cfg(feature = "web")]
@@ -127,39 +127,39 @@ pub fn facts<'a>(tool: &'a dyn Tool, id: &'a str, input: &'a Value) -> crate::po
 
 /// Session state the tools share.
 pub struct ToolContext {
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// Where oversized outputs are spilled (see `scratch`).
-    pub scratch: scratch::Scratch,
-    pub files: RefCell<FileStamps>,
-    pub todos: RefCell<Value>,
-    pub abort: Abort,
+    pub(crate) scratch: scratch::Scratch,
+    pub(crate) files: RefCell<FileStamps>,
+    pub(crate) todos: RefCell<Value>,
+    pub(crate) abort: Abort,
     /// The environment of the commands tern runs: the settings' `env`
     /// set, provider credentials removed.
-    pub child_env: crate::config::ChildEnv,
+    pub(crate) child_env: crate::config::ChildEnv,
     /// When set, Bash commands run inside this sandbox.
-    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    pub(crate) sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Longest tool result in characters (small context windows).
-    pub result_limit: Option<usize>,
+    pub(crate) result_limit: Option<usize>,
     /// The model's context window in tokens, when known: images and
     /// documents are sized to it.
-    pub context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     /// Starts sub-agents for the Agent tool.
-    pub subagents: Option<Rc<dyn Subagents>>,
+    pub(crate) subagents: Option<Rc<dyn Subagents>>,
     /// Background shells started by Bash (`run_in_background`).
-    pub shells: Rc<Shells>,
+    pub(crate) shells: Rc<Shells>,
     /// Model use inside tool calls, for the agent to count.
-    pub spend: Rc<Spend>,
+    pub(crate) spend: Rc<Spend>,
     /// The skills the Skill tool loads.
-    pub skills: Rc<Vec<crate::config::skills::Skill>>,
+    pub(crate) skills: Rc<Vec<crate::config::skills::Skill>>,
     /// Where a running call's progress goes (the pipeline's reports).
-    pub reports: Option<Rc<crate::report::Mailbox<crate::report::Report>>>,
+    pub(crate) reports: Option<Rc<crate::report::Mailbox<crate::report::Report>>>,
     /// WebFetch's HTTP agents, cache and small model.
     #[cfg(feature = "web")]
-    pub web: Option<Rc<web::Web>>,
+    pub(crate) web: Option<Rc<web::Web>>,
     /// The session's `HOME`, for `~` in paths (as the policy reads them).
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// The shell Bash commands run in (the configuration's choice).
-    pub shell: String,
+    pub(crate) shell: String,
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs

@@ -7,8 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tern::sandbox::SandboxPolicy;
-use tern::sandbox::protect::Report;
+use tern::harness::ProtectReport as Report;
+use tern::harness::SandboxPolicy;
 
 /// Who runs the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

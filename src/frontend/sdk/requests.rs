@@ -139,7 +139,7 @@ pub(super) fn answer(session: &Session, msg: &Value) -> Vec<Input> {
         }
         "set_permission_mode" => match request.str_field("mode").and_then(Mode::parse) {
             Some(mode) => {
-                session.pipeline.policy.set_mode(mode);
+                session.pipeline.policy().set_mode(mode);
                 Ok(obj! {})
             }
             None => Err(format!(
@@ -163,7 +163,7 @@ pub(super) fn answer(session: &Session, msg: &Value) -> Vec<Input> {
         "get_context_usage" => Ok(session.context.borrow().report()),
         "stop_task" => {
             let task = request.str_field("task_id").unwrap_or_default();
-            match &session.pipeline.subagents {
+            match session.pipeline.subagents() {
                 Some(host) => host.stop(task).map(|()| obj! {}),
                 None => Err("this session runs no sub-agents".into()),
             }
@@ -274,7 +274,7 @@ fn initialize(
         };
         for t in list.iter().filter_map(Value::as_str) {
             for rule in crate::policy::split_tool_list(t) {
-                session.pipeline.policy.grant(Rule::parse(
+                session.pipeline.policy().grant(Rule::parse(
                     &rule,
                     Behavior::Deny,
                     Some(origin.clone()),
@@ -317,8 +317,7 @@ fn initialize(
 
     let agents: Vec<Value> = session
         .pipeline
-        .subagents
-        .as_ref()
+        .subagents()
         .map(|h| {
             h.defs
                 .borrow()
@@ -366,7 +365,7 @@ fn register_hooks(session: &Session, hooks: Option<&Value>) {
         }
     }
     if !callbacks.is_empty() {
-        session.pipeline.hooks.register(
+        session.pipeline.hooks().register(
             callbacks,
             Rc::new(HookBridge {
                 control: Rc::clone(&session.control),
@@ -378,7 +377,7 @@ fn register_hooks(session: &Session, hooks: Option<&Value>) {
 fn add_agents(session: &Session, agents: Option<&Value>) {
     let (Some(agents), Some(host)) = (
         agents.and_then(Value::as_object),
-        &session.pipeline.subagents,
+        session.pipeline.subagents(),
     ) else {
         return;
     };
@@ -537,16 +536,16 @@ fn tokens_of(v: &Value) -> u64 {
 /// Measures the agent's request as it would be sent now.
 pub fn context_view(agent: &Agent<'_>, memory: Option<&str>) -> ContextView {
     let mut view = ContextView {
-        model: agent.settings.model.clone(),
-        window: agent.settings.context_window,
-        max_output: u64::from(agent.settings.max_tokens),
+        model: agent.settings().model.clone(),
+        window: agent.settings().context_window,
+        max_output: u64::from(agent.settings().max_tokens),
         ..ContextView::default()
     };
     let memory_tokens = memory.map_or(0, |m| crate::context::estimate_bytes(m.len()));
-    let system: usize = agent.settings.system.iter().map(String::len).sum();
+    let system: usize = agent.settings().system.iter().map(String::len).sum();
     view.memory_tokens = memory_tokens;
     view.system_tokens = crate::context::estimate_bytes(system).saturating_sub(memory_tokens);
-    for def in agent.pipeline.registry.definitions() {
+    for def in agent.pipeline().registry().definitions() {
         let name = def.str_field("name").unwrap_or_default().to_string();
         let tokens = tokens_of(&def);
         match name.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
@@ -556,13 +555,13 @@ pub fn context_view(agent: &Agent<'_>, memory: Option<&str>) -> ContextView {
             None => view.builtin_tool_tokens += tokens,
         }
     }
-    if let Some(host) = &agent.pipeline.subagents {
+    if let Some(host) = agent.pipeline().subagents() {
         for d in host.defs.borrow().iter() {
             let tokens = crate::context::estimate_bytes(d.name.len() + d.description.len() + 8);
             view.agents.push((d.name.clone(), d.source.clone(), tokens));
         }
     }
-    for m in &agent.messages {
+    for m in agent.messages() {
         let assistant = m.str_field("role") == Some("assistant");
         let blocks = match m.get("content") {
             Some(Value::Array(b)) => b.clone(),

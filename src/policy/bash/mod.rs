@@ -272,15 +272,6 @@ impl Analysis {
                 }),
         }
     }
-
-    /// The first command with wrappers that change nothing taken off
-    /// (`timeout 5 make` is `make`), for the sandbox's excluded commands.
-    pub fn first_command(&self) -> Option<String> {
-        let p = self.planned.as_ref().ok()?;
-        let c = p.commands.first()?;
-        let argv = rules::effective(&c.step.argv);
-        Some(argv.iter().map(Arg::show).collect::<Vec<_>>().join(" "))
-    }
 }
 
 /// Does this command line only read? (Where it reads is the policy's
@@ -288,12 +279,6 @@ impl Analysis {
 pub fn read_only(command: &str) -> bool {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     analyse(command, &cwd).read_only()
-}
-
-/// The first command of a line, wrappers off, as the sandbox's
-/// `excludedCommands` compare it.
-pub fn first_command(command: &str, cwd: &Path) -> Option<String> {
-    analyse(command, cwd).first_command()
 }
 
 /// One simple command of a line, for `sandbox.excludedCommands`.
