@@ -1,0 +1,361 @@
+//! Is each command of a plan read-only, and what does it read?
+//!
+//! Builtins and wrappers are handled here (`echo`, `printf`, `test`/`[`,
+//! `[[ ]]`, `cd`, `set`, `command`, `exec`, `env`, `timeout`, `nice`,
+//! `nohup`, `time`, `stdbuf`, `xargs`); `find`, `git`, `sed`, `awk` and
+//! `jq` have their own readers; every other program is looked up in the
+//! spec table. A wrapper is unwrapped to the program it runs, which must
+//! itself be read-only. Anything not recognised is not read-only, and the
+//! error says which part.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::env;
+use super::path;
+use super::plan::{Arg, Redir, Step};
+use super::spec::{self, Operands, Val};
+use super::syntax::RedirOp;
+
+mod builtins;
+mod test_expr;
+mod wrappers;
+
+use builtins::{printf, ps, read_builtin, set};
+
+/// A path a read-only command opens (or lists, or stats).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Read {
+    pub path: PathBuf,
+    /// The whole tree below a directory is read (grep -r, rg).
+    pub recursive: bool,
+    /// As written, for messages.
+    pub shown: String,
+}
+
+/// What a read-only plan touches.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Effects {
+    pub reads: Vec<Read>,
+    /// Programs named by a path, resolved.
+    pub execs: Vec<PathBuf>,
+    /// Programs named bare (looked up on PATH from `.1`).
+    pub bare: Vec<(String, Rc<Path>)>,
+    /// Directories in which git runs (their repository is checked).
+    pub git: Vec<PathBuf>,
+}
+
+type R<T> = Result<T, String>;
+
+/// Shell builtins: found before PATH is searched.
+const BUILTINS: &[&str] = &[
+    "echo", "printf", "test", "[", "[[", "pwd", "cd", "true", "false", ":", "type", "command",
+    "builtin", "exec", "set", "time", "break", "continue", "exit", "return", "read", "hash",
+];
+
+const WRAPPER_DEPTH: usize = 8;
+
+/// Is this name a bash builtin tern knows (found before PATH)?
+#[cfg(test)]
+pub(crate) fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+}
+
+pub(crate) struct Checker<'a> {
+    pub eff: &'a mut Effects,
+    cwd: Option<Rc<Path>>,
+}
+
+impl<'a> Checker<'a> {
+    pub(crate) fn new(eff: &'a mut Effects) -> Checker<'a> {
+        Checker { eff, cwd: None }
+    }
+
+    /// One planned command.
+    pub(crate) fn step(&mut self, s: &Step) -> R<()> {
+        self.cwd = s.cwd.clone();
+        let reading = s.argv.first().and_then(Arg::lit) == Some("read");
+        for (name, v) in &s.env {
+            // `IFS= read -r line`: IFS only changes how read splits.
+            if reading && name == "IFS" && v.lit().is_some() {
+                continue;
+            }
+            env::check_assignment(name, v)?;
+        }
+        if let Some(test) = &s.test {
+            return self.double_test(test);
+        }
+        self.argv(&s.argv, 0)
+    }
+
+    pub(crate) fn redirect(&mut self, r: &Redir) -> R<()> {
+        self.cwd = r.cwd.clone();
+        let harmless_out = |a: &Arg| {
+            matches!(
+                a.lit(),
+                Some("/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2")
+            )
+        };
+        match r.op {
+            RedirOp::HereDoc | RedirOp::HereString => Ok(()),
+            RedirOp::In => self.read(&r.target, false, "<"),
+            RedirOp::Dup => match r.target.lit() {
+                Some(t) if t == "-" || t.chars().all(|c| c.is_ascii_digit()) => Ok(()),
+                _ if harmless_out(&r.target) => Ok(()),
+                _ => Err(format!("it redirects output to {}", r.target.show())),
+            },
+            RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::ReadWrite => {
+                if harmless_out(&r.target) {
+                    Ok(())
+                } else {
+                    Err(format!("it writes to {}", r.target.show()))
+                }
+            }
+        }
+    }
+
+    pub(crate) fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// A command another one runs (find -exec); `elsewhere`: in a
+    /// directory that is not known (find -execdir).
+    pub(crate) fn exec_inner(&mut self, argv: &[Arg], depth: usize, elsewhere: bool) -> R<()> {
+        let saved = self.cwd.clone();
+        if elsewhere {
+            self.cwd = None;
+        }
+        let r = self.argv(argv, depth);
+        self.cwd = saved;
+        r
+    }
+
+    fn dir(&self) -> R<&Path> {
+        self.cwd
+            .as_deref()
+            .ok_or_else(|| "it runs in a directory that is not known in advance".to_string())
+    }
+
+    /// Records a path the command reads.
+    pub(crate) fn read(&mut self, a: &Arg, recursive: bool, who: &str) -> R<()> {
+        match a {
+            Arg::Lit(s) if s == "-" => Ok(()),
+            Arg::Lit(s) if s.is_empty() => Ok(()),
+            Arg::Lit(s) => {
+                let p = path::resolve(self.dir()?, s)
+                    .ok_or_else(|| format!("the path {s} cannot be resolved (a loop of links, or .. after a missing directory)"))?;
+                self.eff.reads.push(Read {
+                    path: p,
+                    recursive,
+                    shown: s.clone(),
+                });
+                Ok(())
+            }
+            Arg::Fd => Ok(()),
+            Arg::Under(d) => {
+                self.eff.reads.push(Read {
+                    path: d.clone(),
+                    recursive: true,
+                    shown: a.show(),
+                });
+                Ok(())
+            }
+            Arg::Opaque { .. } | Arg::Many { .. } => Err(format!(
+                "{who} reads a path computed at run time ({})",
+                a.show()
+            )),
+        }
+    }
+
+    fn argv(&mut self, argv: &[Arg], depth: usize) -> R<()> {
+        if depth > WRAPPER_DEPTH {
+            return Err("wrappers nest too deeply".into());
+        }
+        let Some(first) = argv.first() else {
+            return Ok(());
+        };
+        let Some(program) = first.lit() else {
+            return Err(format!(
+                "its command name is computed at run time ({})",
+                first.show()
+            ));
+        };
+        let name = program.rsplit('/').next().unwrap_or(program);
+        let args = &argv[1..];
+        self.executable(program, name)?;
+        match name {
+            "echo" => Ok(()),
+            "printf" => printf(args),
+            "test" | "[" => {
+                let inner = if name == "[" {
+                    match args.split_last() {
+                        Some((last, rest)) if last.lit() == Some("]") => rest,
+                        _ => return Err("[ without its closing ]".into()),
+                    }
+                } else {
+                    args
+                };
+                self.test(inner)
+            }
+            "cd" => Ok(()),
+            "read" => read_builtin(args),
+            "hash" => match args.first().and_then(Arg::lit) {
+                None => Ok(()),
+                Some("-r" | "-l" | "-t" | "-d") if args.len() <= 2 => Ok(()),
+                Some(a) if !a.starts_with('-') && args.iter().all(|x| x.lit().is_some()) => Ok(()),
+                _ => Err("hash -p points a command name at another program".into()),
+            },
+            "set" => set(args),
+            "command" => self.command(args, depth),
+            "builtin" => match args.first().and_then(Arg::lit) {
+                Some(b) if BUILTINS.contains(&b) => self.argv(args, depth + 1),
+                _ => Err("builtin with a name that is not analysed".into()),
+            },
+            "exec" => match args.first().and_then(Arg::lit) {
+                None if args.is_empty() => Ok(()),
+                Some(a) if a.starts_with('-') && a != "--" => Err(format!(
+                    "exec {a} changes what the program sees (its name or environment)"
+                )),
+                Some("--") => self.argv(&args[1..], depth + 1),
+                _ => self.argv(args, depth + 1),
+            },
+            "time" => {
+                let rest = match args.first().and_then(Arg::lit) {
+                    Some("-p") => &args[1..],
+                    _ => args,
+                };
+                self.argv(rest, depth + 1)
+            }
+            "nohup" => self.argv(args, depth + 1),
+            "nice" => self.nice(args, depth),
+            "timeout" => self.timeout(args, depth),
+            "stdbuf" => self.stdbuf(args, depth),
+            "env" => self.env(args, depth),
+            "xargs" => self.xargs(args, depth),
+            "find" => super::find::check(self, args, depth),
+            "git" => super::git::check(self, args),
+            "sed" => super::scripts::sed(self, args),
+            "awk" | "mawk" | "gawk" | "nawk" | "original-awk" => super::scripts::awk(self, args),
+            "jq" => super::scripts::jq(self, args),
+            "ps" => ps(args),
+            _ => self.table(name, args),
+        }
+    }
+
+    /// The executable a program name runs: it must not be one the model
+    /// could have written (the policy checks PATH for bare names and the
+    /// resolved path for the rest) — so `ls` cannot be `./ls` through a
+    /// PATH entry.
+    fn executable(&mut self, program: &str, name: &str) -> R<()> {
+        if !program.contains('/') {
+            if !BUILTINS.contains(&name) {
+                let dir = self.cwd.clone().ok_or_else(|| {
+                    "it runs in a directory that is not known in advance".to_string()
+                })?;
+                self.eff.bare.push((program.to_string(), dir));
+            }
+            return Ok(());
+        }
+        let p = path::resolve(self.dir()?, program).ok_or_else(|| {
+            format!(
+                "{program} cannot be resolved (a loop of links, or .. after a missing directory)"
+            )
+        })?;
+        self.eff.execs.push(p);
+        Ok(())
+    }
+
+    fn table(&mut self, name: &str, args: &[Arg]) -> R<()> {
+        let c =
+            spec::lookup(name).ok_or_else(|| format!("{name} is not a known read-only command"))?;
+        let parsed = spec::parse(name, c, args)?;
+        for (opt, v) in &parsed.opts {
+            let kind = c.opts.iter().find(|o| o.name == *opt).map(|o| o.takes);
+            if let (
+                Some(
+                    spec::Takes::Value(Val::Read)
+                    | spec::Takes::Optional(Val::Read)
+                    | spec::Takes::ValueOrLast(Val::Read),
+                ),
+                Some(v),
+            ) = (kind, v)
+            {
+                self.read(v, false, name)?;
+            }
+        }
+        extra(name, &parsed)?;
+        let prog = c.prog;
+        let mut recursive = prog.recursive.contains(&"*")
+            || prog
+                .recursive
+                .iter()
+                .any(|r| parsed.has(r) && !matches!(*r, "-d" | "--directories"));
+        if name.ends_with("grep")
+            && parsed
+                .values("-d")
+                .chain(parsed.values("--directories"))
+                .any(|v| v.lit() == Some("recurse"))
+        {
+            recursive = true;
+        }
+        let ops = &parsed.operands;
+        if let Some(m) = ops
+            .iter()
+            .find(|a| matches!(a, Arg::Many { .. }))
+            .filter(|_| prog.operands != Operands::Text)
+        {
+            return Err(format!(
+                "{name} gets arguments computed at run time ({})",
+                m.show()
+            ));
+        }
+        match prog.operands {
+            Operands::None if !ops.is_empty() => {
+                Err(format!("{name} with an operand changes something"))
+            }
+            Operands::None | Operands::Text => Ok(()),
+            Operands::Paths | Operands::PathsOrCwd => {
+                if ops.is_empty() && prog.operands == Operands::PathsOrCwd {
+                    return self.read(&Arg::Lit(".".into()), recursive, name);
+                }
+                for a in ops {
+                    self.read(a, recursive, name)?;
+                }
+                Ok(())
+            }
+            Operands::PatternThenPaths => {
+                let given = parsed.has_any(prog.pattern_opts);
+                let paths = if given {
+                    &ops[..]
+                } else {
+                    ops.get(1..).unwrap_or(&[])
+                };
+                if paths.is_empty() && recursive {
+                    return self.read(&Arg::Lit(".".into()), recursive, name);
+                }
+                for a in paths {
+                    self.read(a, recursive, name)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+pub(crate) fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Program-specific rules the option table cannot say.
+fn extra(name: &str, p: &spec::Parsed) -> R<()> {
+    match name {
+        // `date MMDDhhmm` sets the clock; only `+FORMAT` is read-only.
+        "date" => match p.operands.first() {
+            Some(Arg::Lit(f)) if f.starts_with('+') => Ok(()),
+            None => Ok(()),
+            Some(o) => Err(format!("date {} sets the clock", o.show())),
+        },
+        _ => Ok(()),
+    }
+}
