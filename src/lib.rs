@@ -76,6 +76,10 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     if args.get(1).is_some_and(|a| a == sandbox::SERVER_ARG) {
         return sandbox::serve(&args[2..]);
     }
+    #[cfg(feature = "repl")]
+    if args.get(1).is_some_and(|a| a == tools::repl::VM_ARG) {
+        return tools::repl::vm::serve();
+    }
     // Before any command runs: what later launches the sandbox is this
     // very file, whatever a command does to its path.
     sandbox::remember_launcher();

@@ -152,6 +152,16 @@ impl Pipeline {
         begins
     }
 
+    /// The pipeline, shared, with its tools able to call tools through it
+    /// (REPL's inner calls).
+    pub fn share(self) -> Rc<Pipeline> {
+        let rc = Rc::new(self);
+        let weak: std::rc::Weak<dyn crate::tools::InnerCalls> =
+            Rc::downgrade(&rc) as std::rc::Weak<Pipeline>;
+        *rc.ctx.inner.borrow_mut() = Some(weak);
+        rc
+    }
+
     /// Where the pipeline and its running tools report.
     pub fn set_reports(&mut self, reports: Rc<Mailbox<Report>>) {
         self.ctx.reports = Some(Rc::clone(&reports));
@@ -646,4 +656,27 @@ fn fit_result(content: &mut String, limit: usize) {
         "{head}\n[… {} of {total} characters cut to fit the model's context window; ask for less, e.g. a line range or a narrower search …]\n{tail}",
         total - head.chars().count() - tail.chars().count()
     );
+}
+
+impl crate::tools::InnerCalls for Pipeline {
+    fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            if name == "REPL" {
+                return ToolOutput::error("the REPL cannot call itself");
+            }
+            let id = format!("toolu_inner_{:016x}", fastrand::u64(..));
+            self.run(ToolUse {
+                id,
+                name,
+                input: Ok(input),
+            })
+            .await
+        })
+    }
+
+    fn inner_names(&self) -> Vec<String> {
+        let mut names = self.registry.names();
+        names.retain(|n| n != "REPL");
+        names
+    }
 }

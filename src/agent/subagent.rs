@@ -585,7 +585,7 @@ impl Host {
                 fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
                 structured: None,
             },
-            Rc::new(pipeline),
+            pipeline.share(),
             abort.clone(),
             Vec::new(),
         )

@@ -115,6 +115,10 @@ pub(super) async fn build(
     if let Some(definition) = web_search {
         registry.add_server_tool("WebSearch", definition);
     }
+    #[cfg(feature = "repl")]
+    if rt.repl {
+        registry.add(Rc::new(crate::tools::repl::Repl));
+    }
     // A bare tool name in the deny list removes the tool from view entirely.
     let hidden: Vec<String> = rt
         .rules
@@ -406,7 +410,7 @@ pub(super) async fn build(
             fallback_after: rt.fallback_after,
             structured: Some(Rc::clone(&structured)),
         },
-        Rc::new(pipeline),
+        pipeline.share(),
         abort,
         history,
     );

@@ -7,6 +7,8 @@ mod child_env;
 mod env;
 pub(crate) mod memory;
 pub(crate) mod prompt;
+#[cfg(feature = "repl")]
+mod repl;
 mod sandbox;
 pub mod settings;
 pub(crate) mod skills;
@@ -86,6 +88,9 @@ pub struct Runtime {
     pub(crate) stream_input: bool,
     /// `--coordinator` or the `coordinator` setting.
     pub(crate) coordinator: bool,
+    /// The REPL tool is offered (CLAUDE_CODE_REPL, TERN_REPL, `repl.enabled`).
+    #[cfg(feature = "repl")]
+    pub(crate) repl: bool,
     /// MCP servers: from settings layers, `--mcp-config`, strictness.
     pub(crate) mcp_settings: Vec<(String, crate::json::Value, bool)>,
     /// Which project servers (`.mcp.json`, project settings) may start.
@@ -651,6 +656,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         warnings,
         stream_input: args.stream_input,
         coordinator: args.coordinator || layered.coordinator == Some(true),
+        #[cfg(feature = "repl")]
+        repl: repl::enabled(|k| inputs.env.get(k), layered.repl),
         mcp_settings: layered.mcp_servers.clone(),
         #[cfg(feature = "mcp")]
         mcp_approval: layered.mcp_approval.clone(),

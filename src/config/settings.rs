@@ -105,6 +105,8 @@ pub struct Settings {
     pub tools: Option<Vec<String>>,
     /// `coordinator`: the top level only delegates to workers.
     pub coordinator: Option<bool>,
+    /// `repl.enabled`: offer the REPL tool (builds with the `repl` feature).
+    pub repl: Option<bool>,
     /// `mcpServers` of each layer, with the file it came from and
     /// whether that layer is one a repository cannot write.
     pub mcp_servers: Vec<(String, Value, bool)>,
@@ -201,6 +203,7 @@ const KNOWN_KEYS: &[&str] = &[
     "$schema",
     "contextWindow",
     "coordinator",
+    "repl",
     "mcpServers",
     "provider",
     "baseUrl",
@@ -586,6 +589,13 @@ fn merge_layer(
     }
     if let Some(c) = v.get("coordinator").and_then(Value::as_bool) {
         out.coordinator = Some(c);
+    }
+    if let Some(r) = v
+        .get("repl")
+        .and_then(|r| r.get("enabled"))
+        .and_then(Value::as_bool)
+    {
+        out.repl = Some(r);
     }
     if let Some(ws) = v.get("webSearch") {
         web_search_layer(ws, trusted, &origin.file, &mut out.web_search, warnings);

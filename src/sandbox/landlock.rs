@@ -176,6 +176,23 @@ pub(crate) fn restrict_inner(scope_abstract: bool, tcp_ports: Option<&[u16]>) ->
     }
 }
 
+/// Gives up every filesystem and TCP right, and signals and abstract
+/// sockets beyond the process (the REPL VM, which needs only the pipes it
+/// already holds).
+#[cfg(feature = "repl")]
+pub(crate) fn seal_all() -> Result<(), Error> {
+    let ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(TARGET))
+        .map_err(rule_err)?
+        .handle_access(AccessNet::from_all(TARGET))
+        .map_err(rule_err)?
+        .scope(scopes(true))
+        .map_err(rule_err)?
+        .create()
+        .map_err(rule_err)?;
+    finish(ruleset)
+}
+
 fn finish(ruleset: landlock::RulesetCreated) -> Result<(), Error> {
     let status = ruleset.restrict_self().map_err(rule_err)?;
     match status.ruleset {

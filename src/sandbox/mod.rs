@@ -111,6 +111,13 @@ static LAUNCHER: std::sync::OnceLock<Option<std::os::fd::OwnedFd>> = std::sync::
 
 /// Opens tern's own executable, once, at startup: before any command can
 /// replace the file (tern may live beneath a writable directory).
+/// Seals the calling process: no file can be opened, no TCP connection
+/// made, from here on (landlock). Err: the kernel cannot.
+#[cfg(feature = "repl")]
+pub fn seal_process() -> Result<(), String> {
+    landlock::seal_all().map_err(|e| e.to_string())
+}
+
 pub fn remember_launcher() {
     LAUNCHER.get_or_init(|| crate::sys::open_own_executable().ok());
 }

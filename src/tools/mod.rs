@@ -16,6 +16,8 @@ mod grep;
 #[cfg(feature = "notebooks")]
 mod notebook;
 mod read;
+#[cfg(feature = "repl")]
+pub(crate) mod repl;
 mod schema;
 pub mod scratch;
 mod skill;
@@ -160,6 +162,21 @@ pub struct ToolContext {
     pub(crate) home: Option<PathBuf>,
     /// The shell Bash commands run in (the configuration's choice).
     pub(crate) shell: String,
+    /// The pipeline this context belongs to, for tools that call tools
+    /// (REPL). Weak: the pipeline owns this context.
+    pub(crate) inner: RefCell<Option<std::rc::Weak<dyn InnerCalls>>>,
+    /// This agent's REPL context.
+    #[cfg(feature = "repl")]
+    pub(crate) repl: repl::Slot,
+}
+
+/// What a tool that calls other tools needs from the pipeline (the agent
+/// plane implements it): each inner call goes through every step an
+/// outer one does, under its own call id.
+pub trait InnerCalls {
+    fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, ToolOutput>;
+    /// The tools an inner call may name.
+    fn inner_names(&self) -> Vec<String>;
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs
@@ -201,7 +218,18 @@ impl ToolContext {
             // Sessions take the configuration's choice; others (tests,
             // benchmarks) run bash.
             shell: "bash".to_string(),
+            inner: RefCell::new(None),
+            #[cfg(feature = "repl")]
+            repl: repl::Slot::default(),
         }
+    }
+
+    /// The pipeline inner calls go through, while it is alive.
+    pub fn inner_calls(&self) -> Option<Rc<dyn InnerCalls>> {
+        self.inner
+            .borrow()
+            .as_ref()
+            .and_then(std::rc::Weak::upgrade)
     }
 
     /// Tokens the images or document of one result may take: half the
@@ -318,6 +346,12 @@ impl Registry {
             hidden: Vec::new(),
             server: Vec::new(),
         }
+    }
+
+    /// Adds a tool (one the configuration turns on).
+    pub fn add(&mut self, tool: Rc<dyn Tool>) {
+        self.schemas.push(tool.input_schema());
+        self.tools.push(tool);
     }
 
     /// Offers a tool the provider runs (nothing here runs it): its

@@ -1,0 +1,345 @@
+//! REPL: JavaScript that orchestrates inner tool calls in one outer call.
+//!
+//! The script runs in a sealed VM process of its own ([`vm`]); every tool
+//! function it calls becomes an inner call through the session's whole
+//! permission pipeline ([`super::InnerCalls`]): schema, hooks, rules,
+//! mode, asking, sandbox. Entering the REPL is allowed; what runs inside
+//! is decided call by call. Variables live on in the VM between calls
+//! (one VM per agent: the session's, and each sub-agent's own).
+//!
+//! The script budget (30 s by default, at most 600 s) counts only the time
+//! the VM computes: it stands still while an inner call runs. A script
+//! that runs out of it is stopped by ending its VM, which loses the
+//! context; the next call starts a fresh one and says so.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use smol::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::{LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::json::{self, Value};
+use crate::obj;
+use crate::policy::Permit;
+
+pub(crate) mod source;
+pub(crate) mod vm;
+
+/// The argument that makes tern the VM process.
+pub(crate) const VM_ARG: &str = "__tern_repl_vm";
+/// The script budget when the call names none, and the most it may name.
+const DEFAULT_BUDGET_MS: u64 = 30_000;
+const MAX_BUDGET_MS: u64 = 600_000;
+/// However long inner calls take, one REPL call ends by then.
+const WALL_CLOCK: Duration = Duration::from_secs(600);
+/// The longest result text, in characters.
+const RESULT_LIMIT: usize = 100_000;
+
+/// A live VM: the process and its pipes.
+pub(crate) struct Vm {
+    child: smol::process::Child,
+    stdin: smol::process::ChildStdin,
+    stdout: BufReader<smol::process::ChildStdout>,
+}
+
+impl Vm {
+    fn start() -> Result<Vm, String> {
+        let exe = crate::sandbox::launcher()
+            .or_else(|| std::env::current_exe().ok())
+            .ok_or("tern cannot find its own binary to start the REPL VM")?;
+        let mut child = smol::process::Command::new(exe)
+            .arg(VM_ARG)
+            .env_clear()
+            .stdin(smol::process::Stdio::piped())
+            .stdout(smol::process::Stdio::piped())
+            .stderr(smol::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start the REPL VM: {e}"))?;
+        match (child.stdin.take(), child.stdout.take()) {
+            (Some(stdin), Some(stdout)) => Ok(Vm {
+                child,
+                stdin,
+                stdout: BufReader::new(stdout),
+            }),
+            _ => Err("cannot talk to the REPL VM".into()),
+        }
+    }
+
+    async fn send(&mut self, v: &Value) -> Result<(), String> {
+        let mut line = v.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .and(self.stdin.flush().await)
+            .map_err(|e| format!("the REPL VM stopped listening: {e}"))
+    }
+
+    /// The next message, or None when the VM has ended.
+    async fn next(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line).await {
+            Ok(0) | Err(_) => None,
+            Ok(_) => json::parse(&line).ok(),
+        }
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// The REPL state of one agent: its VM, and why the last one was lost.
+#[derive(Default)]
+pub(crate) struct Slot {
+    vm: RefCell<Option<Vm>>,
+    lost: RefCell<Option<String>>,
+}
+
+pub struct Repl;
+
+impl Tool for Repl {
+    fn name(&self) -> &str {
+        "REPL"
+    }
+    fn description(&self) -> &str {
+        "Run JavaScript that calls tools, to do many steps in one call. Every tool is a function \
+         by its name taking its input object (Read({file_path}), Bash({command}), ...), and \
+         returning its text; a refused or failed call throws. Shorthands: sh(command) runs Bash; \
+         cat(path) reads a file's text; rg(pattern, path?) searches contents; rgf(pattern, path?) \
+         and gl(pattern, path?) give arrays of paths; put(path, text) writes a file; chdir(dir) \
+         sets the directory for relative paths and sh() for this call; shQuote(s), str(v), \
+         console.log, setTimeout, atob/btoa. Top-level variables and functions stay for later \
+         calls; `o` is a fresh object each call. The value is the last expression (or `o`); with \
+         top-level await, `return` it or put it in `o`. No import, require, filesystem or \
+         process access: only the tools. Every inner call is checked as if you made it."
+    }
+    fn input_schema(&self) -> Value {
+        json::parse(
+            r#"{"type":"object","additionalProperties":false,"required":["code"],"properties":{
+            "code":{"type":"string","description":"The JavaScript to run"},
+            "description":{"type":"string","description":"What it does, in a few words"},
+            "timeout":{"type":"number","description":"Script budget in milliseconds (default 30000, at most 600000); time spent in inner tool calls is not counted"}}}"#,
+        )
+        .unwrap_or_default()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Other
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        // Entering only: each inner call is decided on its own.
+        true
+    }
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        false
+    }
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _permit: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(run(input, ctx))
+    }
+}
+
+async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
+    let code = input.str_field("code").unwrap_or_default().to_string();
+    let budget = input
+        .get("timeout")
+        .and_then(Value::as_f64)
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map_or(DEFAULT_BUDGET_MS, |t| (t as u64).min(MAX_BUDGET_MS));
+    if let Some(why) = source::sealed_violation(&code) {
+        return ToolOutput::error(format!("{why}; use the tool functions instead"));
+    }
+    let Some(inner) = ctx.inner_calls() else {
+        return ToolOutput::error("The REPL is not available here (no tool pipeline to call)");
+    };
+    let slot = &ctx.repl;
+    let mut notes = Vec::new();
+    let existing = slot.vm.borrow_mut().take();
+    let mut vm = match existing {
+        Some(vm) => vm,
+        None => match Vm::start() {
+            Ok(vm) => {
+                if let Some(why) = slot.lost.borrow_mut().take() {
+                    notes.push(format!(
+                        "[a fresh REPL context: the previous one was lost ({why}); its variables are gone]"
+                    ));
+                }
+                vm
+            }
+            Err(e) => return ToolOutput::error(e),
+        },
+    };
+    // Should this call never finish (the turn interrupted, the future
+    // dropped, which ends the VM), the next one says what was lost.
+    *slot.lost.borrow_mut() = Some("the call before did not finish".into());
+    let request = obj! {
+        "op" => "eval",
+        "code" => code,
+        "tools" => Value::Array(inner.inner_names().into_iter().map(Value::from).collect()),
+        "cwd" => ctx.cwd.display().to_string(),
+    };
+    if let Err(e) = vm.send(&request).await {
+        *slot.lost.borrow_mut() = Some(e.clone());
+        return ToolOutput::error(e);
+    }
+    let started = Instant::now();
+    let mut left = Duration::from_millis(budget);
+    let mut inner_calls = 0usize;
+    loop {
+        let waited = Instant::now();
+        let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
+        let limit = left.min(wall_left);
+        let next = smol::future::or(async { Some(vm.next().await) }, async {
+            smol::Timer::after(limit).await;
+            None
+        })
+        .await;
+        left = left.saturating_sub(waited.elapsed());
+        let msg = match next {
+            None => {
+                vm.kill();
+                let why = if wall_left <= limit {
+                    "the 600 s wall clock ran out".to_string()
+                } else {
+                    format!("the script budget of {budget} ms ran out")
+                };
+                *slot.lost.borrow_mut() = Some(why.clone());
+                return ToolOutput::error(format!(
+                    "{why}; the REPL context was stopped and its variables are lost. Split the work, \
+                     or give a larger timeout (at most {MAX_BUDGET_MS} ms)"
+                ));
+            }
+            Some(None) => {
+                vm.kill();
+                let why = "the VM ended unexpectedly".to_string();
+                *slot.lost.borrow_mut() = Some(why.clone());
+                return ToolOutput::error(format!(
+                    "The REPL failed: {why}; its variables are lost"
+                ));
+            }
+            Some(Some(m)) => m,
+        };
+        match msg.str_field("op") {
+            Some("call") => {
+                let name = msg.str_field("name").unwrap_or_default().to_string();
+                let input = msg.get("input").cloned().unwrap_or(Value::Null);
+                inner_calls += 1;
+                let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
+                let out = smol::future::or(inner.run_inner(name, input), async {
+                    smol::Timer::after(wall_left).await;
+                    ToolOutput::error("the REPL's 600 s wall clock ran out during this call")
+                })
+                .await;
+                let reply = obj! { "content" => out.content, "is_error" => out.is_error };
+                if let Err(e) = vm.send(&reply).await {
+                    *slot.lost.borrow_mut() = Some(e.clone());
+                    return ToolOutput::error(e);
+                }
+            }
+            Some("done") => {
+                *slot.vm.borrow_mut() = Some(vm);
+                *slot.lost.borrow_mut() = None;
+                return finish(&msg, notes, inner_calls);
+            }
+            Some("poisoned") => {
+                vm.kill();
+                let name = msg.str_field("name").unwrap_or_default();
+                let why = format!("the managed global `{name}` was made non-configurable");
+                *slot.lost.borrow_mut() = Some(why.clone());
+                return ToolOutput::error(format!(
+                    "The REPL context is poisoned: {why}. It was dropped; the next call starts a \
+                     fresh context (variables and functions from earlier calls are gone), so run \
+                     again what you need"
+                ));
+            }
+            _ => {
+                vm.kill();
+                let why = msg
+                    .str_field("error")
+                    .unwrap_or("it sent nonsense")
+                    .to_string();
+                *slot.lost.borrow_mut() = Some(why.clone());
+                return ToolOutput::error(format!("The REPL VM failed: {why}"));
+            }
+        }
+    }
+}
+
+/// The outer result: the value, then what the script printed.
+fn finish(done: &Value, notes: Vec<String>, inner_calls: usize) -> ToolOutput {
+    let ok = done.get("ok").and_then(Value::as_bool).unwrap_or(false);
+    let value = done.str_field("value").unwrap_or_default();
+    let stdout = done.str_field("stdout").unwrap_or_default();
+    let stderr = done.str_field("stderr").unwrap_or_default();
+    let mut text = String::new();
+    for n in &notes {
+        text.push_str(n);
+        text.push('\n');
+    }
+    text.push_str(if ok { "result: " } else { "error: " });
+    text.push_str(value);
+    if !stdout.is_empty() {
+        text.push_str("\nstdout:\n");
+        text.push_str(stdout.trim_end_matches('\n'));
+    }
+    if !stderr.is_empty() {
+        text.push_str("\nstderr:\n");
+        text.push_str(stderr.trim_end_matches('\n'));
+    }
+    if !ok && inner_calls > 0 {
+        text.push_str(&format!(
+            "\n({inner_calls} inner tool call(s) ran before this; their effects stay)"
+        ));
+    }
+    if text.chars().count() > RESULT_LIMIT {
+        let cut: String = text.chars().take(RESULT_LIMIT).collect();
+        text = format!("{cut}\n[the result was cut at {RESULT_LIMIT} characters]");
+    }
+    if ok {
+        ToolOutput::ok(text)
+    } else {
+        ToolOutput::error(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The seal the VM puts on itself: after it, this thread opens no
+    /// file and makes no TCP connection, though it could before.
+    #[test]
+    fn the_vm_seal_takes_every_file_and_connection() {
+        if crate::sys::landlock_abi().is_err() {
+            assert!(
+                std::env::var_os("TERN_REQUIRE_ALL").is_none(),
+                "landlock is required"
+            );
+            eprintln!("skipped: this kernel has no landlock");
+            return;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let before = std::fs::read("/proc/self/status").is_ok()
+            && std::net::TcpStream::connect(addr).is_ok();
+        assert!(
+            before,
+            "the thread could open files and connect before the seal"
+        );
+        // landlock holds a thread and what it starts: a thread of its own.
+        let after = std::thread::spawn(move || {
+            crate::sandbox::seal_process().unwrap();
+            (
+                std::fs::read("/proc/self/status").is_err(),
+                std::fs::File::create("/tmp/tern-repl-seal-probe").is_err(),
+                std::net::TcpStream::connect(addr).is_err(),
+            )
+        })
+        .join()
+        .unwrap();
+        assert_eq!(after, (true, true, true), "(read, create, connect) refused");
+    }
+}

@@ -1,0 +1,294 @@
+//! The REPL tool through the real binary and the scripted stand-in: it is
+//! offered only when turned on; variables live on between calls; every
+//! inner call goes through the permission pipeline (each protection shown
+//! both ways: the effect happens where nothing stops it, and does not
+//! where the pipeline refuses); the VM is sealed; the script budget stops
+//! a runaway script but stands still while an inner call runs; a poisoned
+//! context is replaced and the model is told.
+
+mod support;
+
+use std::path::Path;
+
+use support::standin::{self, StandIn};
+use support::*;
+use tern::json::Value;
+use tern::obj;
+
+fn text(r: &Value) -> String {
+    match r.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(b)) => b.iter().filter_map(|x| x.str_field("text")).collect(),
+        _ => String::new(),
+    }
+}
+
+fn is_error(r: &Value) -> bool {
+    r.get("is_error").and_then(Value::as_bool) == Some(true)
+}
+
+/// One session: each block is one REPL call in a turn of its own; the
+/// result of each, in order.
+fn session(dir: &Path, blocks: &[Value], args: &[&str]) -> Vec<Value> {
+    let mut replies = Vec::new();
+    for (i, input) in blocks.iter().enumerate() {
+        let id = format!("toolu_{i}");
+        let json = input.to_json();
+        replies.push(standin::tools_reply(&[(&id, "REPL", &json)]));
+    }
+    replies.push(standin::text_reply("done"));
+    let api = StandIn::start(replies);
+    let out = run(tern(&api.url, dir)
+        .env("TERN_REPL", "1")
+        .args(["-p", "go", "--output-format", "json"])
+        .args(args));
+    assert_ok(&out);
+    let reqs = api.requests();
+    (1..=blocks.len())
+        .map(|i| {
+            let r = tool_results(&reqs[i]);
+            assert_eq!(r.len(), 1, "one result for block {i}");
+            r[0].clone()
+        })
+        .collect()
+}
+
+fn code(c: &str) -> Value {
+    obj! { "code" => c }
+}
+
+fn tool_names(api: &StandIn) -> Vec<String> {
+    body(&api.requests()[0])
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|t| {
+            t.iter()
+                .filter_map(|x| x.str_field("name").map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_repl_is_offered_only_when_turned_on() {
+    let dir = scratch("repl-gate");
+    let offered = |env: &[(&str, &str)], settings: Option<&str>| {
+        if let Some(s) = settings {
+            std::fs::create_dir_all(dir.join(".tern")).unwrap();
+            std::fs::write(dir.join(".tern/settings.json"), s).unwrap();
+        } else {
+            let _ = std::fs::remove_file(dir.join(".tern/settings.json"));
+        }
+        let api = StandIn::start(vec![standin::text_reply("hi")]);
+        let mut cmd = tern(&api.url, &dir);
+        cmd.args(["-p", "hi"]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        assert_ok(&run(&mut cmd));
+        tool_names(&api).iter().any(|n| n == "REPL")
+    };
+    assert!(!offered(&[], None));
+    assert!(offered(&[("TERN_REPL", "1")], None));
+    assert!(offered(&[("CLAUDE_CODE_REPL", "true")], None));
+    assert!(offered(&[], Some(r#"{"repl": {"enabled": true}}"#)));
+    // An explicit false wins over every yes.
+    assert!(!offered(
+        &[("TERN_REPL", "1"), ("CLAUDE_CODE_REPL", "false")],
+        Some(r#"{"repl": {"enabled": true}}"#)
+    ));
+    assert!(!offered(
+        &[("TERN_REPL", "1")],
+        Some(r#"{"repl": {"enabled": false}}"#)
+    ));
+}
+
+#[test]
+fn variables_live_between_calls_and_inner_calls_return_text() {
+    let dir = scratch("repl-vars");
+    std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let r = session(
+        &dir,
+        &[
+            code(
+                "let first = cat('notes.txt').split('\\n')[0];\nconst n = sh('echo hi').trim();\nfirst + ' ' + n",
+            ),
+            // Declared again, and the earlier values are still there.
+            code("const n2 = n + '!';\nlet first = first.toUpperCase();\n[first, n2, gl('*.txt')]"),
+            code("o.files = rgf('beta'); o.count = o.files.length; void 0"),
+        ],
+        &[],
+    );
+    assert!(!is_error(&r[0]), "{}", text(&r[0]));
+    assert!(text(&r[0]).contains("result: alpha hi"), "{}", text(&r[0]));
+    assert!(!is_error(&r[1]), "{}", text(&r[1]));
+    let t = text(&r[1]);
+    assert!(t.contains("\"ALPHA\"") && t.contains("\"hi!\""), "{t}");
+    assert!(t.contains("notes.txt"), "{t}");
+    // With no value of its own, a block answers `o`.
+    let t = text(&r[2]);
+    assert!(t.contains("\"count\": 1") && t.contains("notes.txt"), "{t}");
+}
+
+#[test]
+fn a_refused_inner_call_has_no_effect() {
+    let block = || {
+        code(
+            "let out = [];\ntry { put('made.txt', 'data') } catch (e) { out.push('put: ' + e.message) }\ntry { sh('touch ran') } catch (e) { out.push('sh: ' + e.message) }\nout",
+        )
+    };
+    // Unprotected (bypass): both effects happen.
+    let open = scratch("repl-refused-open");
+    let r = session(
+        &open,
+        &[block()],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert!(!is_error(&r[0]), "{}", text(&r[0]));
+    assert!(open.join("made.txt").exists() && open.join("ran").exists());
+    // Default mode, nobody to ask: both inner calls are refused, nothing
+    // is written or run, and the script sees the refusals.
+    let dir = scratch("repl-refused");
+    let r = session(&dir, &[block()], &[]);
+    let t = text(&r[0]);
+    assert!(t.contains("put: Write:") && t.contains("sh: Bash:"), "{t}");
+    assert!(!dir.join("made.txt").exists(), "the refused Write wrote");
+    assert!(!dir.join("ran").exists(), "the refused Bash ran");
+    // A deny rule holds inside the REPL as well, even in bypass mode.
+    let denied = scratch("repl-denied");
+    let r = session(
+        &denied,
+        &[code("sh('touch ran')")],
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            "Bash(touch:*)",
+        ],
+    );
+    assert!(is_error(&r[0]), "{}", text(&r[0]));
+    assert!(!denied.join("ran").exists());
+}
+
+#[test]
+fn the_vm_is_sealed() {
+    let dir = scratch("repl-sealed");
+    let r = session(
+        &dir,
+        &[
+            code("import fs from 'fs'"),
+            code("const fs = require('fs')"),
+            code("import('fs')"),
+            // What a sealed VM does not have.
+            code(
+                "[typeof process, typeof require, typeof Deno, typeof WebAssembly, typeof fetch].join(',')",
+            ),
+            // Mentioning the words in a string is fine.
+            code("'import x; require(y)'.length"),
+        ],
+        &[],
+    );
+    for refused in &r[..3] {
+        assert!(is_error(refused), "{}", text(refused));
+        assert!(
+            text(refused).contains("sealed REPL VM"),
+            "{}",
+            text(refused)
+        );
+    }
+    assert!(
+        text(&r[3]).contains("result: undefined,undefined,undefined,undefined,undefined"),
+        "{}",
+        text(&r[3])
+    );
+    assert!(text(&r[4]).contains("result: 20"), "{}", text(&r[4]));
+}
+
+#[test]
+fn the_budget_stops_a_runaway_script_but_not_a_slow_tool() {
+    let dir = scratch("repl-budget");
+    let r = session(
+        &dir,
+        &[
+            code("let kept = 41"),
+            obj! { "code" => "while (true) {}", "timeout" => 300i64 },
+            code("typeof kept"),
+            // An inner call that takes longer than the whole budget: the
+            // budget stands still while it runs.
+            obj! { "code" => "sh('sleep 1; echo slept').trim()", "timeout" => 400i64 },
+        ],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert!(!is_error(&r[0]));
+    assert!(is_error(&r[1]), "{}", text(&r[1]));
+    assert!(text(&r[1]).contains("budget of 300 ms"), "{}", text(&r[1]));
+    // The runaway context is gone, and the next call says so.
+    let t = text(&r[2]);
+    assert!(
+        t.contains("fresh REPL context") && t.contains("result: undefined"),
+        "{t}"
+    );
+    assert!(!is_error(&r[3]), "{}", text(&r[3]));
+    assert!(text(&r[3]).contains("result: slept"), "{}", text(&r[3]));
+}
+
+#[test]
+fn values_settle_and_promises_are_not_text() {
+    let dir = scratch("repl-promises");
+    let r = session(
+        &dir,
+        &[
+            code(
+                "const later = (v) => new Promise(r => setTimeout(() => r(v), 10));\nconst got = await later(5);\nreturn got * 2",
+            ),
+            code("o.a = later(1); o.b = [later(2), 3]; void 0"),
+            code("'total: ' + later(4)"),
+            code("console.log('to stdout', {k: 1}); console.error('to stderr'); 7"),
+            code("throw {code: 3}"),
+        ],
+        &[],
+    );
+    assert!(text(&r[0]).contains("result: 10"), "{}", text(&r[0]));
+    let t = text(&r[1]);
+    let compact: String = t.split_whitespace().collect();
+    assert!(compact.contains(r#""a":1,"b":[2,3]"#), "{t}");
+    assert!(is_error(&r[2]), "{}", text(&r[2]));
+    assert!(text(&r[2]).contains("await it first"), "{}", text(&r[2]));
+    let t = text(&r[3]);
+    assert!(
+        t.contains("result: 7") && t.contains("stdout:\nto stdout {"),
+        "{t}"
+    );
+    assert!(t.contains("stderr:\nto stderr"), "{t}");
+    assert!(
+        is_error(&r[4]) && text(&r[4]).contains("thrown: {"),
+        "{}",
+        text(&r[4])
+    );
+}
+
+#[test]
+fn a_poisoned_global_gives_a_fresh_context() {
+    let dir = scratch("repl-poison");
+    let r = session(
+        &dir,
+        &[
+            code(
+                "let mine = 1; Object.defineProperty(globalThis, 'sh', {value: 0, configurable: false}); 'ok'",
+            ),
+            code("typeof mine"),
+            code("typeof mine"),
+        ],
+        &[],
+    );
+    assert!(!is_error(&r[0]));
+    // The next call finds `sh` pinned: the context is dropped and the
+    // model told; the one after runs in a fresh VM without `mine`.
+    assert!(is_error(&r[1]), "{}", text(&r[1]));
+    assert!(text(&r[1]).contains("poisoned") && text(&r[1]).contains("`sh`"));
+    let t = text(&r[2]);
+    assert!(
+        t.contains("fresh REPL context") && t.contains("result: undefined"),
+        "{t}"
+    );
+}
