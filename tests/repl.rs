@@ -292,3 +292,180 @@ fn a_poisoned_global_gives_a_fresh_context() {
         "{t}"
     );
 }
+
+#[test]
+fn inner_calls_are_reported_as_tool_activity() {
+    let dir = scratch("repl-activity");
+    let input = code("sh('echo from-inside-the-repl').trim()").to_json();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_0", "REPL", &input)]),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+        "-p",
+        "go",
+        "--verbose",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The outer REPL call and the inner Bash call each have their lines.
+    let bash = err
+        .lines()
+        .filter(|l| l.contains("Bash") && l.contains("echo from-inside-the-repl"))
+        .count();
+    assert!(bash >= 1, "no line for the inner Bash call:\n{err}");
+    assert!(err.lines().any(|l| l.contains("REPL")), "{err}");
+}
+
+/// The seed's running scenario: find the call sites with `rgf`, read them
+/// with `cat`, `put` two edits, register `verify_patch`; next turn the
+/// model calls `eval_registered__verify_patch`, which asks — refused with
+/// nobody to ask (its handler's effect does not happen), run when the
+/// mode allows it (the effect happens).
+#[test]
+fn a_registered_tool_is_offered_next_turn_and_asks() {
+    let scenario = |dir: &Path, args: &[&str]| -> (Vec<Value>, Vec<String>) {
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        for (f, t) in [
+            ("src/a.rs", "old_api(1);\n"),
+            ("src/b.rs", "x();\nold_api(2);\n"),
+            ("src/c.rs", "old_api(3);\n"),
+            ("src/d.rs", "new_api(4);\n"),
+        ] {
+            std::fs::write(dir.join(f), t).unwrap();
+        }
+        let block = code(
+            "const sites = rgf('old_api', 'src').sort();\n\
+             const texts = sites.map(f => cat(f));\n\
+             for (const f of sites.slice(0, 2)) put(f, cat(f).replace('old_api', 'new_api'));\n\
+             registerTool('verify_patch', 'Checks that no old_api is left', \
+               {type: 'object', properties: {dir: {type: 'string'}}, required: ['dir']}, \
+               (input) => { sh('touch verified'); return {left: rgf('old_api', input.dir).length}; });\n\
+             [sites.length, texts.join('').length, listTools()]",
+        );
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[("toolu_0", "REPL", &block.to_json())]),
+            standin::tools_reply(&[(
+                "toolu_1",
+                "eval_registered__verify_patch",
+                r#"{"dir":"src"}"#,
+            )]),
+            standin::text_reply("done"),
+        ]);
+        let out = run(tern(&api.url, dir)
+            .env("TERN_REPL", "1")
+            .args(["-p", "go", "--output-format", "json"])
+            .args(args));
+        assert_ok(&out);
+        let reqs = api.requests();
+        let results = vec![
+            tool_results(&reqs[1])[0].clone(),
+            tool_results(&reqs[2])[0].clone(),
+        ];
+        let names = body(&reqs[1])
+            .get("tools")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .filter_map(|t| t.str_field("name").map(str::to_string))
+            .collect();
+        (results, names)
+    };
+    // Allowed to edit, and asked about nothing else: the edits land, the
+    // registered tool is offered and its call asks, which -p refuses.
+    let dir = scratch("repl-scenario");
+    let (r, names) = scenario(&dir, &["--permission-mode", "acceptEdits"]);
+    assert!(!is_error(&r[0]), "{}", text(&r[0]));
+    assert!(text(&r[0]).contains("\"verify_patch\""), "{}", text(&r[0]));
+    assert!(
+        names.iter().any(|n| n == "eval_registered__verify_patch"),
+        "{names:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/a.rs")).unwrap(),
+        "new_api(1);\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/b.rs")).unwrap(),
+        "x();\nnew_api(2);\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/c.rs")).unwrap(),
+        "old_api(3);\n"
+    );
+    assert!(
+        is_error(&r[1]),
+        "the registered tool ran without asking: {}",
+        text(&r[1])
+    );
+    assert!(!dir.join("verified").exists(), "its handler ran");
+    // Where calls are allowed, the handler runs in the VM with its own
+    // inner calls, and its value comes back.
+    let open = scratch("repl-scenario-open");
+    let (r, _) = scenario(&open, &["--permission-mode", "bypassPermissions"]);
+    assert!(!is_error(&r[1]), "{}", text(&r[1]));
+    assert!(text(&r[1]).contains("\"left\": 1"), "{}", text(&r[1]));
+    assert!(open.join("verified").exists());
+}
+
+#[test]
+fn register_tool_checks_its_arguments() {
+    let dir = scratch("repl-register-bad");
+    let r = session(
+        &dir,
+        &[
+            code("registerTool('bad name', '', {}, () => 1)"),
+            code("registerTool('sh', '', {}, () => 1)"),
+            code("registerTool('ok', '', {type: 'string'}, () => 1)"),
+            code("registerTool('ok', '', {}, 'not a function')"),
+            code("const s = {}; s.self = s; registerTool('ok', '', s, () => 1)"),
+            code(
+                "registerTool('ok', 'fine', undefined, () => 1); [listTools(), getTool('ok').schema.type, unregisterTool('ok'), listTools()]",
+            ),
+        ],
+        &[],
+    );
+    for bad in &r[..5] {
+        assert!(is_error(bad), "{}", text(bad));
+        assert!(text(bad).contains("registerTool:"), "{}", text(bad));
+    }
+    let t: String = text(&r[5]).split_whitespace().collect();
+    assert!(t.contains(r#"[["ok"],"object",true,[]]"#), "{t}");
+}
+
+/// `cat` hands back a file whole or not at all: a text cut at Read's
+/// window, written back with `put`, would cut the file.
+#[test]
+fn cat_refuses_to_hand_back_part_of_a_file() {
+    let dir = scratch("repl-cat-long");
+    let long: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("long.txt"), &long).unwrap();
+    std::fs::write(dir.join("short.txt"), "a\n\nb\n").unwrap();
+    let r = session(
+        &dir,
+        &[
+            code("cat('long.txt')"),
+            code("cat('long.txt', {offset: 2499, limit: 5})"),
+            code("JSON.stringify(cat('short.txt'))"),
+        ],
+        &[],
+    );
+    assert!(is_error(&r[0]), "{}", text(&r[0]));
+    assert!(
+        text(&r[0]).contains("longer than one Read"),
+        "{}",
+        text(&r[0])
+    );
+    assert!(
+        text(&r[1]).contains("result: line 2499\nline 2500\n"),
+        "{}",
+        text(&r[1])
+    );
+    assert!(
+        text(&r[2]).contains(r#"result: "a\n\nb\n""#),
+        "{}",
+        text(&r[2])
+    );
+}

@@ -664,6 +664,11 @@ impl crate::tools::InnerCalls for Pipeline {
             if name == "REPL" {
                 return ToolOutput::error("the REPL cannot call itself");
             }
+            if name.starts_with("eval_registered__") {
+                return ToolOutput::error(
+                    "a registered tool is a function of the REPL: call its handler directly",
+                );
+            }
             let id = format!("toolu_inner_{:016x}", fastrand::u64(..));
             self.run(ToolUse {
                 id,

@@ -115,9 +115,17 @@ pub(super) async fn build(
     if let Some(definition) = web_search {
         registry.add_server_tool("WebSearch", definition);
     }
+    // The REPL, and the tools its scripts register (offered while the
+    // context that registered them lives).
+    #[cfg(feature = "repl")]
+    let repl_tools = Rc::new(std::cell::RefCell::new(Vec::new()));
     #[cfg(feature = "repl")]
     if rt.repl {
         registry.add(Rc::new(crate::tools::repl::Repl));
+        registry.set_dynamic(
+            Rc::new(crate::tools::repl::RegisteredTools(Rc::clone(&repl_tools))),
+            Vec::new(),
+        );
     }
     // A bare tool name in the deny list removes the tool from view entirely.
     let hidden: Vec<String> = rt
@@ -383,6 +391,8 @@ pub(super) async fn build(
             web,
             home,
             shell: rt.shell.clone(),
+            #[cfg(feature = "repl")]
+            repl: crate::tools::repl::Slot::sharing(repl_tools),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,

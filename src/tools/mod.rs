@@ -284,7 +284,7 @@ pub struct Registry {
     schemas: Vec<Value>,
     compact: bool,
     /// Tools that come and go while the session runs (MCP servers).
-    dynamic: Option<Rc<dyn ToolSource>>,
+    dynamic: Vec<Rc<dyn ToolSource>>,
     /// Dynamic tools kept out of view (bare names in deny rules).
     hidden: Vec<String>,
     /// Tools the provider runs itself (the Messages API's web search):
@@ -342,7 +342,7 @@ impl Registry {
             tools,
             schemas,
             compact: false,
-            dynamic: None,
+            dynamic: Vec::new(),
             hidden: Vec::new(),
             server: Vec::new(),
         }
@@ -374,29 +374,28 @@ impl Registry {
 
     /// Adds a changing catalog; `hidden` names are never offered.
     pub fn set_dynamic(&mut self, source: Rc<dyn ToolSource>, hidden: Vec<String>) {
-        self.dynamic = Some(source);
-        self.hidden = hidden;
+        self.dynamic.push(source);
+        self.hidden.extend(hidden);
     }
 
     /// Has a catalog that may change while the session runs.
     pub fn is_dynamic(&self) -> bool {
-        self.dynamic.is_some()
+        !self.dynamic.is_empty()
     }
 
     /// Catches up with changed catalogs before a request is built.
     pub async fn refresh(&self) {
-        if let Some(d) = &self.dynamic {
+        for d in &self.dynamic {
             d.refresh().await;
         }
     }
 
     fn dynamic_tools(&self) -> Vec<Rc<dyn Tool>> {
-        self.dynamic.as_ref().map_or(Vec::new(), |d| {
-            d.tools()
-                .into_iter()
-                .filter(|t| !self.hidden.iter().any(|h| h == t.name()))
-                .collect()
-        })
+        self.dynamic
+            .iter()
+            .flat_map(|d| d.tools())
+            .filter(|t| !self.hidden.iter().any(|h| h == t.name()))
+            .collect()
     }
 
     /// Describe tools briefly (first sentence, no per-field prose): for

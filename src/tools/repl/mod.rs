@@ -13,6 +13,7 @@
 //! context; the next call starts a fresh one and says so.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use smol::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -32,6 +33,8 @@ const DEFAULT_BUDGET_MS: u64 = 30_000;
 const MAX_BUDGET_MS: u64 = 600_000;
 /// However long inner calls take, one REPL call ends by then.
 const WALL_CLOCK: Duration = Duration::from_secs(600);
+/// How long a new VM may take to say it is ready.
+const STARTUP: Duration = Duration::from_secs(30);
 /// The longest result text, in characters.
 const RESULT_LIMIT: usize = 100_000;
 
@@ -66,6 +69,32 @@ impl Vm {
         }
     }
 
+    /// A new VM, once it says it is ready (bounded: a VM that cannot start
+    /// must not hang the call).
+    async fn ready() -> Result<Vm, String> {
+        let mut vm = Vm::start()?;
+        let first = smol::future::or(async { vm.next().await }, async {
+            smol::Timer::after(STARTUP).await;
+            None
+        })
+        .await;
+        match first {
+            Some(m) if m.str_field("op") == Some("ready") => Ok(vm),
+            Some(m) => {
+                let why = m
+                    .str_field("error")
+                    .unwrap_or("it said something else")
+                    .to_string();
+                vm.kill();
+                Err(format!("the REPL VM did not start: {why}"))
+            }
+            None => {
+                vm.kill();
+                Err("the REPL VM did not start in time".into())
+            }
+        }
+    }
+
     async fn send(&mut self, v: &Value) -> Result<(), String> {
         let mut line = v.to_string();
         line.push('\n');
@@ -90,11 +119,83 @@ impl Vm {
     }
 }
 
-/// The REPL state of one agent: its VM, and why the last one was lost.
+/// The REPL state of one agent: its VM, why the last one was lost, and
+/// the tools its scripts registered (offered to the model while the
+/// context lives).
 #[derive(Default)]
 pub(crate) struct Slot {
     vm: RefCell<Option<Vm>>,
     lost: RefCell<Option<String>>,
+    registered: Rc<RefCell<Vec<Rc<Registered>>>>,
+}
+
+impl Slot {
+    /// A slot whose registered tools `list` also holds (the registry's
+    /// source of them).
+    pub(crate) fn sharing(list: Rc<RefCell<Vec<Rc<Registered>>>>) -> Slot {
+        Slot {
+            registered: list,
+            ..Slot::default()
+        }
+    }
+}
+
+/// The registered tools, as a catalog the registry offers.
+pub(crate) struct RegisteredTools(pub(crate) Rc<RefCell<Vec<Rc<Registered>>>>);
+
+impl super::ToolSource for RegisteredTools {
+    fn tools(&self) -> Vec<Rc<dyn Tool>> {
+        self.0
+            .borrow()
+            .iter()
+            .map(|t| Rc::clone(t) as Rc<dyn Tool>)
+            .collect()
+    }
+}
+
+/// A tool a script registered: the model calls it as
+/// `eval_registered__NAME`; every such call asks (not read-only), and its
+/// handler runs in the VM, its own inner calls checked like any other.
+pub(crate) struct Registered {
+    /// The name in the VM.
+    vm_name: String,
+    /// `eval_registered__NAME`.
+    wire: String,
+    description: String,
+    schema: Value,
+}
+
+impl Tool for Registered {
+    fn name(&self) -> &str {
+        &self.wire
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+    fn kind(&self) -> super::Kind {
+        super::Kind::Other
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        false
+    }
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        false
+    }
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+        _permit: &'a Permit,
+    ) -> LocalFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let request =
+                obj! { "op" => "invoke", "name" => self.vm_name.as_str(), "input" => input };
+            in_vm(ctx, request, DEFAULT_BUDGET_MS).await
+        })
+    }
 }
 
 pub struct Repl;
@@ -154,6 +255,12 @@ async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
     if let Some(why) = source::sealed_violation(&code) {
         return ToolOutput::error(format!("{why}; use the tool functions instead"));
     }
+    in_vm(ctx, obj! { "op" => "eval", "code" => code }, budget).await
+}
+
+/// Runs one request (a block, or a registered tool's handler) in this
+/// agent's VM, answering its inner calls, within the budget.
+async fn in_vm(ctx: &ToolContext, mut request: Value, budget: u64) -> ToolOutput {
     let Some(inner) = ctx.inner_calls() else {
         return ToolOutput::error("The REPL is not available here (no tool pipeline to call)");
     };
@@ -162,8 +269,21 @@ async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
     let existing = slot.vm.borrow_mut().take();
     let mut vm = match existing {
         Some(vm) => vm,
-        None => match Vm::start() {
+        None => match Vm::ready().await {
             Ok(vm) => {
+                // Tools registered in a lost context are gone with it.
+                let gone: Vec<String> = slot
+                    .registered
+                    .borrow_mut()
+                    .drain(..)
+                    .map(|t| t.vm_name.clone())
+                    .collect();
+                if !gone.is_empty() {
+                    notes.push(format!(
+                        "[the registered tools {} were lost with the old context]",
+                        gone.join(", ")
+                    ));
+                }
                 if let Some(why) = slot.lost.borrow_mut().take() {
                     notes.push(format!(
                         "[a fresh REPL context: the previous one was lost ({why}); its variables are gone]"
@@ -177,12 +297,16 @@ async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
     // Should this call never finish (the turn interrupted, the future
     // dropped, which ends the VM), the next one says what was lost.
     *slot.lost.borrow_mut() = Some("the call before did not finish".into());
-    let request = obj! {
-        "op" => "eval",
-        "code" => code,
-        "tools" => Value::Array(inner.inner_names().into_iter().map(Value::from).collect()),
-        "cwd" => ctx.cwd.display().to_string(),
-    };
+    if let Value::Object(m) = &mut request {
+        let names = inner
+            .inner_names()
+            .into_iter()
+            .filter(|n| !n.starts_with(REGISTERED_PREFIX))
+            .map(Value::from)
+            .collect();
+        m.insert("tools", Value::Array(names));
+        m.insert("cwd", ctx.cwd.display().to_string());
+    }
     if let Err(e) = vm.send(&request).await {
         *slot.lost.borrow_mut() = Some(e.clone());
         return ToolOutput::error(e);
@@ -244,6 +368,7 @@ async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
             Some("done") => {
                 *slot.vm.borrow_mut() = Some(vm);
                 *slot.lost.borrow_mut() = None;
+                apply(&slot.registered, &msg);
                 return finish(&msg, notes, inner_calls);
             }
             Some("poisoned") => {
@@ -266,6 +391,31 @@ async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
                 *slot.lost.borrow_mut() = Some(why.clone());
                 return ToolOutput::error(format!("The REPL VM failed: {why}"));
             }
+        }
+    }
+}
+
+/// The wire names of registered tools start so.
+const REGISTERED_PREFIX: &str = "eval_registered__";
+
+/// A call's `registerTool`/`unregisterTool` changes, in order.
+fn apply(list: &RefCell<Vec<Rc<Registered>>>, done: &Value) {
+    let Some(changes) = done.get("changes").and_then(Value::as_array) else {
+        return;
+    };
+    let mut list = list.borrow_mut();
+    for c in changes {
+        let Some(name) = c.str_field("name") else {
+            continue;
+        };
+        list.retain(|t| t.vm_name != name);
+        if c.str_field("op") == Some("register") {
+            list.push(Rc::new(Registered {
+                vm_name: name.to_string(),
+                wire: format!("{REGISTERED_PREFIX}{name}"),
+                description: c.str_field("description").unwrap_or_default().to_string(),
+                schema: c.get("schema").cloned().unwrap_or(Value::Null),
+            }));
         }
     }
 }

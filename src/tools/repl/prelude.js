@@ -10,6 +10,9 @@
   const CONSOLE_LIMIT = 52428800;
   let cwd = "", sessionCwd = "";
   let timers = [], timerSeq = 0;
+  // Tools this context registered, and this call's changes to them.
+  const registered = new Map();
+  let changes = [];
 
   const show = (v) => {
     if (typeof v === "string") return v;
@@ -56,11 +59,25 @@
 
   const shQuote = (s) => "'" + String(s).replace(/'/g, "'\\''") + "'";
 
-  // Read numbers its lines ("     1\tline"); the shorthand hands back the text.
-  const unnumber = (text) =>
-    text.split("\n").filter((l, i, all) => !(i === all.length - 1 && l === ""))
-      .map((l) => { const m = /^\s*\d+\t/.exec(l); return m ? l.slice(m[0].length) : l; })
-      .join("\n");
+  // Read numbers its lines ("     1\tline\n"); the shorthand hands back
+  // the text, every line ended by a newline. A text that is not all of
+  // the file is an error unless a window was asked for: written back with
+  // put(), it would cut the file.
+  const unnumber = (text, windowed) => {
+    if (text === "(the file exists but is empty)") return "";
+    let body = text;
+    const more = /\n\(showing lines \d+-\d+ of \d+; use offset \d+ to continue\)\n$/.exec(body);
+    if (more) {
+      if (!windowed) throw new Error("cat: the file is longer than one Read shows; pass {offset, limit} to read it in parts");
+      body = body.slice(0, more.index + 1);
+    }
+    if (!windowed && body.includes("… [line truncated]")) {
+      throw new Error("cat: a line is longer than Read shows (2000 characters)");
+    }
+    return body.split("\n").slice(0, -1)
+      .map((l) => { const m = /^\s*\d+\t/.exec(l); return (m ? l.slice(m[0].length) : l) + "\n"; })
+      .join("");
+  };
 
   const lines = (text) => text.split("\n").filter((l) => l !== "" && !l.startsWith("No files found"));
 
@@ -69,7 +86,9 @@
       const c = cwd !== sessionCwd && cwd !== "" ? `cd ${shQuote(cwd)} && ${command}` : String(command);
       return call("Bash", Object.assign({ command: c }, opts || {}));
     },
-    cat: (path, opts) => unnumber(call("Read", Object.assign({ file_path: abs(path) }, opts || {}))),
+    cat: (path, opts) => unnumber(
+      call("Read", Object.assign({ file_path: abs(path) }, opts || {})),
+      opts !== undefined && (opts.offset !== undefined || opts.limit !== undefined)),
     rg: (pattern, path, opts) => call("Grep", Object.assign(
       { pattern: String(pattern), output_mode: "content", "-n": true },
       path === undefined ? {} : { path: abs(path) }, opts || {})),
@@ -118,6 +137,40 @@
   };
   defs.clearInterval = defs.clearTimeout;
 
+  defs.registerTool = (name, description, schema, handler) => {
+    name = String(name);
+    if (!/^[a-zA-Z0-9_-]{1,111}$/.test(name)) {
+      throw new Error("registerTool: a name is 1 to 111 letters, digits, '_' or '-'");
+    }
+    if (typeof handler !== "function") throw new Error("registerTool: the handler must be a function");
+    if (Object.prototype.hasOwnProperty.call(defs, name) || managed.has(name)) {
+      throw new Error(`registerTool: ${name} is already a global of the REPL`);
+    }
+    let s;
+    try { s = JSON.parse(JSON.stringify(schema === undefined ? { type: "object" } : schema)); } catch (_) { s = undefined; }
+    if (s === null || typeof s !== "object" || Array.isArray(s)) {
+      throw new Error("registerTool: the schema must be a JSON-serialisable object");
+    }
+    if (s.type === undefined) s.type = "object";
+    if (s.type !== "object") throw new Error("registerTool: the schema must describe an object");
+    if (s.properties === undefined) s.properties = {};
+    const d = description === undefined ? "" : String(description);
+    registered.set(name, { description: d, schema: s, handler });
+    changes.push({ op: "register", name, description: d, schema: s });
+    return `eval_registered__${name}`;
+  };
+  defs.unregisterTool = (name) => {
+    name = String(name);
+    const had = registered.delete(name);
+    if (had) changes.push({ op: "unregister", name });
+    return had;
+  };
+  defs.listTools = () => [...registered.keys()];
+  defs.getTool = (name) => {
+    const t = registered.get(String(name));
+    return t === undefined ? undefined : { name: String(name), description: t.description, schema: t.schema };
+  };
+
   const install = (name, value) => {
     const d = Object.getOwnPropertyDescriptor(G, name);
     if (d && !d.configurable) return name;
@@ -137,7 +190,7 @@
   // managed global user code made non-configurable (the context is then
   // poisoned), else null.
   G.__refresh = (toolsJson, dir) => {
-    out = []; err = []; consoleBytes = 0; consoleFull = false; timers = [];
+    out = []; err = []; consoleBytes = 0; consoleFull = false; timers = []; changes = [];
     cwd = dir; sessionCwd = dir;
     for (const [k, v] of Object.entries(defs)) { const bad = install(k, v); if (bad) return bad; }
     for (const name of JSON.parse(toolsJson)) {
@@ -183,11 +236,18 @@
       ? { ok: false, value: "the script's promise never settled (it waits for something that will not happen)" }
       : settled;
     timers = [];
-    return JSON.stringify({ ok: r.ok, value: r.value, stdout: out.join(""), stderr: err.join("") });
+    return JSON.stringify({ ok: r.ok, value: r.value, stdout: out.join(""), stderr: err.join(""), changes });
+  };
+
+  // A model's call of a registered tool: its handler, in this realm.
+  G.__invoke = (name, inputJson) => {
+    const t = registered.get(name);
+    if (t === undefined) throw new Error(`no tool ${name} is registered in this REPL context`);
+    return t.handler(JSON.parse(inputJson));
   };
 
   G.__thrown = (e) => JSON.stringify({
     ok: false, value: e instanceof Error ? `${e.name}: ${e.message}` : `thrown: ${show(e)}`,
-    stdout: out.join(""), stderr: err.join(""),
+    stdout: out.join(""), stderr: err.join(""), changes,
   });
 })();

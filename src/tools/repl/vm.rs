@@ -27,6 +27,11 @@ pub(crate) fn serve() -> i32 {
         let _ = send(&obj! { "op" => "fatal", "error" => e });
         return 1;
     }
+    // Ready: the session's budget starts only now (an emulated or loaded
+    // machine may take a while to get here).
+    if send(&obj! { "op" => "ready" }).is_err() {
+        return 1;
+    }
     let stdin = std::io::stdin();
     loop {
         let mut line = String::new();
@@ -132,7 +137,18 @@ fn eval(ctx: &mut Context, req: &Value) -> Value {
         }
         Err(e) => return obj! { "op" => "poisoned", "name" => e.to_string() },
     }
-    let outcome = run(ctx, code);
+    let outcome = if req.str_field("op") == Some("invoke") {
+        let name = req.str_field("name").unwrap_or_default();
+        let input = req.get("input").cloned().unwrap_or(Value::Null).to_string();
+        let ready = set(ctx, "__iname", JsString::from(name))
+            .and_then(|()| set(ctx, "__iinput", JsString::from(input.as_str())));
+        match ready {
+            Ok(()) => run(ctx, "__invoke(__iname, __iinput)"),
+            Err(e) => thrown(ctx, e),
+        }
+    } else {
+        run(ctx, code)
+    };
     // Outside the outcome: promises that never settle leave nothing behind.
     let _ = ctx.run_jobs();
     let mut done = json::parse(&outcome).unwrap_or_else(|_| {
