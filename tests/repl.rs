@@ -469,3 +469,99 @@ fn cat_refuses_to_hand_back_part_of_a_file() {
         text(&r[2])
     );
 }
+
+/// Kill -9 in the middle of a session that ran REPL blocks with Bash side
+/// effects, then `--continue`: the variables and registered tools are
+/// back, no earlier Bash call ran again (the marker file has exactly the
+/// lines it had at the kill), and a block whose `Date.now()` branch goes
+/// the other way on replay is reported as drift.
+#[test]
+fn a_killed_session_resumes_its_repl_state_without_repeating_effects() {
+    let dir = scratch("repl-resume");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    // Taken now; on replay, 2.5 s later, the branch is not.
+    let deadline = now_ms + 2000;
+    let blocks = [
+        code(
+            "let count = 0;\nsh('echo one >> marker');\ncount += 1;\nregisterTool('twice', 'doubles', {type: 'object', properties: {n: {type: 'number'}}}, (i) => i.n * 2);\ncount",
+        ),
+        code(&format!(
+            "if (Date.now() < {deadline}) {{ sh('echo early >> marker') }}\ncount += 10;\nconst label = 'kept';\ncount"
+        )),
+        // Runs while the session is killed: its first call happened, the
+        // block never finished.
+        code("sh('echo started >> marker'); sh('sleep 30'); count += 100"),
+    ];
+    let mut replies: Vec<_> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| standin::tools_reply(&[(&format!("toolu_{i}"), "REPL", &b.to_json())]))
+        .collect();
+    replies.push(standin::text_reply("never"));
+    let api = StandIn::start(replies);
+    let mut child = tern(&api.url, &dir)
+        .env("TERN_REPL", "1")
+        .args(["-p", "go", "--permission-mode", "bypassPermissions"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = dir.join("marker");
+    let lines = || std::fs::read_to_string(&marker).unwrap_or_default();
+    let waited = std::time::Instant::now();
+    while !lines().contains("started") {
+        assert!(
+            waited.elapsed().as_secs() < 30,
+            "the third block never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = lines();
+    assert_eq!(before, "one\nearly\nstarted\n");
+    // Past the deadline, so the second block's branch goes the other way.
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        <= deadline + 200
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    let check = code("[count, label, listTools(), typeof twice]");
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_r", "REPL", &check.to_json())]),
+        standin::tools_reply(&[("toolu_t", "eval_registered__twice", r#"{"n":21}"#)]),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+        "-c",
+        "-p",
+        "go on",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert_ok(&out);
+    let reqs = api.requests();
+    let r = tool_results(&reqs[1]);
+    let t = text(&r[0]);
+    assert!(!is_error(&r[0]), "{t}");
+    let compact: String = t.split_whitespace().collect();
+    // count: 1 + 10 (the killed block's +100 never happened).
+    assert!(
+        compact.contains(r#"result:[11,"kept",["twice"],"undefined"]"#),
+        "{t}"
+    );
+    assert!(t.contains("rebuilt from the 2 earlier block(s)"), "{t}");
+    assert!(t.contains("drifted") && t.contains("block 2"), "{t}");
+    // Nothing ran again.
+    assert_eq!(lines(), before, "a replayed block ran its Bash call again");
+    // The registered tool came back with its context.
+    let r = tool_results(&reqs[2]);
+    assert!(text(&r[0]).contains("result: 42"), "{}", text(&r[0]));
+}

@@ -392,7 +392,11 @@ pub(super) async fn build(
             home,
             shell: rt.shell.clone(),
             #[cfg(feature = "repl")]
-            repl: crate::tools::repl::Slot::sharing(repl_tools),
+            repl: crate::tools::repl::Slot::sharing(
+                repl_tools,
+                transcript.as_ref().map(|t| t.path()),
+                &history,
+            ),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },
         approver,

@@ -23,6 +23,7 @@ use crate::json::{self, Value};
 use crate::obj;
 use crate::policy::Permit;
 
+mod replay;
 pub(crate) mod source;
 pub(crate) mod vm;
 
@@ -127,14 +128,31 @@ pub(crate) struct Slot {
     vm: RefCell<Option<Vm>>,
     lost: RefCell<Option<String>>,
     registered: Rc<RefCell<Vec<Rc<Registered>>>>,
+    /// Where finished blocks are logged (the session's, when it has a
+    /// transcript), and the logged blocks a resumed session replays.
+    log: Option<std::path::PathBuf>,
+    pending: RefCell<Vec<replay::Block>>,
 }
 
 impl Slot {
     /// A slot whose registered tools `list` also holds (the registry's
     /// source of them).
-    pub(crate) fn sharing(list: Rc<RefCell<Vec<Rc<Registered>>>>) -> Slot {
+    /// With a transcript, blocks are logged beside it, and those of the
+    /// resumed conversation (`history`) are replayed by the first call.
+    pub(crate) fn sharing(
+        list: Rc<RefCell<Vec<Rc<Registered>>>>,
+        transcript: Option<&std::path::Path>,
+        history: &[Value],
+    ) -> Slot {
+        let log = transcript.map(replay::log_path);
+        let pending = log
+            .as_deref()
+            .map(|l| replay::load(l, history))
+            .unwrap_or_default();
         Slot {
             registered: list,
+            log,
+            pending: RefCell::new(pending),
             ..Slot::default()
         }
     }
@@ -193,7 +211,7 @@ impl Tool for Registered {
         Box::pin(async move {
             let request =
                 obj! { "op" => "invoke", "name" => self.vm_name.as_str(), "input" => input };
-            in_vm(ctx, request, DEFAULT_BUDGET_MS).await
+            in_vm(ctx, request, DEFAULT_BUDGET_MS, None).await
         })
     }
 }
@@ -239,13 +257,13 @@ impl Tool for Repl {
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _permit: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
-        Box::pin(run(input, ctx))
+        Box::pin(run(input, ctx, permit.call_id()))
     }
 }
 
-async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
+async fn run(input: Value, ctx: &ToolContext, call_id: &str) -> ToolOutput {
     let code = input.str_field("code").unwrap_or_default().to_string();
     let budget = input
         .get("timeout")
@@ -255,65 +273,103 @@ async fn run(input: Value, ctx: &ToolContext) -> ToolOutput {
     if let Some(why) = source::sealed_violation(&code) {
         return ToolOutput::error(format!("{why}; use the tool functions instead"));
     }
-    in_vm(ctx, obj! { "op" => "eval", "code" => code }, budget).await
+    in_vm(
+        ctx,
+        obj! { "op" => "eval", "code" => code },
+        budget,
+        Some(call_id),
+    )
+    .await
 }
 
-/// Runs one request (a block, or a registered tool's handler) in this
-/// agent's VM, answering its inner calls, within the budget.
-async fn in_vm(ctx: &ToolContext, mut request: Value, budget: u64) -> ToolOutput {
-    let Some(inner) = ctx.inner_calls() else {
-        return ToolOutput::error("The REPL is not available here (no tool pipeline to call)");
-    };
-    let slot = &ctx.repl;
-    let mut notes = Vec::new();
-    let existing = slot.vm.borrow_mut().take();
-    let mut vm = match existing {
-        Some(vm) => vm,
-        None => match Vm::ready().await {
-            Ok(vm) => {
-                // Tools registered in a lost context are gone with it.
-                let gone: Vec<String> = slot
-                    .registered
-                    .borrow_mut()
-                    .drain(..)
-                    .map(|t| t.vm_name.clone())
-                    .collect();
-                if !gone.is_empty() {
-                    notes.push(format!(
-                        "[the registered tools {} were lost with the old context]",
-                        gone.join(", ")
-                    ));
-                }
-                if let Some(why) = slot.lost.borrow_mut().take() {
-                    notes.push(format!(
-                        "[a fresh REPL context: the previous one was lost ({why}); its variables are gone]"
-                    ));
-                }
-                vm
+/// How a VM's inner calls are answered: run through the pipeline (and
+/// kept for the log), or, when a context is rebuilt, from the log.
+enum Answerer<'a> {
+    Live {
+        inner: &'a dyn super::InnerCalls,
+        started: Instant,
+        calls: Vec<replay::Call>,
+        inputs: Vec<Value>,
+    },
+    Replay {
+        logged: &'a [replay::Call],
+        names: Vec<String>,
+        refused: usize,
+    },
+}
+
+impl Answerer<'_> {
+    async fn answer(&mut self, name: String, input: Value) -> (String, bool) {
+        match self {
+            Answerer::Live {
+                inner,
+                started,
+                calls,
+                inputs,
+            } => {
+                let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
+                let out = smol::future::or(inner.run_inner(name.clone(), input.clone()), async {
+                    smol::Timer::after(wall_left).await;
+                    ToolOutput::error("the REPL's 600 s wall clock ran out during this call")
+                })
+                .await;
+                calls.push(replay::Call {
+                    name,
+                    content: out.content.clone(),
+                    is_error: out.is_error,
+                });
+                inputs.push(input);
+                (out.content, out.is_error)
             }
-            Err(e) => return ToolOutput::error(e),
-        },
-    };
-    // Should this call never finish (the turn interrupted, the future
-    // dropped, which ends the VM), the next one says what was lost.
-    *slot.lost.borrow_mut() = Some("the call before did not finish".into());
-    if let Value::Object(m) = &mut request {
-        let names = inner
-            .inner_names()
-            .into_iter()
-            .filter(|n| !n.starts_with(REGISTERED_PREFIX))
-            .map(Value::from)
-            .collect();
-        m.insert("tools", Value::Array(names));
-        m.insert("cwd", ctx.cwd.display().to_string());
+            Answerer::Replay {
+                logged,
+                names,
+                refused,
+            } => {
+                let at = names.len();
+                names.push(name.clone());
+                match logged.get(at) {
+                    Some(c) if c.name == name => (c.content.clone(), c.is_error),
+                    _ => {
+                        *refused += 1;
+                        (
+                            "this call is not in the REPL's replay log, so it was not run".into(),
+                            true,
+                        )
+                    }
+                }
+            }
+        }
     }
-    if let Err(e) = vm.send(&request).await {
-        *slot.lost.borrow_mut() = Some(e.clone());
-        return ToolOutput::error(e);
+
+    fn count(&self) -> usize {
+        match self {
+            Answerer::Live { calls, .. } => calls.len(),
+            Answerer::Replay { names, .. } => names.len(),
+        }
+    }
+}
+
+/// How an exchange with the VM ended.
+enum Exchange {
+    Done(Value),
+    /// The context is gone: why (for the next call), and what to tell now.
+    Lost(String, String),
+}
+
+/// Sends `request` and answers the VM's inner calls until it is done,
+/// within `budget` ms of the VM's own time and the wall clock.
+async fn exchange(
+    vm: &mut Vm,
+    request: &Value,
+    budget: u64,
+    answer: &mut Answerer<'_>,
+) -> Exchange {
+    if let Err(e) = vm.send(request).await {
+        return Exchange::Lost(e.clone(), e);
     }
     let started = Instant::now();
     let mut left = Duration::from_millis(budget);
-    let mut inner_calls = 0usize;
     loop {
         let waited = Instant::now();
         let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
@@ -326,25 +382,21 @@ async fn in_vm(ctx: &ToolContext, mut request: Value, budget: u64) -> ToolOutput
         left = left.saturating_sub(waited.elapsed());
         let msg = match next {
             None => {
-                vm.kill();
                 let why = if wall_left <= limit {
                     "the 600 s wall clock ran out".to_string()
                 } else {
                     format!("the script budget of {budget} ms ran out")
                 };
-                *slot.lost.borrow_mut() = Some(why.clone());
-                return ToolOutput::error(format!(
+                let text = format!(
                     "{why}; the REPL context was stopped and its variables are lost. Split the work, \
                      or give a larger timeout (at most {MAX_BUDGET_MS} ms)"
-                ));
+                );
+                return Exchange::Lost(why, text);
             }
             Some(None) => {
-                vm.kill();
                 let why = "the VM ended unexpectedly".to_string();
-                *slot.lost.borrow_mut() = Some(why.clone());
-                return ToolOutput::error(format!(
-                    "The REPL failed: {why}; its variables are lost"
-                ));
+                let text = format!("The REPL failed: {why}; its variables are lost");
+                return Exchange::Lost(why, text);
             }
             Some(Some(m)) => m,
         };
@@ -352,47 +404,192 @@ async fn in_vm(ctx: &ToolContext, mut request: Value, budget: u64) -> ToolOutput
             Some("call") => {
                 let name = msg.str_field("name").unwrap_or_default().to_string();
                 let input = msg.get("input").cloned().unwrap_or(Value::Null);
-                inner_calls += 1;
-                let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
-                let out = smol::future::or(inner.run_inner(name, input), async {
-                    smol::Timer::after(wall_left).await;
-                    ToolOutput::error("the REPL's 600 s wall clock ran out during this call")
-                })
-                .await;
-                let reply = obj! { "content" => out.content, "is_error" => out.is_error };
+                let (content, is_error) = answer.answer(name, input).await;
+                let reply = obj! { "content" => content, "is_error" => is_error };
                 if let Err(e) = vm.send(&reply).await {
-                    *slot.lost.borrow_mut() = Some(e.clone());
-                    return ToolOutput::error(e);
+                    return Exchange::Lost(e.clone(), e);
                 }
             }
-            Some("done") => {
-                *slot.vm.borrow_mut() = Some(vm);
-                *slot.lost.borrow_mut() = None;
-                apply(&slot.registered, &msg);
-                return finish(&msg, notes, inner_calls);
-            }
+            Some("done") => return Exchange::Done(msg),
             Some("poisoned") => {
-                vm.kill();
                 let name = msg.str_field("name").unwrap_or_default();
                 let why = format!("the managed global `{name}` was made non-configurable");
-                *slot.lost.borrow_mut() = Some(why.clone());
-                return ToolOutput::error(format!(
+                let text = format!(
                     "The REPL context is poisoned: {why}. It was dropped; the next call starts a \
                      fresh context (variables and functions from earlier calls are gone), so run \
                      again what you need"
-                ));
+                );
+                return Exchange::Lost(why, text);
             }
             _ => {
-                vm.kill();
                 let why = msg
                     .str_field("error")
                     .unwrap_or("it sent nonsense")
                     .to_string();
-                *slot.lost.borrow_mut() = Some(why.clone());
-                return ToolOutput::error(format!("The REPL VM failed: {why}"));
+                let text = format!("The REPL VM failed: {why}");
+                return Exchange::Lost(why, text);
             }
         }
     }
+}
+
+/// Runs one request (a block, or a registered tool's handler) in this
+/// agent's VM, answering its inner calls, within the budget. `call_id`:
+/// the outer call's id, for a block the log keeps.
+async fn in_vm(
+    ctx: &ToolContext,
+    mut request: Value,
+    budget: u64,
+    call_id: Option<&str>,
+) -> ToolOutput {
+    let Some(inner) = ctx.inner_calls() else {
+        return ToolOutput::error("The REPL is not available here (no tool pipeline to call)");
+    };
+    let slot = &ctx.repl;
+    let names: Vec<Value> = inner
+        .inner_names()
+        .into_iter()
+        .filter(|n| !n.starts_with(REGISTERED_PREFIX))
+        .map(Value::from)
+        .collect();
+    let cwd = ctx.cwd.display().to_string();
+    if let Value::Object(m) = &mut request {
+        m.insert("tools", Value::Array(names.clone()));
+        m.insert("cwd", cwd.as_str());
+    }
+    let mut notes = Vec::new();
+    let existing = slot.vm.borrow_mut().take();
+    let mut vm = match existing {
+        Some(vm) => vm,
+        None => match fresh(slot, &names, &cwd, &mut notes).await {
+            Ok(vm) => vm,
+            Err(e) => return ToolOutput::error(e),
+        },
+    };
+    // Should this call never finish (the turn interrupted, the future
+    // dropped, which ends the VM), the next one says what was lost.
+    *slot.lost.borrow_mut() = Some("the call before did not finish".into());
+    let mut answer = Answerer::Live {
+        inner: &*inner,
+        started: Instant::now(),
+        calls: Vec::new(),
+        inputs: Vec::new(),
+    };
+    match exchange(&mut vm, &request, budget, &mut answer).await {
+        Exchange::Done(msg) => {
+            *slot.vm.borrow_mut() = Some(vm);
+            *slot.lost.borrow_mut() = None;
+            apply(&slot.registered, &msg);
+            let inner_calls = answer.count();
+            if let (Answerer::Live { calls, inputs, .. }, Some(id), Some(log), Some(code)) =
+                (answer, call_id, &slot.log, request.str_field("code"))
+            {
+                let block = replay::Block {
+                    code: code.to_string(),
+                    calls,
+                    threw: msg.get("ok").and_then(Value::as_bool) != Some(true),
+                };
+                if let Err(e) = replay::append(log, id, &block, &inputs) {
+                    notes.push(format!(
+                        "[this block is not in the replay log ({e}): a resumed session will not have its state]"
+                    ));
+                }
+            }
+            finish(&msg, notes, inner_calls)
+        }
+        Exchange::Lost(why, text) => {
+            vm.kill();
+            *slot.lost.borrow_mut() = Some(why);
+            ToolOutput::error(text)
+        }
+    }
+}
+
+/// A new VM for this agent. A resumed session's first one is rebuilt from
+/// the log (each block's verdict in `notes`); otherwise what was lost
+/// with the old one is said.
+async fn fresh(
+    slot: &Slot,
+    names: &[Value],
+    cwd: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vm, String> {
+    let mut vm = Vm::ready().await?;
+    // Tools registered in a lost context are gone with it.
+    let gone: Vec<String> = slot
+        .registered
+        .borrow_mut()
+        .drain(..)
+        .map(|t| t.vm_name.clone())
+        .collect();
+    if !gone.is_empty() {
+        notes.push(format!(
+            "[the registered tools {} were lost with the old context]",
+            gone.join(", ")
+        ));
+    }
+    if let Some(why) = slot.lost.borrow_mut().take() {
+        notes.push(format!(
+            "[a fresh REPL context: the previous one was lost ({why}); its variables are gone]"
+        ));
+    }
+    let blocks = std::mem::take(&mut *slot.pending.borrow_mut());
+    if blocks.is_empty() {
+        return Ok(vm);
+    }
+    let mut drift = Vec::new();
+    for (k, block) in blocks.iter().enumerate() {
+        let request = obj! {
+            "op" => "eval",
+            "code" => block.code.as_str(),
+            "tools" => Value::Array(names.to_vec()),
+            "cwd" => cwd,
+        };
+        let mut answer = Answerer::Replay {
+            logged: &block.calls,
+            names: Vec::new(),
+            refused: 0,
+        };
+        match exchange(&mut vm, &request, DEFAULT_BUDGET_MS, &mut answer).await {
+            Exchange::Done(msg) => {
+                apply(&slot.registered, &msg);
+                let threw = msg.get("ok").and_then(Value::as_bool) != Some(true);
+                if let Answerer::Replay { names, refused, .. } = &answer
+                    && let replay::Verdict::Drift(what) =
+                        replay::verdict(block, names, threw, *refused)
+                {
+                    drift.push(format!("block {}: {what}", k + 1));
+                }
+            }
+            Exchange::Lost(why, _) => {
+                vm.kill();
+                slot.registered.borrow_mut().clear();
+                notes.push(format!(
+                    "[the REPL context could not be rebuilt: replaying block {} of {} failed ({why}); \
+                     this is a fresh context without the earlier variables]",
+                    k + 1,
+                    blocks.len()
+                ));
+                return Vm::ready().await;
+            }
+        }
+    }
+    notes.push(if drift.is_empty() {
+        format!(
+            "[the REPL context was rebuilt from the {} earlier block(s) of this session, their tool \
+             calls answered from the log, none run again]",
+            blocks.len()
+        )
+    } else {
+        format!(
+            "[the REPL context was rebuilt from the {} earlier block(s), their tool calls answered \
+             from the log, none run again; {} drifted, so some values may differ from before: {}]",
+            blocks.len(),
+            drift.len(),
+            drift.join("; ")
+        )
+    });
+    Ok(vm)
 }
 
 /// The wire names of registered tools start so.
