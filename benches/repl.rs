@@ -3,8 +3,10 @@
 //! (spawn, engine and prelude, until it says it is ready, plus its first
 //! block), one block on a live context, and one inner call's round trip
 //! (answered here at once, so what is left is the VM's and the pipe's
-//! part). Goals (issue 19): a live call ≤ 5 ms of overhead, a fresh
-//! context ≤ 50 ms. Medians and p90 of repeated runs.
+//! part), and a replay (a fresh VM and 20 blocks whose calls are answered
+//! at once, as the log answers them). Goals (issue 19): a live call ≤ 5 ms
+//! of overhead, a fresh context ≤ 50 ms, a replay of 20 blocks ≤ 200 ms.
+//! Medians and p90 of repeated runs.
 //!
 //! Run: `cargo bench --features repl --bench repl`.
 
@@ -118,4 +120,23 @@ fn main() {
         })
         .collect();
     report("live block, one 4 KB inner call", inner);
+    drop(vm);
+
+    // What a resume does: a fresh VM, then 20 logged blocks whose calls
+    // are answered from the log at once.
+    let replays: Vec<Duration> = (0..10)
+        .map(|_| {
+            let t = Instant::now();
+            let mut vm = Vm::start();
+            for k in 0..20 {
+                let done = vm.eval(
+                    &format!("let v{k} = Read({{file_path: 'f{k}'}}).length + {k}; v{k}"),
+                    "logged result",
+                );
+                assert_eq!(done.str_field("op"), Some("done"));
+            }
+            t.elapsed()
+        })
+        .collect();
+    report("replay: fresh VM + 20 blocks", replays);
 }
