@@ -225,6 +225,10 @@ const PRINTERS: &[(&str, &str)] = &[
         "sandbox/launch.rs",
         "the sandbox launcher is its own process; its stderr is the command's",
     ),
+    (
+        "tools/repl/vm.rs",
+        "the REPL VM is its own process; its stdout is the wire to the session",
+    ),
 ];
 
 #[test]
