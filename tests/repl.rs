@@ -582,6 +582,20 @@ fn a_killed_session_resumes_its_repl_state_without_repeating_effects() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 
+    // The log is the newest file beside the transcript; `-c` must still
+    // take the transcript (regression: it took the log).
+    let projects = home_of(&dir).join(".local/share/tern/projects");
+    let logs: Vec<_> = std::fs::read_dir(&projects)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "repl"))
+        .collect();
+    assert_eq!(logs.len(), 1, "one REPL log beside the transcript");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let text_of_log = std::fs::read(&logs[0]).unwrap();
+    std::fs::write(&logs[0], text_of_log).unwrap();
     let check = code("[count, label, listTools(), typeof twice]");
     let api = StandIn::start(vec![
         standin::tools_reply(&[("toolu_r", "REPL", &check.to_json())]),

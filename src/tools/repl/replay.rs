@@ -1,5 +1,5 @@
 //! Replay, not snapshots: each finished block is appended to a log beside
-//! the transcript (`<session>.repl.jsonl`, 0600) as `{id, code, calls:
+//! the transcript (`<session>.repl`, JSON lines, 0600) as `{id, code, calls:
 //! [{name, input, content, is_error}], threw}`. A resumed session's first
 //! REPL call starts a fresh VM and evaluates the logged blocks of the
 //! resumed conversation again, in order, with every tool call answered
@@ -31,9 +31,11 @@ pub(crate) struct Call {
     pub(crate) is_error: bool,
 }
 
-/// The log of the session whose transcript is `transcript`.
+/// The log of the session whose transcript is `transcript`. Not
+/// `.jsonl`: the session store takes every such file for a transcript
+/// (`-c` picked the log, being the newest, before).
 pub(crate) fn log_path(transcript: &Path) -> PathBuf {
-    transcript.with_extension("repl.jsonl")
+    transcript.with_extension("repl")
 }
 
 /// The logged blocks whose REPL call is in `history` (so a rewound or
@@ -187,7 +189,7 @@ mod tests {
     fn only_blocks_of_the_resumed_conversation_are_loaded_and_torn_lines_are_skipped() {
         let dir = std::env::temp_dir().join(format!("tern-replay-{}", fastrand::u64(..)));
         std::fs::create_dir_all(&dir).unwrap();
-        let log = dir.join("s.repl.jsonl");
+        let log = dir.join("s.repl");
         append(&log, "toolu_a", &block(&["Bash"], false), &[Value::Null]).unwrap();
         append(&log, "toolu_gone", &block(&[], false), &[]).unwrap();
         let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
