@@ -21,7 +21,7 @@ mod drive;
 pub mod exit;
 mod lines;
 mod subcommands;
-#[cfg(feature = "web")]
+#[cfg(any(feature = "web", feature = "repl"))]
 mod web;
 pub use doctor::doctor;
 pub use subcommands::{config_permissions, mcp_list, rewind, sessions};

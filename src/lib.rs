@@ -78,7 +78,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     }
     #[cfg(feature = "repl")]
     if args.get(1).is_some_and(|a| a == tools::repl::VM_ARG) {
-        return tools::repl::vm::serve();
+        return tools::repl::vm::serve(&args[2..]);
     }
     // Before any command runs: what later launches the sandbox is this
     // very file, whatever a command does to its path.

@@ -12,66 +12,11 @@ mod support;
 
 use std::path::Path;
 
+use support::repl::*;
 use support::standin::{self, StandIn};
 use support::*;
 use tern::json::Value;
 use tern::obj;
-
-fn text(r: &Value) -> String {
-    match r.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(b)) => b.iter().filter_map(|x| x.str_field("text")).collect(),
-        _ => String::new(),
-    }
-}
-
-fn is_error(r: &Value) -> bool {
-    r.get("is_error").and_then(Value::as_bool) == Some(true)
-}
-
-/// One session: each block is one REPL call in a turn of its own; the
-/// result of each, in order.
-fn session(dir: &Path, blocks: &[Value], args: &[&str]) -> Vec<Value> {
-    let mut replies = Vec::new();
-    for (i, input) in blocks.iter().enumerate() {
-        let id = format!("toolu_{i}");
-        let json = input.to_json();
-        replies.push(standin::tools_reply(&[(&id, "REPL", &json)]));
-    }
-    replies.push(standin::text_reply("done"));
-    let api = StandIn::start(replies);
-    let out = run(tern(&api.url, dir)
-        .env("TERN_REPL", "1")
-        .args(["-p", "go", "--output-format", "json"])
-        .args(args));
-    assert_ok(&out);
-    let reqs = api.requests();
-    (1..=blocks.len())
-        .map(|i| {
-            let r = tool_results(&reqs[i]);
-            assert_eq!(r.len(), 1, "one result for block {i}");
-            r[0].clone()
-        })
-        .collect()
-}
-
-/// Under qemu-user the VM, which tern starts by executing its own binary,
-/// cannot start: a foreign binary needs binfmt_misc, which the emulated
-/// runs do not have. Said, never a failure.
-fn emulated(test: &str) -> bool {
-    if runner().is_none() {
-        return false;
-    }
-    skip_emulated(
-        test,
-        "tern cannot execute its own foreign binary (the REPL VM) without binfmt_misc",
-    );
-    true
-}
-
-fn code(c: &str) -> Value {
-    obj! { "code" => c }
-}
 
 fn tool_names(api: &StandIn) -> Vec<String> {
     body(&api.requests()[0])
@@ -464,17 +409,31 @@ fn register_tool_checks_its_arguments() {
             code("registerTool('ok', '', {type: 'string'}, () => 1)"),
             code("registerTool('ok', '', {}, 'not a function')"),
             code("const s = {}; s.self = s; registerTool('ok', '', s, () => 1)"),
+            // Schemas the model's API would refuse, sent with every request
+            // after: refused at once, so the session's requests stay valid.
+            code(
+                "registerTool('ok', '', {type: 'object', properties: {a: {type: 'text'}}}, () => 1)",
+            ),
+            code("registerTool('ok', '', {type: 'object', required: 'a'}, () => 1)"),
+            code(
+                "registerTool('ok', '', {type: 'object', properties: {a: {$ref: 'https://example.invalid/s'}}}, () => 1)",
+            ),
             code(
                 "registerTool('ok', 'fine', undefined, () => 1); [listTools(), getTool('ok').schema.type, unregisterTool('ok'), listTools()]",
             ),
         ],
         &[],
     );
-    for bad in &r[..5] {
+    for bad in &r[..8] {
         assert!(is_error(bad), "{}", text(bad));
         assert!(text(bad).contains("registerTool:"), "{}", text(bad));
     }
-    let t: String = text(&r[5]).split_whitespace().collect();
+    assert!(
+        text(&r[5]).contains("not a JSON Schema type"),
+        "{}",
+        text(&r[5])
+    );
+    let t: String = text(&r[8]).split_whitespace().collect();
     assert!(t.contains(r#"[["ok"],"object",true,[]]"#), "{t}");
 }
 

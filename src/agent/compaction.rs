@@ -206,6 +206,12 @@ impl Agent<'_> {
             .ok_or_else(|| "the summary came back empty".to_string())?;
         self.messages = vec![context::summary_message(&summary, pending.as_deref())];
         self.context.api_tokens = None;
+        // The REPL's context is bound to the conversation it served.
+        #[cfg(feature = "repl")]
+        self.pipeline
+            .ctx()
+            .repl
+            .boundary("the conversation was compacted");
         sink(Event::Compacted {
             trigger,
             pre_tokens,

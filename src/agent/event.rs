@@ -52,6 +52,14 @@ pub enum Event<'a> {
         summary_id: &'a str,
         summary: &'a Value,
     },
+    /// Inner calls a REPL block made, as a virtual tool_use/tool_result
+    /// pair: the transcript keeps them, the model is not sent them.
+    #[cfg_attr(not(feature = "repl"), allow(dead_code))]
+    Virtual {
+        ids: [&'a str; 2],
+        calls: &'a Value,
+        results: &'a Value,
+    },
     /// A failed attempt is about to be retried.
     Retrying {
         attempt: u32,
@@ -81,6 +89,14 @@ pub fn record(t: &mut Transcript, ev: &Event<'_>) {
                 let single = obj! { "role" => "user", "content" => vec![block.clone()] };
                 t.append("user", &single, id);
             }
+        }
+        Event::Virtual {
+            ids,
+            calls,
+            results,
+        } => {
+            t.append_virtual("assistant", calls, ids[0]);
+            t.append_virtual("user", results, ids[1]);
         }
         Event::Compacted {
             trigger,

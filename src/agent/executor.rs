@@ -391,4 +391,101 @@ mod tests {
             Some(true)
         );
     }
+
+    /// A tool that never answers, with a native timeout of 100 ms; `dropped`
+    /// is set when its call is abandoned.
+    struct Hangs {
+        dropped: Rc<std::cell::Cell<u32>>,
+    }
+
+    struct Flag(Rc<std::cell::Cell<u32>>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    impl Tool for Hangs {
+        fn name(&self) -> &str {
+            "Hangs"
+        }
+        fn description(&self) -> &str {
+            "test"
+        }
+        fn input_schema(&self) -> Value {
+            obj! { "type" => "object" }
+        }
+        fn kind(&self) -> Kind {
+            Kind::Other
+        }
+        fn is_read_only(&self, _: &Value) -> bool {
+            true
+        }
+        fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
+            Some(std::time::Duration::from_millis(100))
+        }
+        fn call<'a>(
+            &'a self,
+            _: Value,
+            _: &'a ToolContext,
+            _: &'a Permit,
+        ) -> LocalFuture<'a, ToolOutput> {
+            let flag = Flag(Rc::clone(&self.dropped));
+            Box::pin(async move {
+                let _flag = flag;
+                smol::future::pending::<()>().await;
+                ToolOutput::ok("never")
+            })
+        }
+    }
+
+    /// The REPL's watchdog: an inner call whose tool hangs past its native
+    /// timeout is stopped at ceil(native × 1.5) + 5 s and abandoned; the
+    /// same tool called by the model itself is not (the turn's interrupt
+    /// is its bound there).
+    #[test]
+    fn a_hung_inner_call_is_stopped_by_the_watchdog_and_an_outer_one_is_not() {
+        use crate::tools::InnerCalls;
+        let dropped = Rc::new(std::cell::Cell::new(0));
+        let pipeline = bypass_pipeline(vec![Rc::new(Hangs {
+            dropped: Rc::clone(&dropped),
+        })]);
+        let started = std::time::Instant::now();
+        let (inner, outer_pending) = smol::block_on(async {
+            let outer = pipeline.run(ToolUse {
+                id: "outer".into(),
+                name: "Hangs".into(),
+                input: Ok(obj! {}),
+            });
+            let outer_bounded = smol::future::or(async { Some(outer.await) }, async {
+                smol::Timer::after(std::time::Duration::from_millis(5_800)).await;
+                None
+            });
+            let inner = pipeline.run_inner("Hangs".into(), obj! {});
+            smol::future::zip(inner, outer_bounded).await
+        });
+        let (_, out) = inner;
+        assert!(out.is_error, "{}", out.content);
+        assert!(
+            out.content.contains("watchdog after 5150 ms") && out.content.contains("100 ms"),
+            "{}",
+            out.content
+        );
+        assert!(outer_pending.is_none(), "the outer call was not cut short");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(5_150));
+        assert_eq!(dropped.get(), 2, "both abandoned calls were dropped");
+    }
+
+    #[test]
+    fn the_watchdog_is_derived_from_the_native_timeout() {
+        use std::time::Duration;
+        let w = |ms| {
+            super::super::pipeline::watchdog_for(Duration::from_millis(ms))
+                .map(|(_, w)| w.as_millis())
+        };
+        assert_eq!(w(120_000), Some(185_000), "Bash's default");
+        assert_eq!(w(10_000), Some(20_000), "the file tools'");
+        assert_eq!(w(1), Some(5_002), "rounded up");
+        assert_eq!(w(397_000), None, "600.5 s is not under the wall clock");
+    }
 }

@@ -176,6 +176,11 @@ impl<'ex> Agent<'ex> {
 
     /// Starts over from `messages` (`/clear`, `/resume`).
     pub fn replace_messages(&mut self, messages: Vec<Value>) {
+        #[cfg(feature = "repl")]
+        self.pipeline
+            .ctx()
+            .repl
+            .boundary("the conversation was replaced (/clear or another session)");
         self.messages = messages;
     }
 
@@ -601,6 +606,14 @@ impl<'ex> Agent<'ex> {
             message: &message,
         });
         self.messages.push(message);
+        #[cfg(feature = "repl")]
+        for (calls, results) in self.pipeline.ctx().repl.take_made() {
+            sink(Event::Virtual {
+                ids: [&new_uuid(), &new_uuid()],
+                calls: &calls,
+                results: &results,
+            });
+        }
         interrupted
     }
 }

@@ -183,13 +183,18 @@ impl Pipeline {
 
     /// Runs one call through every step, reporting its start and end.
     pub async fn run(&self, call: ToolUse) -> ToolOutput {
+        self.run_as(call, false).await
+    }
+
+    /// `inner`: a call a REPL script made, which a watchdog guards.
+    async fn run_as(&self, call: ToolUse, inner: bool) -> ToolOutput {
         let (id, name) = (call.id.clone(), call.name.clone());
         self.reports.push(Report::ToolStarted {
             id: id.clone(),
             name: name.clone(),
             input: call.input.clone().unwrap_or(Value::Null),
         });
-        let output = self.steps(call).await;
+        let output = self.steps(call, inner).await;
         self.reports.push(Report::ToolFinished {
             id,
             name,
@@ -199,7 +204,7 @@ impl Pipeline {
         output
     }
 
-    async fn steps(&self, call: ToolUse) -> ToolOutput {
+    async fn steps(&self, call: ToolUse, inner: bool) -> ToolOutput {
         if self.ctx.abort.is_triggered() {
             return ToolOutput::error("Interrupted by the user before it started");
         }
@@ -464,7 +469,28 @@ impl Pipeline {
                 ),
             ));
         }
-        let mut output = tool.call(input.clone(), &self.ctx, &permit).await;
+        let watchdog = inner
+            .then(|| tool.native_timeout(&input))
+            .flatten()
+            .and_then(watchdog_for);
+        let mut output = match watchdog {
+            None => tool.call(input.clone(), &self.ctx, &permit).await,
+            // Dropping the call's future stops it (a command's processes
+            // are killed with it).
+            Some((native, limit)) => {
+                smol::future::or(tool.call(input.clone(), &self.ctx, &permit), async {
+                    smol::Timer::after(limit).await;
+                    ToolOutput::error(format!(
+                        "{} was stopped by the REPL's watchdog after {} ms (its own timeout is {} ms): \
+                         it hung past it. Effects it had before stay",
+                        call.name,
+                        limit.as_millis(),
+                        native.as_millis()
+                    ))
+                })
+                .await
+            }
+        };
         if let Some(limit) = self.ctx.result_limit {
             fit_result(&mut output.content, limit);
         }
@@ -658,24 +684,42 @@ fn fit_result(content: &mut String, limit: usize) {
     );
 }
 
+/// The REPL's watchdog over an inner call whose tool has a native
+/// timeout: ceil(native × 1.5) + 5 s, in milliseconds, unless that is not
+/// under the REPL's own 600 s wall clock. Returns (native, watchdog).
+pub(super) fn watchdog_for(
+    native: std::time::Duration,
+) -> Option<(std::time::Duration, std::time::Duration)> {
+    let ms = (native.as_millis() as u64).saturating_mul(3).div_ceil(2) + 5_000;
+    (ms < 600_000).then(|| (native, std::time::Duration::from_millis(ms)))
+}
+
 impl crate::tools::InnerCalls for Pipeline {
-    fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, ToolOutput> {
+    fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, (String, ToolOutput)> {
         Box::pin(async move {
+            let id = format!("toolu_inner_{:016x}", fastrand::u64(..));
             if name == "REPL" {
-                return ToolOutput::error("the REPL cannot call itself");
+                return (id, ToolOutput::error("the REPL cannot call itself"));
             }
             if name.starts_with("eval_registered__") {
-                return ToolOutput::error(
-                    "a registered tool is a function of the REPL: call its handler directly",
+                return (
+                    id,
+                    ToolOutput::error(
+                        "a registered tool is a function of the REPL: call its handler directly",
+                    ),
                 );
             }
-            let id = format!("toolu_inner_{:016x}", fastrand::u64(..));
-            self.run(ToolUse {
-                id,
-                name,
-                input: Ok(input),
-            })
-            .await
+            let out = self
+                .run_as(
+                    ToolUse {
+                        id: id.clone(),
+                        name,
+                        input: Ok(input),
+                    },
+                    true,
+                )
+                .await;
+            (id, out)
         })
     }
 

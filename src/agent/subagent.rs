@@ -519,6 +519,11 @@ impl Host {
         {
             ctx.web = parent.web.clone();
         }
+        #[cfg(feature = "repl")]
+        {
+            ctx.sampler = parent.sampler.clone();
+            ctx.repl = parent.repl.for_child();
+        }
         let background = Rc::new(Background::default());
         let host = Rc::new(Host {
             ex: self.ex,

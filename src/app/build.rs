@@ -392,10 +392,20 @@ pub(super) async fn build(
             home,
             shell: rt.shell.clone(),
             #[cfg(feature = "repl")]
+            sampler: rt.repl.then(|| {
+                let (model, window) = super::web::small_model(rt, context_window);
+                Rc::new(crate::tools::repl::Sampler {
+                    client: client.clone(),
+                    model,
+                    window,
+                })
+            }),
+            #[cfg(feature = "repl")]
             repl: crate::tools::repl::Slot::sharing(
                 repl_tools,
                 transcript.as_ref().map(|t| t.path()),
                 &history,
+                rt.repl_memory_mib,
             ),
             ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
         },

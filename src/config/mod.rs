@@ -91,6 +91,10 @@ pub struct Runtime {
     /// The REPL tool is offered (CLAUDE_CODE_REPL, TERN_REPL, `repl.enabled`).
     #[cfg(feature = "repl")]
     pub(crate) repl: bool,
+    /// The most memory one REPL context may use, in MiB
+    /// (TERN_REPL_MEMORY_MB; 2048 unless set, at least 64).
+    #[cfg(feature = "repl")]
+    pub(crate) repl_memory_mib: u64,
     /// MCP servers: from settings layers, `--mcp-config`, strictness.
     pub(crate) mcp_settings: Vec<(String, crate::json::Value, bool)>,
     /// Which project servers (`.mcp.json`, project settings) may start.
@@ -658,6 +662,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         coordinator: args.coordinator || layered.coordinator == Some(true),
         #[cfg(feature = "repl")]
         repl: repl::enabled(|k| inputs.env.get(k), layered.repl),
+        #[cfg(feature = "repl")]
+        repl_memory_mib: number("TERN_REPL_MEMORY_MB")?.map_or(2048, |n| u64::from(n).max(64)),
         mcp_settings: layered.mcp_servers.clone(),
         #[cfg(feature = "mcp")]
         mcp_approval: layered.mcp_approval.clone(),

@@ -406,6 +406,8 @@ impl Printer {
                     );
                 }
             }
+            // Shown as they ran (tool reports); kept by the transcript.
+            Event::Virtual { .. } => {}
             Event::MicroCompacted { saved_tokens } => {
                 if self.verbose {
                     eprintln!(

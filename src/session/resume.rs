@@ -46,6 +46,9 @@ struct Entry {
     kind: String,
     subtype: Option<String>,
     message: Option<Value>,
+    /// Kept, not sent: a REPL block's inner calls (a link of the chain
+    /// whose message is not the conversation's).
+    virtual_: bool,
 }
 
 pub fn load_file(path: &Path) -> Result<Loaded, SessionError> {
@@ -92,6 +95,7 @@ pub fn load(text: &str) -> Result<Loaded, SessionError> {
             kind,
             subtype: v.str_field("subtype").map(str::to_string),
             message,
+            virtual_: v.get("isVirtual").and_then(Value::as_bool) == Some(true),
         });
     }
     let Some(leaf) = entries.last() else {
@@ -144,6 +148,7 @@ pub fn load(text: &str) -> Result<Loaded, SessionError> {
 
     let raw: Vec<Value> = chain
         .iter()
+        .filter(|&&i| !entries[i].virtual_)
         .filter_map(|&i| entries[i].message.clone())
         .filter(valid_message)
         .collect();

@@ -184,6 +184,15 @@ impl Transcript {
         self.append_entry(kind, extra, uuid);
     }
 
+    /// A message the conversation does not send to the model but keeps
+    /// (a REPL block's inner calls): in the chain, marked `isVirtual`.
+    pub fn append_virtual(&mut self, kind: &str, message: &Value, uuid: &str) {
+        let mut extra = crate::json::Map::new();
+        extra.insert("message", message.clone());
+        extra.insert("isVirtual", true);
+        self.append_entry(kind, extra, uuid);
+    }
+
     /// A compact boundary: the chain restarts here (no parent), so a
     /// resume loads the summary that follows and nothing before it.
     pub fn append_boundary(&mut self, trigger: &str, pre_tokens: u64, uuid: &str) {

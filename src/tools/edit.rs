@@ -61,6 +61,9 @@ impl Tool for Edit {
         }
         ctx.files.borrow().check_fresh(&path, &shown)
     }
+    fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
+        Some(super::FILE_TOOL_TIMEOUT)
+    }
     fn call<'a>(
         &'a self,
         input: Value,

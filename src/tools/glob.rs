@@ -47,6 +47,9 @@ impl Tool for Glob {
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         compile(input.str_field("pattern").unwrap_or("")).map(drop)
     }
+    fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
+        Some(super::FILE_TOOL_TIMEOUT)
+    }
     fn call<'a>(
         &'a self,
         input: Value,

@@ -67,6 +67,9 @@ impl Tool for Grep {
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         Query::from_input(input, PathBuf::new(), Arc::default()).map(drop)
     }
+    fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
+        Some(super::FILE_TOOL_TIMEOUT)
+    }
     fn call<'a>(
         &'a self,
         input: Value,

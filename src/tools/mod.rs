@@ -75,6 +75,10 @@ impl ToolOutput {
     }
 }
 
+/// The native timeout the file tools are known by (Read, Write, Edit,
+/// Glob, Grep): not a limit they enforce, the base of the REPL's watchdog.
+pub(crate) const FILE_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub trait Tool {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
@@ -100,6 +104,11 @@ pub trait Tool {
     /// The permission mode a person's yes to this call moves a session in
     /// plan mode to, unless the answer names one (ExitPlanMode).
     fn mode_after(&self) -> Option<crate::policy::Mode> {
+        None
+    }
+    /// How long this call runs at most by the tool's own reckoning, when
+    /// it has one: the REPL's watchdog for an inner call is derived from it.
+    fn native_timeout(&self, _input: &Value) -> Option<std::time::Duration> {
         None
     }
     /// Checks beyond the schema (ranges, relations between fields).
@@ -168,13 +177,17 @@ pub struct ToolContext {
     /// This agent's REPL context.
     #[cfg(feature = "repl")]
     pub(crate) repl: repl::Slot,
+    /// The small model the REPL's `haiku()` asks.
+    #[cfg(feature = "repl")]
+    pub(crate) sampler: Option<Rc<repl::Sampler>>,
 }
 
 /// What a tool that calls other tools needs from the pipeline (the agent
 /// plane implements it): each inner call goes through every step an
 /// outer one does, under its own call id.
 pub trait InnerCalls {
-    fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, ToolOutput>;
+    /// Runs one call; answers the call id it ran under, and its output.
+    fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, (String, ToolOutput)>;
     /// The tools an inner call may name.
     fn inner_names(&self) -> Vec<String>;
 }
@@ -221,6 +234,8 @@ impl ToolContext {
             inner: RefCell::new(None),
             #[cfg(feature = "repl")]
             repl: repl::Slot::default(),
+            #[cfg(feature = "repl")]
+            sampler: None,
         }
     }
 

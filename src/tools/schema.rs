@@ -19,6 +19,111 @@ pub fn check(schema: &Value, input: &Value) -> Result<(), String> {
     Checker { root: schema }.at(schema, input, "input", 0)
 }
 
+/// Whether a schema from an untrusted author (a REPL script's
+/// `registerTool`) is one the model's API will take: every subschema an
+/// object or a boolean, `type` a known name or a list of them, the
+/// keywords that hold schemas holding schemas, `required` names, `enum` a
+/// list, no `$ref` (there is nothing for it to point at), bounded in depth
+/// and size. A malformed schema sent along would fail every request.
+#[cfg(feature = "repl")]
+pub(crate) fn well_formed(schema: &Value) -> Result<(), String> {
+    const MAX_TEXT: usize = 64 * 1024;
+    if schema.to_json().len() > MAX_TEXT {
+        return Err(format!("it is over {} KiB", MAX_TEXT / 1024));
+    }
+    match schema {
+        Value::Object(m) => match m.get("type") {
+            Some(Value::String(t)) if t == "object" => shape(schema, "schema", 0),
+            _ => Err("its top-level type must be \"object\"".into()),
+        },
+        _ => Err("it must be a JSON object".into()),
+    }
+}
+
+#[cfg(feature = "repl")]
+fn shape(s: &Value, at: &str, depth: usize) -> Result<(), String> {
+    const TYPES: [&str; 7] = [
+        "object", "array", "string", "boolean", "number", "integer", "null",
+    ];
+    if depth > 32 {
+        return Err(format!("{at} is nested more than 32 deep"));
+    }
+    let m = match s {
+        Value::Bool(_) => return Ok(()),
+        Value::Object(m) => m,
+        _ => return Err(format!("{at} must be an object or a boolean")),
+    };
+    let known = |t: &Value| t.as_str().is_some_and(|t| TYPES.contains(&t));
+    match m.get("type") {
+        None => {}
+        Some(Value::Array(ts)) if !ts.is_empty() && ts.iter().all(known) => {}
+        Some(t) if known(t) => {}
+        Some(t) => return Err(format!("{at}.type is not a JSON Schema type: {t}")),
+    }
+    if m.get("$ref").is_some() || m.get("$dynamicRef").is_some() {
+        return Err(format!(
+            "{at} has a $ref, which a registered tool cannot resolve"
+        ));
+    }
+    for (key, v) in m.iter() {
+        let here = format!("{at}.{key}");
+        match key {
+            "properties" | "patternProperties" | "$defs" | "definitions" => match v {
+                Value::Object(props) => {
+                    for (name, sub) in props.iter() {
+                        shape(sub, &format!("{here}.{name}"), depth + 1)?;
+                    }
+                }
+                _ => return Err(format!("{here} must be an object of schemas")),
+            },
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "if"
+            | "then"
+            | "else" => match v {
+                Value::Array(list) if key == "items" => {
+                    for (i, sub) in list.iter().enumerate() {
+                        shape(sub, &format!("{here}[{i}]"), depth + 1)?;
+                    }
+                }
+                _ => shape(v, &here, depth + 1)?,
+            },
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => match v {
+                Value::Array(list) if !list.is_empty() => {
+                    for (i, sub) in list.iter().enumerate() {
+                        shape(sub, &format!("{here}[{i}]"), depth + 1)?;
+                    }
+                }
+                _ => return Err(format!("{here} must be a non-empty list of schemas")),
+            },
+            "required" => match v {
+                Value::Array(names) if names.iter().all(|n| n.as_str().is_some()) => {}
+                _ => return Err(format!("{here} must be a list of property names")),
+            },
+            "enum" if !matches!(v, Value::Array(_)) => {
+                return Err(format!("{here} must be a list"));
+            }
+            "description" | "title" | "pattern" | "format" if v.as_str().is_none() => {
+                return Err(format!("{here} must be a string"));
+            }
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
+            | "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties"
+                if v.as_f64().is_none_or(|n| !n.is_finite()) =>
+            {
+                return Err(format!("{here} must be a number"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 struct Checker<'s> {
     root: &'s Value,
 }

@@ -46,6 +46,9 @@ impl Tool for Write {
         }
         Ok(())
     }
+    fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
+        Some(super::FILE_TOOL_TIMEOUT)
+    }
     fn call<'a>(
         &'a self,
         input: Value,

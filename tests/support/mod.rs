@@ -5,6 +5,7 @@
 
 pub mod lab;
 pub mod pages;
+pub mod repl;
 pub mod samples;
 pub mod standin;
 

@@ -193,3 +193,31 @@ fn nothing_usable_is_an_error() {
             .contains("no conversation entries")
     );
 }
+
+/// A REPL block's inner calls are kept in the chain as virtual pairs: a
+/// resume walks through them but does not send them to the model.
+#[test]
+fn virtual_pairs_are_links_of_the_chain_not_messages() {
+    let virtual_line = |uuid: &str, parent: &str, kind: &str, message: Value| {
+        let mut v = json::parse(&line(uuid, Some(parent), kind, message)).unwrap();
+        v.as_object_mut().unwrap().insert("isVirtual", true);
+        v.to_json()
+    };
+    let text = [
+        line("a", None, "user", user("hi")),
+        line("b", Some("a"), "assistant", calls(&["repl1"])),
+        line("c", Some("b"), "user", results(&["repl1"])),
+        virtual_line("v1", "c", "assistant", calls(&["inner1", "inner2"])),
+        virtual_line("v2", "v1", "user", results(&["inner1", "inner2"])),
+        line("d", Some("v2"), "assistant", text_reply("done")),
+    ]
+    .join("\n");
+    let l = load(&text).unwrap();
+    assert_eq!(roles(&l), ["user", "assistant", "user", "assistant"]);
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    assert!(
+        l.synthesized.is_empty(),
+        "no made-up results for inner calls"
+    );
+    assert!(!l.messages.iter().any(|m| m.to_json().contains("inner1")));
+}

@@ -87,6 +87,18 @@ impl Tool for Bash {
         }
         Ok(())
     }
+    fn native_timeout(&self, input: &Value) -> Option<Duration> {
+        if background(input) {
+            return None; // answered at once with a shell id
+        }
+        let ms = input
+            .get("timeout")
+            .and_then(Value::as_i64)
+            .map_or(DEFAULT_TIMEOUT_MS, |t| {
+                t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
+            });
+        Some(Duration::from_millis(ms))
+    }
     fn call<'a>(
         &'a self,
         input: Value,

@@ -62,6 +62,9 @@ impl Tool for Read {
             input.str_field("file_path").unwrap_or(""),
         )]
     }
+    fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
+        Some(crate::tools::FILE_TOOL_TIMEOUT)
+    }
     fn call<'a>(
         &'a self,
         input: Value,

@@ -14,18 +14,23 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
-
-use smol::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use std::time::Duration;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
 use crate::json::{self, Value};
 use crate::obj;
 use crate::policy::Permit;
 
+mod registered;
 mod replay;
+mod sample;
 pub(crate) mod source;
 pub(crate) mod vm;
+mod wire;
+
+pub(crate) use registered::{Registered, RegisteredTools};
+pub(crate) use sample::Sampler;
+use wire::{Answerer, Exchange, Vm, exchange};
 
 /// The argument that makes tern the VM process.
 pub(crate) const VM_ARG: &str = "__tern_repl_vm";
@@ -42,101 +47,9 @@ const MAX_MESSAGE: usize = 64 << 20;
 /// The longest result text, in characters.
 const RESULT_LIMIT: usize = 100_000;
 
-/// A live VM: the process and its pipes.
-pub(crate) struct Vm {
-    child: smol::process::Child,
-    stdin: smol::process::ChildStdin,
-    stdout: BufReader<smol::process::ChildStdout>,
-}
-
-impl Vm {
-    fn start() -> Result<Vm, String> {
-        let exe = crate::sandbox::launcher()
-            .or_else(|| std::env::current_exe().ok())
-            .ok_or("tern cannot find its own binary to start the REPL VM")?;
-        let mut child = smol::process::Command::new(exe)
-            .arg(VM_ARG)
-            .env_clear()
-            .stdin(smol::process::Stdio::piped())
-            .stdout(smol::process::Stdio::piped())
-            .stderr(smol::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot start the REPL VM: {e}"))?;
-        match (child.stdin.take(), child.stdout.take()) {
-            (Some(stdin), Some(stdout)) => Ok(Vm {
-                child,
-                stdin,
-                stdout: BufReader::new(stdout),
-            }),
-            _ => Err("cannot talk to the REPL VM".into()),
-        }
-    }
-
-    /// A new VM, once it says it is ready (bounded: a VM that cannot start
-    /// must not hang the call).
-    async fn ready() -> Result<Vm, String> {
-        let mut vm = Vm::start()?;
-        let first = smol::future::or(async { vm.next().await.ok() }, async {
-            smol::Timer::after(STARTUP).await;
-            None
-        })
-        .await;
-        match first {
-            Some(m) if m.str_field("op") == Some("ready") => Ok(vm),
-            Some(m) => {
-                let why = m
-                    .str_field("error")
-                    .unwrap_or("it said something else")
-                    .to_string();
-                vm.kill();
-                Err(format!("the REPL VM did not start: {why}"))
-            }
-            None => {
-                vm.kill();
-                Err("the REPL VM did not start in time".into())
-            }
-        }
-    }
-
-    async fn send(&mut self, v: &Value) -> Result<(), String> {
-        let mut line = v.to_string();
-        line.push('\n');
-        self.stdin
-            .write_all(line.as_bytes())
-            .await
-            .and(self.stdin.flush().await)
-            .map_err(|e| format!("the REPL VM stopped listening: {e}"))
-    }
-
-    /// The next message, or None when the VM has ended.
-    /// Bounded: the VM runs the model's code, which must not make tern
-    /// itself hold an endless line.
-    async fn next(&mut self) -> Result<Value, String> {
-        use smol::io::AsyncReadExt;
-        let mut line = String::new();
-        let mut bounded = (&mut self.stdout).take(MAX_MESSAGE as u64);
-        match bounded.read_line(&mut line).await {
-            Ok(0) | Err(_) => Err("the VM ended unexpectedly".into()),
-            Ok(_) if !line.ends_with('\n') => Err(format!(
-                "the VM sent a message over {} MiB",
-                MAX_MESSAGE >> 20
-            )),
-            Ok(_) => {
-                json::parse(&line).map_err(|_| "the VM sent something that is not JSON".into())
-            }
-        }
-    }
-
-    fn kill(mut self) {
-        let _ = self.child.kill();
-    }
-}
-
 /// The REPL state of one agent: its VM, why the last one was lost, and
 /// the tools its scripts registered (offered to the model while the
 /// context lives).
-#[derive(Default)]
 pub(crate) struct Slot {
     vm: RefCell<Option<Vm>>,
     lost: RefCell<Option<String>>,
@@ -145,6 +58,25 @@ pub(crate) struct Slot {
     /// transcript), and the logged blocks a resumed session replays.
     log: Option<std::path::PathBuf>,
     pending: RefCell<Vec<replay::Block>>,
+    /// The inner calls made since the transcript last took them, as
+    /// (assistant tool_use, user tool_result) message pairs.
+    made: RefCell<Vec<(Value, Value)>>,
+    /// The VM's memory limit, in MiB.
+    memory_mib: u64,
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot {
+            vm: RefCell::new(None),
+            lost: RefCell::new(None),
+            registered: Rc::default(),
+            log: None,
+            pending: RefCell::new(Vec::new()),
+            made: RefCell::new(Vec::new()),
+            memory_mib: vm::MEMORY_MIB,
+        }
+    }
 }
 
 impl Slot {
@@ -156,6 +88,7 @@ impl Slot {
         list: Rc<RefCell<Vec<Rc<Registered>>>>,
         transcript: Option<&std::path::Path>,
         history: &[Value],
+        memory_mib: u64,
     ) -> Slot {
         let log = transcript.map(replay::log_path);
         let pending = log
@@ -166,66 +99,35 @@ impl Slot {
             registered: list,
             log,
             pending: RefCell::new(pending),
+            memory_mib,
             ..Slot::default()
         }
     }
-}
 
-/// The registered tools, as a catalog the registry offers.
-pub(crate) struct RegisteredTools(pub(crate) Rc<RefCell<Vec<Rc<Registered>>>>);
+    /// A sub-agent's: its own context, under the same limits.
+    pub(crate) fn for_child(&self) -> Slot {
+        Slot {
+            memory_mib: self.memory_mib,
+            ..Slot::default()
+        }
+    }
 
-impl super::ToolSource for RegisteredTools {
-    fn tools(&self) -> Vec<Rc<dyn Tool>> {
-        self.0
-            .borrow()
-            .iter()
-            .map(|t| Rc::clone(t) as Rc<dyn Tool>)
-            .collect()
+    /// The conversation crossed a boundary (compacted, cleared, another
+    /// session loaded): this context ends with it, and the next call
+    /// starts a fresh one that says why.
+    pub(crate) fn boundary(&self, why: &str) {
+        if let Some(vm) = self.vm.borrow_mut().take() {
+            vm.kill();
+            *self.lost.borrow_mut() = Some(why.to_string());
+        }
+        self.pending.borrow_mut().clear();
     }
-}
 
-/// A tool a script registered: the model calls it as
-/// `eval_registered__NAME`; every such call asks (not read-only), and its
-/// handler runs in the VM, its own inner calls checked like any other.
-pub(crate) struct Registered {
-    /// The name in the VM.
-    vm_name: String,
-    /// `eval_registered__NAME`.
-    wire: String,
-    description: String,
-    schema: Value,
-}
-
-impl Tool for Registered {
-    fn name(&self) -> &str {
-        &self.wire
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn input_schema(&self) -> Value {
-        self.schema.clone()
-    }
-    fn kind(&self) -> super::Kind {
-        super::Kind::Other
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        false
-    }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        false
-    }
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        ctx: &'a ToolContext,
-        _permit: &'a Permit,
-    ) -> LocalFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let request =
-                obj! { "op" => "invoke", "name" => self.vm_name.as_str(), "input" => input };
-            in_vm(ctx, request, DEFAULT_BUDGET_MS, None).await
-        })
+    /// The inner calls made since the last take, as virtual message pairs
+    /// for the transcript (the model is not sent them: the REPL's result
+    /// is what it asked for).
+    pub(crate) fn take_made(&self) -> Vec<(Value, Value)> {
+        std::mem::take(&mut *self.made.borrow_mut())
     }
 }
 
@@ -244,7 +146,11 @@ impl Tool for Repl {
          sets the directory for relative paths and sh() for this call; shQuote(s), str(v), \
          console.log, setTimeout, atob/btoa. Top-level variables and functions stay for later \
          calls; `o` is a fresh object each call. The value is the last expression (or `o`); with \
-         top-level await, `return` it or put it in `o`. No import, require, filesystem or \
+         top-level await, `return` it or put it in `o`. haiku(prompt, schema?) asks a small \
+         model one question (with a JSON Schema, its answer is a value matching it). \
+         registerTool(name, description, schema, handler) offers you a tool \
+         eval_registered__NAME from the next turn on, whose handler runs here (every call of it \
+         asks the user); unregisterTool, listTools, getTool. No import, require, filesystem or \
          process access: only the tools. Every inner call is checked as if you made it."
     }
     fn input_schema(&self) -> Value {
@@ -295,156 +201,6 @@ async fn run(input: Value, ctx: &ToolContext, call_id: &str) -> ToolOutput {
     .await
 }
 
-/// How a VM's inner calls are answered: run through the pipeline (and
-/// kept for the log), or, when a context is rebuilt, from the log.
-enum Answerer<'a> {
-    Live {
-        inner: &'a dyn super::InnerCalls,
-        started: Instant,
-        calls: Vec<replay::Call>,
-        inputs: Vec<Value>,
-    },
-    Replay {
-        logged: &'a [replay::Call],
-        names: Vec<String>,
-        refused: usize,
-    },
-}
-
-impl Answerer<'_> {
-    async fn answer(&mut self, name: String, input: Value) -> (String, bool) {
-        match self {
-            Answerer::Live {
-                inner,
-                started,
-                calls,
-                inputs,
-            } => {
-                let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
-                let out = smol::future::or(inner.run_inner(name.clone(), input.clone()), async {
-                    smol::Timer::after(wall_left).await;
-                    ToolOutput::error("the REPL's 600 s wall clock ran out during this call")
-                })
-                .await;
-                calls.push(replay::Call {
-                    name,
-                    content: out.content.clone(),
-                    is_error: out.is_error,
-                });
-                inputs.push(input);
-                (out.content, out.is_error)
-            }
-            Answerer::Replay {
-                logged,
-                names,
-                refused,
-            } => {
-                let at = names.len();
-                names.push(name.clone());
-                match logged.get(at) {
-                    Some(c) if c.name == name => (c.content.clone(), c.is_error),
-                    _ => {
-                        *refused += 1;
-                        (
-                            "this call is not in the REPL's replay log, so it was not run".into(),
-                            true,
-                        )
-                    }
-                }
-            }
-        }
-    }
-
-    fn count(&self) -> usize {
-        match self {
-            Answerer::Live { calls, .. } => calls.len(),
-            Answerer::Replay { names, .. } => names.len(),
-        }
-    }
-}
-
-/// How an exchange with the VM ended.
-enum Exchange {
-    Done(Value),
-    /// The context is gone: why (for the next call), and what to tell now.
-    Lost(String, String),
-}
-
-/// Sends `request` and answers the VM's inner calls until it is done,
-/// within `budget` ms of the VM's own time and the wall clock.
-async fn exchange(
-    vm: &mut Vm,
-    request: &Value,
-    budget: u64,
-    answer: &mut Answerer<'_>,
-) -> Exchange {
-    if let Err(e) = vm.send(request).await {
-        return Exchange::Lost(e.clone(), e);
-    }
-    let started = Instant::now();
-    let mut left = Duration::from_millis(budget);
-    loop {
-        let waited = Instant::now();
-        let wall_left = WALL_CLOCK.saturating_sub(started.elapsed());
-        let limit = left.min(wall_left);
-        let next = smol::future::or(async { Some(vm.next().await) }, async {
-            smol::Timer::after(limit).await;
-            None
-        })
-        .await;
-        left = left.saturating_sub(waited.elapsed());
-        let msg = match next {
-            None => {
-                let why = if wall_left <= limit {
-                    "the 600 s wall clock ran out".to_string()
-                } else {
-                    format!("the script budget of {budget} ms ran out")
-                };
-                let text = format!(
-                    "{why}; the REPL context was stopped and its variables are lost. Split the work, \
-                     or give a larger timeout (at most {MAX_BUDGET_MS} ms)"
-                );
-                return Exchange::Lost(why, text);
-            }
-            Some(Err(why)) => {
-                let text = format!("The REPL failed: {why}; its variables are lost");
-                return Exchange::Lost(why, text);
-            }
-            Some(Ok(m)) => m,
-        };
-        match msg.str_field("op") {
-            Some("call") => {
-                let name = msg.str_field("name").unwrap_or_default().to_string();
-                let input = msg.get("input").cloned().unwrap_or(Value::Null);
-                let (content, is_error) = answer.answer(name, input).await;
-                let reply = obj! { "content" => content, "is_error" => is_error };
-                if let Err(e) = vm.send(&reply).await {
-                    return Exchange::Lost(e.clone(), e);
-                }
-            }
-            Some("done") => return Exchange::Done(msg),
-            Some("poisoned") => {
-                let name = msg.str_field("name").unwrap_or_default();
-                let why = format!("the managed global `{name}` was made non-configurable");
-                let text = format!(
-                    "The REPL context is poisoned: {why}. It was dropped; the next call starts a \
-                     fresh context (variables and functions from earlier calls are gone), so run \
-                     again what you need"
-                );
-                return Exchange::Lost(why, text);
-            }
-            _ => {
-                let why = msg
-                    .str_field("error")
-                    .unwrap_or("it sent nonsense")
-                    .to_string();
-                let text = format!("The REPL VM failed: {why}");
-                return Exchange::Lost(why, text);
-            }
-        }
-    }
-}
-
 /// Runs one request (a block, or a registered tool's handler) in this
 /// agent's VM, answering its inner calls, within the budget. `call_id`:
 /// the outer call's id, for a block the log keeps.
@@ -461,7 +217,7 @@ async fn in_vm(
     let names: Vec<Value> = inner
         .inner_names()
         .into_iter()
-        .filter(|n| !n.starts_with(REGISTERED_PREFIX))
+        .filter(|n| !n.starts_with(registered::PREFIX))
         .map(Value::from)
         .collect();
     let cwd = ctx.cwd.display().to_string();
@@ -481,20 +237,28 @@ async fn in_vm(
     // Should this call never finish (the turn interrupted, the future
     // dropped, which ends the VM), the next one says what was lost.
     *slot.lost.borrow_mut() = Some("the call before did not finish".into());
-    let mut answer = Answerer::Live {
-        inner: &*inner,
-        started: Instant::now(),
-        calls: Vec::new(),
-        inputs: Vec::new(),
+    let mut answer = Answerer::live(&*inner, ctx);
+    let exchanged = exchange(&mut vm, &request, budget, &mut answer).await;
+    let inner_calls = answer.count();
+    let Answerer::Live {
+        calls,
+        inputs,
+        made,
+        media,
+        media_dropped,
+        ..
+    } = answer
+    else {
+        return ToolOutput::error("the REPL lost track of its inner calls");
     };
-    match exchange(&mut vm, &request, budget, &mut answer).await {
+    record_made(slot, made);
+    match exchanged {
         Exchange::Done(msg) => {
             *slot.vm.borrow_mut() = Some(vm);
             *slot.lost.borrow_mut() = None;
-            apply(&slot.registered, &msg);
-            let inner_calls = answer.count();
-            if let (Answerer::Live { calls, inputs, .. }, Some(id), Some(log), Some(code)) =
-                (answer, call_id, &slot.log, request.str_field("code"))
+            notes.extend(registered::apply(&slot.registered, &msg));
+            if let (Some(id), Some(log), Some(code)) =
+                (call_id, &slot.log, request.str_field("code"))
             {
                 let block = replay::Block {
                     code: code.to_string(),
@@ -507,7 +271,15 @@ async fn in_vm(
                     ));
                 }
             }
-            finish(&msg, notes, inner_calls)
+            if media_dropped > 0 {
+                notes.push(format!(
+                    "[{media_dropped} image(s) or PDF(s) from inner calls were left out: a result \
+                     carries at most 8 images and 4 PDFs]"
+                ));
+            }
+            let mut out = finish(&msg, notes, inner_calls);
+            out.images = media;
+            out
         }
         Exchange::Lost(why, text) => {
             vm.kill();
@@ -515,6 +287,36 @@ async fn in_vm(
             ToolOutput::error(text)
         }
     }
+}
+
+/// Keeps the inner calls a request made, as virtual tool_use/tool_result
+/// pairs for the transcript.
+fn record_made(slot: &Slot, made: Vec<wire::Made>) {
+    if made.is_empty() {
+        return;
+    }
+    let uses: Vec<Value> = made
+        .iter()
+        .map(|m| {
+            obj! {
+                "type" => "tool_use", "id" => m.id.as_str(),
+                "name" => m.name.as_str(), "input" => m.input.clone(),
+            }
+        })
+        .collect();
+    let results: Vec<Value> = made
+        .iter()
+        .map(|m| {
+            obj! {
+                "type" => "tool_result", "tool_use_id" => m.id.as_str(),
+                "content" => m.content.as_str(), "is_error" => m.is_error,
+            }
+        })
+        .collect();
+    slot.made.borrow_mut().push((
+        obj! { "role" => "assistant", "content" => Value::Array(uses) },
+        obj! { "role" => "user", "content" => Value::Array(results) },
+    ));
 }
 
 /// A new VM for this agent. A resumed session's first one is rebuilt from
@@ -526,7 +328,7 @@ async fn fresh(
     cwd: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vm, String> {
-    let mut vm = Vm::ready().await?;
+    let mut vm = Vm::ready(slot.memory_mib).await?;
     // Tools registered in a lost context are gone with it.
     let gone: Vec<String> = slot
         .registered
@@ -557,14 +359,10 @@ async fn fresh(
             "tools" => Value::Array(names.to_vec()),
             "cwd" => cwd,
         };
-        let mut answer = Answerer::Replay {
-            logged: &block.calls,
-            names: Vec::new(),
-            refused: 0,
-        };
+        let mut answer = Answerer::replay(&block.calls);
         match exchange(&mut vm, &request, DEFAULT_BUDGET_MS, &mut answer).await {
             Exchange::Done(msg) => {
-                apply(&slot.registered, &msg);
+                notes.extend(registered::apply(&slot.registered, &msg));
                 let threw = msg.get("ok").and_then(Value::as_bool) != Some(true);
                 if let Answerer::Replay { names, refused, .. } = &answer
                     && let replay::Verdict::Drift(what) =
@@ -582,7 +380,7 @@ async fn fresh(
                     k + 1,
                     blocks.len()
                 ));
-                return Vm::ready().await;
+                return Vm::ready(slot.memory_mib).await;
             }
         }
     }
@@ -602,31 +400,6 @@ async fn fresh(
         )
     });
     Ok(vm)
-}
-
-/// The wire names of registered tools start so.
-const REGISTERED_PREFIX: &str = "eval_registered__";
-
-/// A call's `registerTool`/`unregisterTool` changes, in order.
-fn apply(list: &RefCell<Vec<Rc<Registered>>>, done: &Value) {
-    let Some(changes) = done.get("changes").and_then(Value::as_array) else {
-        return;
-    };
-    let mut list = list.borrow_mut();
-    for c in changes {
-        let Some(name) = c.str_field("name") else {
-            continue;
-        };
-        list.retain(|t| t.vm_name != name);
-        if c.str_field("op") == Some("register") {
-            list.push(Rc::new(Registered {
-                vm_name: name.to_string(),
-                wire: format!("{REGISTERED_PREFIX}{name}"),
-                description: c.str_field("description").unwrap_or_default().to_string(),
-                schema: c.get("schema").cloned().unwrap_or(Value::Null),
-            }));
-        }
-    }
 }
 
 /// The outer result: the value, then what the script printed.

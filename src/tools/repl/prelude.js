@@ -1,7 +1,9 @@
 // The REPL's managed globals, installed once when a context starts and
 // refreshed (__refresh) before every call. Host functions: __host(name,
 // json) runs one inner tool call through the permission pipeline and
-// answers {content, is_error}; __sleep(ms) waits (timers).
+// answers {content, is_error}; __sample(json) asks the small model (haiku);
+// __schema_problem(name, json) says why a tool cannot be registered;
+// __sleep(ms) waits (timers).
 (function () {
   "use strict";
   const G = globalThis;
@@ -97,6 +99,17 @@
       path === undefined ? {} : { path: abs(path) }, opts || {}))),
     gl: (pattern, path) => lines(call("Glob", Object.assign(
       { pattern: String(pattern) }, path === undefined ? {} : { path: abs(path) }))),
+    haiku: (prompt, schema) => {
+      const input = { prompt: String(prompt) };
+      if (schema !== undefined && schema !== null) {
+        try { input.schema = JSON.parse(JSON.stringify(schema)); } catch (_) {
+          throw new Error("haiku: the schema must be a JSON-serialisable object");
+        }
+      }
+      const r = JSON.parse(__sample(JSON.stringify(input)));
+      if (r.is_error) throw new Error(`haiku: ${r.content}`);
+      return input.schema === undefined ? r.content : JSON.parse(r.content);
+    },
     put: (path, content) => call("Write", { file_path: abs(path), content: String(content) }),
     chdir: (dir) => { cwd = abs(dir); return cwd; },
     shQuote,
@@ -154,6 +167,8 @@
     if (s.type === undefined) s.type = "object";
     if (s.type !== "object") throw new Error("registerTool: the schema must describe an object");
     if (s.properties === undefined) s.properties = {};
+    const problem = __schema_problem(name, JSON.stringify(s));
+    if (problem !== null) throw new Error(`registerTool: ${problem}`);
     const d = description === undefined ? "" : String(description);
     registered.set(name, { description: d, schema: s, handler });
     changes.push({ op: "register", name, description: d, schema: s });

@@ -18,8 +18,28 @@ use crate::obj;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
-/// Runs the VM on stdin/stdout until the session closes stdin.
-pub(crate) fn serve() -> i32 {
+/// The most memory one REPL context may use unless configured (its data
+/// segment and anonymous mappings, RLIMIT_DATA): a runaway script ends its
+/// own VM, not the machine.
+pub(crate) const MEMORY_MIB: u64 = 2048;
+
+/// Runs the VM on stdin/stdout until the session closes stdin. `args`:
+/// the memory limit in MiB.
+pub(crate) fn serve(args: &[std::ffi::OsString]) -> i32 {
+    let mib = args
+        .first()
+        .and_then(|a| a.to_str()?.parse::<u64>().ok())
+        .unwrap_or(MEMORY_MIB);
+    let bytes = libc::rlim_t::try_from(mib.saturating_mul(1 << 20)).unwrap_or(libc::rlim_t::MAX);
+    let limit = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: bytes,
+    };
+    // SAFETY: setrlimit reads the struct it is given and nothing else.
+    if unsafe { libc::setrlimit(libc::RLIMIT_DATA, &limit) } != 0 {
+        let _ = send(&obj! { "op" => "fatal", "error" => "cannot limit the VM's memory" });
+        return 1;
+    }
     // Best effort: a kernel without landlock still has the engine's seal.
     let _ = crate::sandbox::seal_process();
     let mut ctx = Context::default();
@@ -58,6 +78,18 @@ fn install(ctx: &mut Context) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     ctx.register_global_callable(
+        JsString::from("__sample"),
+        1,
+        NativeFunction::from_fn_ptr(sample),
+    )
+    .map_err(|e| e.to_string())?;
+    ctx.register_global_callable(
+        JsString::from("__schema_problem"),
+        2,
+        NativeFunction::from_fn_ptr(schema_problem),
+    )
+    .map_err(|e| e.to_string())?;
+    ctx.register_global_callable(
         JsString::from("__sleep"),
         1,
         NativeFunction::from_fn_ptr(sleep),
@@ -84,20 +116,44 @@ fn host(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
     let name = text(args.first().unwrap_or(&JsValue::undefined()), ctx)?;
     let input = text(args.get(1).unwrap_or(&JsValue::undefined()), ctx)?;
     let input = json::parse(&input).unwrap_or(Value::Null);
-    let reply = send(&obj! { "op" => "call", "name" => name, "input" => input })
-        .ok()
-        .and_then(|()| {
-            let mut line = String::new();
-            match std::io::stdin().lock().read_line(&mut line) {
-                Ok(n) if n > 0 => Some(line),
-                _ => None,
-            }
-        });
+    Ok(ask(
+        &obj! { "op" => "call", "name" => name, "input" => input },
+    ))
+}
+
+/// `__sample(inputJson)`: a `haiku()` request, answered by the session.
+fn sample(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    let input = text(args.first().unwrap_or(&JsValue::undefined()), ctx)?;
+    let input = json::parse(&input).unwrap_or(Value::Null);
+    Ok(ask(&obj! { "op" => "sample", "input" => input }))
+}
+
+/// Sends one request to the session and answers its reply's JSON text.
+fn ask(request: &Value) -> JsValue {
+    let reply = send(request).ok().and_then(|()| {
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(n) if n > 0 => Some(line),
+            _ => None,
+        }
+    });
     // With the session gone there is nobody to answer: the call fails.
     let reply = reply.unwrap_or_else(|| {
         obj! { "content" => "the session ended", "is_error" => true }.to_string()
     });
-    Ok(JsValue::from(JsString::from(reply.trim_end())))
+    JsValue::from(JsString::from(reply.trim_end()))
+}
+
+/// `__schema_problem(name, schemaJson)`: why `registerTool` must refuse
+/// (the session's own check, so the script hears it at once), or null.
+fn schema_problem(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    let name = text(args.first().unwrap_or(&JsValue::undefined()), ctx)?;
+    let schema = text(args.get(1).unwrap_or(&JsValue::undefined()), ctx)?;
+    let schema = json::parse(&schema).unwrap_or(Value::Null);
+    Ok(match super::registered::problem(&name, &schema) {
+        Some(why) => JsValue::from(JsString::from(why.as_str())),
+        None => JsValue::null(),
+    })
 }
 
 /// `__sleep(ms)`: a timer's wait (the session counts it in the budget).
