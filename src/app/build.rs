@@ -394,7 +394,7 @@ pub(super) async fn build(
             #[cfg(feature = "repl")]
             sampler: rt.repl.then(|| {
                 let (model, window) = super::web::small_model(rt, context_window);
-                Rc::new(crate::tools::repl::Sampler {
+                Rc::new(crate::model::once::SideModel {
                     client: client.clone(),
                     model,
                     window,

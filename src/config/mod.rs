@@ -32,8 +32,9 @@ pub use env::Env;
 use settings::{Behavior, Origin, Source};
 
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
-/// WebFetch's questions about a page, on Anthropic's own API.
-#[cfg(feature = "web")]
+/// Side questions (WebFetch's about a page, the REPL's `haiku()`), on
+/// Anthropic's own API.
+#[cfg(any(feature = "web", feature = "repl"))]
 pub const DEFAULT_SMALL_MODEL: &str = "claude-haiku-4-5";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com";
@@ -132,8 +133,8 @@ pub struct Runtime {
     /// `webSearch` from the settings layers.
     pub(crate) web_search: settings::WebSearchSettings,
     /// ANTHROPIC_SMALL_FAST_MODEL (or ANTHROPIC_DEFAULT_HAIKU_MODEL): the
-    /// model WebFetch asks about a page.
-    #[cfg(feature = "web")]
+    /// model side questions go to.
+    #[cfg(any(feature = "web", feature = "repl"))]
     pub(crate) small_model: Option<String>,
     /// WebFetch's limits: TERN_WEBFETCH_TIMEOUT_MS, TERN_WEBFETCH_MAX_BYTES.
     #[cfg(feature = "web")]
@@ -690,7 +691,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         fallback_after: number("TERN_FALLBACK_AFTER")?.unwrap_or(DEFAULT_FALLBACK_AFTER),
         ignored: args.ignored,
         web_search: layered.web_search.clone(),
-        #[cfg(feature = "web")]
+        #[cfg(any(feature = "web", feature = "repl"))]
         small_model: env("ANTHROPIC_SMALL_FAST_MODEL")
             .or_else(|| env("ANTHROPIC_DEFAULT_HAIKU_MODEL")),
         #[cfg(feature = "web")]

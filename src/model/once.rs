@@ -9,6 +9,14 @@ use super::sse::{Flow, SseParser};
 use super::stream::{Assembler, Block, StreamError, Update, Usage};
 use super::{ApiError, Detail, Provider};
 
+/// A model side questions go to (WebFetch's about a page, the REPL's
+/// `haiku()`): its client, its name, and its context window in tokens.
+pub struct SideModel {
+    pub client: Client,
+    pub model: String,
+    pub window: u64,
+}
+
 /// The model's answer to a side question.
 #[derive(Debug, Clone)]
 pub struct Answer {

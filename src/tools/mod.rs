@@ -75,6 +75,31 @@ impl ToolOutput {
     }
 }
 
+/// One side request (WebFetch's question about a page, the REPL's
+/// `haiku()`): None when the turn is interrupted first. What it used is
+/// the session's spending.
+#[cfg(any(feature = "web", feature = "repl"))]
+pub(crate) async fn ask_side(
+    ctx: &ToolContext,
+    side: &crate::model::once::SideModel,
+    parts: &crate::model::request::RequestParts<'_>,
+) -> Option<Result<crate::model::once::Answer, crate::model::ApiError>> {
+    let abort = ctx.abort.clone();
+    let answer = smol::future::or(
+        async { Some(crate::model::once::complete(&side.client, parts).await) },
+        async move {
+            abort.wait().await;
+            None
+        },
+    )
+    .await;
+    if let Some(Ok(a)) = &answer {
+        let cost = crate::model::price::cost(&side.model, &a.usage);
+        ctx.spend.record(&side.model, &a.usage, cost);
+    }
+    answer
+}
+
 /// The native timeout the file tools are known by (Read, Write, Edit,
 /// Glob, Grep): not a limit they enforce, the base of the REPL's watchdog.
 pub(crate) const FILE_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -179,7 +204,7 @@ pub struct ToolContext {
     pub(crate) repl: repl::Slot,
     /// The small model the REPL's `haiku()` asks.
     #[cfg(feature = "repl")]
-    pub(crate) sampler: Option<Rc<repl::Sampler>>,
+    pub(crate) sampler: Option<Rc<crate::model::once::SideModel>>,
 }
 
 /// What a tool that calls other tools needs from the pipeline (the agent

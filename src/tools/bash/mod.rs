@@ -34,6 +34,17 @@ pub const INLINE_LIMIT: usize = 30_000;
 /// How often a running command's latest line is reported (ToolProgress).
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
+/// How long a foreground command may run: its `timeout`, or 120 s.
+fn foreground_timeout(input: &Value) -> Duration {
+    let ms = input
+        .get("timeout")
+        .and_then(Value::as_i64)
+        .map_or(DEFAULT_TIMEOUT_MS, |t| {
+            t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
+        });
+    Duration::from_millis(ms)
+}
+
 impl Tool for Bash {
     fn name(&self) -> &str {
         "Bash"
@@ -88,16 +99,8 @@ impl Tool for Bash {
         Ok(())
     }
     fn native_timeout(&self, input: &Value) -> Option<Duration> {
-        if background(input) {
-            return None; // answered at once with a shell id
-        }
-        let ms = input
-            .get("timeout")
-            .and_then(Value::as_i64)
-            .map_or(DEFAULT_TIMEOUT_MS, |t| {
-                t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
-            });
-        Some(Duration::from_millis(ms))
+        // A background command is answered at once with a shell id.
+        (!background(input)).then(|| foreground_timeout(input))
     }
     fn call<'a>(
         &'a self,
@@ -121,17 +124,11 @@ impl Tool for Bash {
                     Err(why) => ToolOutput::error(why),
                 };
             }
-            let timeout = input
-                .get("timeout")
-                .and_then(Value::as_i64)
-                .map_or(DEFAULT_TIMEOUT_MS, |t| {
-                    t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
-                });
             let progress = |text: String| ctx.progress(permit.call_id(), text);
             run(
                 &command,
                 &input,
-                Duration::from_millis(timeout),
+                foreground_timeout(&input),
                 ctx,
                 hardened,
                 &progress,

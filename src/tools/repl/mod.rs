@@ -29,7 +29,6 @@ pub(crate) mod vm;
 mod wire;
 
 pub(crate) use registered::{Registered, RegisteredTools};
-pub(crate) use sample::Sampler;
 use wire::{Answerer, Exchange, Vm, exchange};
 
 /// The argument that makes tern the VM process.
@@ -243,7 +242,7 @@ async fn in_vm(
     let Answerer::Live {
         calls,
         inputs,
-        made,
+        ids,
         media,
         media_dropped,
         ..
@@ -251,7 +250,7 @@ async fn in_vm(
     else {
         return ToolOutput::error("the REPL lost track of its inner calls");
     };
-    record_made(slot, made);
+    record_made(slot, &calls, &inputs, &ids);
     match exchanged {
         Exchange::Done(msg) => {
             *slot.vm.borrow_mut() = Some(vm);
@@ -289,33 +288,32 @@ async fn in_vm(
     }
 }
 
-/// Keeps the inner calls a request made, as virtual tool_use/tool_result
-/// pairs for the transcript.
-fn record_made(slot: &Slot, made: Vec<wire::Made>) {
+/// Keeps the tool calls a request made (not its `haiku()` samples) as a
+/// virtual tool_use/tool_result pair for the transcript.
+fn record_made(slot: &Slot, calls: &[replay::Call], inputs: &[Value], ids: &[Option<String>]) {
+    let made: Vec<(&String, &replay::Call, &Value)> = ids
+        .iter()
+        .zip(calls.iter().zip(inputs))
+        .filter_map(|(id, (c, input))| Some((id.as_ref()?, c, input)))
+        .collect();
     if made.is_empty() {
         return;
     }
-    let uses: Vec<Value> = made
-        .iter()
-        .map(|m| {
-            obj! {
-                "type" => "tool_use", "id" => m.id.as_str(),
-                "name" => m.name.as_str(), "input" => m.input.clone(),
-            }
-        })
-        .collect();
-    let results: Vec<Value> = made
-        .iter()
-        .map(|m| {
-            obj! {
-                "type" => "tool_result", "tool_use_id" => m.id.as_str(),
-                "content" => m.content.as_str(), "is_error" => m.is_error,
-            }
-        })
-        .collect();
+    let uses = made.iter().map(|(id, c, input)| {
+        obj! {
+            "type" => "tool_use", "id" => id.as_str(),
+            "name" => c.name.as_str(), "input" => (*input).clone(),
+        }
+    });
+    let results = made.iter().map(|(id, c, _)| {
+        obj! {
+            "type" => "tool_result", "tool_use_id" => id.as_str(),
+            "content" => c.content.as_str(), "is_error" => c.is_error,
+        }
+    });
     slot.made.borrow_mut().push((
-        obj! { "role" => "assistant", "content" => Value::Array(uses) },
-        obj! { "role" => "user", "content" => Value::Array(results) },
+        obj! { "role" => "assistant", "content" => Value::Array(uses.collect()) },
+        obj! { "role" => "user", "content" => Value::Array(results.collect()) },
     ));
 }
 

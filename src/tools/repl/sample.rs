@@ -5,16 +5,7 @@
 //! session's spending like any other request.
 
 use crate::json::{self, Value};
-use crate::model::client::Client;
 use crate::tools::{ToolContext, ToolOutput};
-
-/// The small model `haiku()` asks.
-pub(crate) struct Sampler {
-    pub(crate) client: Client,
-    pub(crate) model: String,
-    /// Its context window in tokens.
-    pub(crate) window: u64,
-}
 
 const SYSTEM: &str = "You answer one request from a script a coding agent runs. Answer \
     the request directly, with no preamble.";
@@ -66,22 +57,11 @@ pub(super) async fn haiku(ctx: &ToolContext, input: &Value) -> ToolOutput {
         tools: &[],
         messages: &messages,
     };
-    let abort = ctx.abort.clone();
-    let answer = smol::future::or(
-        async { Some(crate::model::once::complete(&sampler.client, &parts).await) },
-        async move {
-            abort.wait().await;
-            None
-        },
-    )
-    .await;
-    let answer = match answer {
+    let answer = match crate::tools::ask_side(ctx, sampler, &parts).await {
         None => return ToolOutput::error("interrupted"),
         Some(Err(e)) => return ToolOutput::error(format!("{} failed: {e}", sampler.model)),
         Some(Ok(a)) => a,
     };
-    let cost = crate::model::price::cost(&sampler.model, &answer.usage);
-    ctx.spend.record(&sampler.model, &answer.usage, cost);
     let Some(schema) = schema else {
         return ToolOutput::ok(answer.text);
     };

@@ -133,16 +133,6 @@ impl Vm {
     }
 }
 
-/// One inner call made live: what the transcript records as a virtual
-/// tool_use/tool_result pair.
-pub(super) struct Made {
-    pub(super) id: String,
-    pub(super) name: String,
-    pub(super) input: Value,
-    pub(super) content: String,
-    pub(super) is_error: bool,
-}
-
 /// How a VM's inner calls are answered: run through the pipeline (and
 /// kept for the log and the transcript), or, when a context is rebuilt,
 /// from the log.
@@ -153,7 +143,9 @@ pub(super) enum Answerer<'a> {
         started: Instant,
         calls: Vec<replay::Call>,
         inputs: Vec<Value>,
-        made: Vec<Made>,
+        /// Each call's id (a `haiku()` sample has none): with `calls` and
+        /// `inputs`, the virtual pairs the transcript keeps.
+        ids: Vec<Option<String>>,
         /// Images and PDFs the inner calls gave, and how many did not fit.
         media: Vec<(String, String)>,
         media_dropped: usize,
@@ -173,7 +165,7 @@ impl<'a> Answerer<'a> {
             started: Instant::now(),
             calls: Vec::new(),
             inputs: Vec::new(),
-            made: Vec::new(),
+            ids: Vec::new(),
             media: Vec::new(),
             media_dropped: 0,
         }
@@ -196,7 +188,7 @@ impl<'a> Answerer<'a> {
                 started,
                 calls,
                 inputs,
-                made,
+                ids,
                 media,
                 media_dropped,
             } => {
@@ -230,18 +222,9 @@ impl<'a> Answerer<'a> {
                         *media_dropped += 1;
                     }
                 }
-                let logged = if sample { SAMPLE.to_string() } else { name };
-                if let Some(id) = id {
-                    made.push(Made {
-                        id,
-                        name: logged.clone(),
-                        input: input.clone(),
-                        content: out.content.clone(),
-                        is_error: out.is_error,
-                    });
-                }
+                ids.push(id);
                 calls.push(replay::Call {
-                    name: logged,
+                    name: if sample { SAMPLE.to_string() } else { name },
                     content: out.content.clone(),
                     is_error: out.is_error,
                 });

@@ -30,7 +30,6 @@ use smol::future::FutureExt;
 
 use super::{Kind, LocalFuture, Permit, Tool, ToolContext, ToolOutput};
 use crate::json::Value;
-use crate::model::client::Client;
 use crate::obj;
 use crate::policy::url;
 pub use fetch::Limits;
@@ -47,13 +46,8 @@ pub(crate) const CACHE_TTL: Duration = Duration::from_secs(15 * 60);
 const CACHE_ENTRIES: usize = 32;
 const CACHE_BYTES: usize = 8 * 1024 * 1024;
 
-/// The small model a `prompt` is asked of.
-pub struct Asker {
-    pub client: Client,
-    pub model: String,
-    /// Its context window in tokens.
-    pub window: u64,
-}
+/// The small model a prompt about a page goes to.
+pub(crate) use crate::model::once::SideModel as Asker;
 
 /// WebFetch's session state: the HTTP agents, the cache, the asker.
 pub struct Web {
@@ -370,19 +364,7 @@ async fn ask(
         tools: &[],
         messages: &messages,
     };
-    let abort = ctx.abort.clone();
-    let answer = async { Some(crate::model::once::complete(&asker.client, &parts).await) }
-        .or(async move {
-            abort.wait().await;
-            None
-        })
-        .await;
-    // The side request is the session's spending too.
-    if let Some(Ok(a)) = &answer {
-        let cost = crate::model::price::cost(&asker.model, &a.usage);
-        ctx.spend.record(&asker.model, &a.usage, cost);
-    }
-    match answer {
+    match super::ask_side(ctx, asker, &parts).await {
         None => ToolOutput::error("Interrupted while asking about the page"),
         Some(Ok(a)) if !a.text.trim().is_empty() => {
             let mut out = facts.header();

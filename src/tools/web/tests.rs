@@ -383,7 +383,7 @@ fn without_a_session_web_setup_it_says_so() {
 /// cannot be reached, the page's text comes back with a note.
 #[test]
 fn without_room_or_a_model_the_text_comes_back_with_a_note() {
-    let client = Client::new(&crate::model::client::ClientConfig {
+    let client = crate::model::client::Client::new(&crate::model::client::ClientConfig {
         provider: crate::model::Provider::Anthropic,
         // Nothing listens on port 1: the side request fails at once.
         base_url: "http://127.0.0.1:1".into(),
