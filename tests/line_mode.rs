@@ -429,3 +429,53 @@ fn an_idle_prompt_after_an_answer_is_a_notification() {
         "{text}"
     );
 }
+
+/// `/clear` ends the REPL's context with the conversation: the next block
+/// starts a fresh VM and is told why (the model's new conversation knows
+/// nothing of the old variables).
+#[cfg(feature = "repl")]
+#[test]
+fn clear_ends_the_repl_context() {
+    if runner().is_some() {
+        return skip_emulated("line mode test", "qemu-user lacks the terminal ioctls");
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return skip("line mode test", "needs tmux (ci/setup.sh installs it)");
+    }
+    let dir = scratch("line-clear-repl");
+    let block = |id: &str, c: &str| {
+        standin::tools_reply(&[(id, "REPL", &tern::obj! { "code" => c }.to_json())])
+    };
+    let api = StandIn::start(vec![
+        block("toolu_1", "var keep = 41; keep + 1"),
+        standin::text_reply("First answered."),
+        block("toolu_2", "typeof keep"),
+        standin::text_reply("Second answered."),
+    ]);
+    let tmux = Tmux::start("clear-repl", &dir, &api, "TERN_REPL=1");
+    tmux.keys(&["one", "Enter"]);
+    tmux.wait_for("First answered.", 1);
+    tmux.keys(&["/clear", "Enter"]);
+    tmux.keys(&["two", "Enter"]);
+    tmux.wait_for("Second answered.", 1);
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 4);
+    let result = |i: usize| {
+        let r = tool_results(&reqs[i]);
+        assert_eq!(r.len(), 1, "{}", reqs[i].body);
+        r[0].get("content")
+            .map(|c| match c {
+                tern::json::Value::String(s) => s.clone(),
+                other => other.to_json(),
+            })
+            .unwrap_or_default()
+    };
+    assert!(result(1).contains("result: 42"), "{}", result(1));
+    // The cleared conversation is not sent again.
+    assert!(!reqs[3].body.contains("toolu_1"), "{}", reqs[3].body);
+    let t = result(3);
+    assert!(
+        t.contains("fresh REPL context") && t.contains("/clear") && t.contains("undefined"),
+        "{t}"
+    );
+}

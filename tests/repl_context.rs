@@ -2,7 +2,8 @@
 //! the scripted stand-in: `haiku()` asks the small model once (schema
 //! checked, answered from the log on resume); inner calls are kept in the
 //! transcript as virtual tool_use/tool_result pairs and never sent to the
-//! model; a compaction ends the context (and says so); the VM's
+//! model; a compaction ends the context (and says so); a fork rebuilds
+//! its own from the parent's log; the VM's
 //! memory is bounded; images and PDFs from inner calls reach the model,
 //! at most 8 and 4.
 
@@ -355,4 +356,112 @@ fn images_and_pdfs_from_inner_calls_reach_the_model_at_most_8_and_4() {
         t.contains("3 image(s) or PDF(s)") && t.contains("result: read"),
         "{t}"
     );
+}
+
+/// A fork (`--resume ID --fork-session`) rebuilds the REPL's state from
+/// the parent's log into a VM of its own: the variables are back, no
+/// logged call runs again, and what the fork does stays in its own log
+/// (the parent resumed later is as it was).
+#[test]
+fn a_fork_rebuilds_from_the_parents_log_and_leaves_it_alone() {
+    if emulated("a_fork_rebuilds_from_the_parents_log_and_leaves_it_alone") {
+        return;
+    }
+    let dir = scratch("repl-fork");
+    let parent = "0b7e4a52-9f1c-4d8e-a3b2-5c6d7e8f9012";
+    let marker = dir.join("marker");
+    let lines = || std::fs::read_to_string(&marker).unwrap_or_default();
+    let turn = |args: &[&str], c: &str| {
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[("toolu_x", "REPL", &obj! { "code" => c }.to_json())]),
+            standin::text_reply("done"),
+        ]);
+        let out = run(tern(&api.url, &dir)
+            .env("TERN_REPL", "1")
+            .args(["-p", "go", "--permission-mode", "bypassPermissions"])
+            .args(args));
+        assert_ok(&out);
+        let r = tool_results(&api.requests()[1]);
+        assert!(!is_error(&r[0]), "{}", text(&r[0]));
+        text(&r[0])
+    };
+    // Each run's block has an id of its own: the log is matched by id.
+    let _ = turn(
+        &["--session-id", parent],
+        "var n = 1; sh('echo parent >> marker'); n",
+    );
+    assert_eq!(lines(), "parent\n");
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_f",
+            "REPL",
+            &obj! { "code" => "n += 10; sh('echo fork >> marker'); n" }.to_json(),
+        )]),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+        "-p",
+        "go",
+        "--permission-mode",
+        "bypassPermissions",
+        "--resume",
+        parent,
+        "--fork-session",
+        "--output-format",
+        "json",
+    ]));
+    assert_ok(&out);
+    let fork = json::parse(String::from_utf8_lossy(&out.stdout).trim())
+        .unwrap()
+        .str_field("session_id")
+        .unwrap()
+        .to_string();
+    assert_ne!(fork, parent);
+    let r = tool_results(&api.requests()[1]);
+    let t = text(&r[0]);
+    assert!(t.contains("rebuilt from the 1 earlier block(s)"), "{t}");
+    assert!(t.ends_with("result: 11"), "{t}");
+    // The parent's Bash call was replayed, not run again.
+    assert_eq!(lines(), "parent\nfork\n");
+
+    // The fork resumed: both blocks rebuilt, from its own log.
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_g", "REPL", &obj! { "code" => "n" }.to_json())]),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+        "-p",
+        "go",
+        "--permission-mode",
+        "bypassPermissions",
+        "--resume",
+        &fork,
+    ]));
+    assert_ok(&out);
+    let t = text(&tool_results(&api.requests()[1])[0]);
+    assert!(
+        t.contains("rebuilt from the 2 earlier block(s)") && t.ends_with("result: 11"),
+        "{t}"
+    );
+
+    // The parent, resumed, knows nothing of the fork's block.
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_h", "REPL", &obj! { "code" => "n" }.to_json())]),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+        "-p",
+        "go",
+        "--permission-mode",
+        "bypassPermissions",
+        "--resume",
+        parent,
+    ]));
+    assert_ok(&out);
+    let t = text(&tool_results(&api.requests()[1])[0]);
+    assert!(
+        t.contains("rebuilt from the 1 earlier block(s)") && t.ends_with("result: 1"),
+        "{t}"
+    );
+    assert_eq!(lines(), "parent\nfork\n", "nothing ran twice");
 }

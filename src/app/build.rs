@@ -97,7 +97,11 @@ pub(super) async fn build(
         session_id,
         transcript,
         history,
+        earlier,
     } = open_session(rt)?;
+    // Only the REPL rebuilds state from the earlier session's log.
+    #[cfg(not(feature = "repl"))]
+    let _ = earlier;
     let checkpoints = transcript
         .as_ref()
         .map(|t| checkpoint::Checkpoints::open(t.path()));
@@ -404,6 +408,7 @@ pub(super) async fn build(
             repl: crate::tools::repl::Slot::sharing(
                 repl_tools,
                 transcript.as_ref().map(|t| t.path()),
+                earlier.as_deref(),
                 &history,
                 rt.repl_memory_mib,
             ),
@@ -500,6 +505,8 @@ struct OpenedSession {
     transcript: Option<Transcript>,
     /// The conversation so far (empty for a new session).
     history: Vec<Value>,
+    /// The transcript `history` was read from (resumed or forked).
+    earlier: Option<std::path::PathBuf>,
 }
 
 /// A new session, or a recorded one resumed (same id, same file) or
@@ -527,6 +534,7 @@ fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
             session_id,
             transcript,
             history: Vec::new(),
+            earlier: None,
         });
     };
     let loaded = resume::load_file(&source).map_err(|e| SessionError::Resume {
@@ -571,6 +579,7 @@ fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
             session_id: old_id,
             transcript,
             history: loaded.messages,
+            earlier: Some(source),
         });
     }
     let session_id = choice.id.clone().unwrap_or_else(new_uuid);
@@ -587,6 +596,7 @@ fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
         session_id,
         transcript,
         history: loaded.messages,
+        earlier: Some(source),
     })
 }
 

@@ -81,16 +81,29 @@ impl Default for Slot {
 impl Slot {
     /// A slot whose registered tools `list` also holds (the registry's
     /// source of them).
-    /// With a transcript, blocks are logged beside it, and those of the
-    /// resumed conversation (`history`) are replayed by the first call.
+    /// With a transcript, blocks are logged beside it. The blocks of the
+    /// earlier conversation (`history`, read from `earlier`: the same
+    /// transcript on resume, the parent's on a fork) are replayed by the
+    /// first call. A fork takes its parent's log as its own (a copy:
+    /// the parent's is not written by the fork), never a live VM.
     pub(crate) fn sharing(
         list: Rc<RefCell<Vec<Rc<Registered>>>>,
         transcript: Option<&std::path::Path>,
+        earlier: Option<&std::path::Path>,
         history: &[Value],
         memory_mib: u64,
     ) -> Slot {
         let log = transcript.map(replay::log_path);
-        let pending = log
+        let earlier = earlier.map(replay::log_path);
+        if let (Some(from), Some(to)) = (&earlier, &log)
+            && from != to
+            && !to.exists()
+        {
+            // Without the copy the fork's state would still be rebuilt
+            // now (from the parent's log), but not on its own resume.
+            let _ = std::fs::copy(from, to);
+        }
+        let pending = earlier
             .as_deref()
             .map(|l| replay::load(l, history))
             .unwrap_or_default();
