@@ -21,6 +21,8 @@ mod drive;
 pub mod exit;
 mod lines;
 mod subcommands;
+#[cfg(feature = "tui")]
+mod tui;
 #[cfg(any(feature = "web", feature = "repl"))]
 mod web;
 pub use doctor::doctor;
@@ -78,6 +80,13 @@ async fn session(ex: &'static LocalExecutor<'static>, mut args: Args) -> Result<
     }
     let exit = if rt.stream_input {
         drive::sdk(ex, &rt, &mut parts).await
+    } else if let Some(tui) = parts.take_tui() {
+        #[cfg(feature = "tui")]
+        {
+            tui::run(&rt, &mut parts, tui).await
+        }
+        #[cfg(not(feature = "tui"))]
+        match tui {}
     } else if let Some(input) = parts.line_input.take() {
         drive::lines(&rt, &mut parts, input).await
     } else {

@@ -26,6 +26,8 @@ pub struct Args {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub verbose: bool,
+    /// `--no-tui`: line mode even on a terminal that could draw.
+    pub no_tui: bool,
     pub no_session_persistence: bool,
     /// `--settings`: a file or inline JSON.
     pub settings: Option<String>,
@@ -203,6 +205,7 @@ Options:
       --append-system-prompt <TEXT>
                                   Add to the system prompt
       --verbose                   Report retries and tool activity on stderr
+      --no-tui                    Line mode on a terminal (no inline interface)
       --no-session-persistence    Keep no transcript of this session
   -c, --continue                  Go on with the latest session in this directory
   -r, --resume <ID>               Go on with session ID (see 'tern sessions')
@@ -254,6 +257,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Short('v') | Long("version") => return Ok(Command::Version),
             Short('p') | Long("print") => a.print = true,
             Long("verbose") => a.verbose = true,
+            Long("no-tui") => a.no_tui = true,
             Long("no-session-persistence") => a.no_session_persistence = true,
             Long("settings") => a.settings = Some(text(&mut parser, "--settings")?),
             Long("setting-sources") => {

@@ -32,3 +32,7 @@ pub use crate::model::stream::{Assembler, StreamError, ToolUse};
 pub use crate::media::decode as base64_decode;
 /// The folder name a project's transcripts live under.
 pub use crate::session::transcript::project_dir_name;
+
+/// The terminal interface drawing into a sink, for its benchmark.
+#[cfg(feature = "tui")]
+pub use crate::frontend::tui::Rig as TuiRig;

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::standin::{self, StandIn};
+use support::tmux::Tmux;
 use support::*;
 use tern::json::{self, Value};
 use tern::obj;
@@ -29,70 +30,13 @@ fn two_edits() -> Vec<standin::Reply> {
     ]
 }
 
-struct Tmux {
-    session: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(args).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-S", "-200", "-t", &self.session])
-    }
-    fn wait_for(&self, needle: &str, count: usize) -> String {
-        let began = Instant::now();
-        loop {
-            let s = self.screen();
-            if s.matches(needle).count() >= count {
-                return s;
-            }
-            assert!(
-                // A hang guard, not a timing goal: a loaded box is slow.
-                began.elapsed() < Duration::from_secs(60),
-                "never saw {needle:?} x{count}; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .output();
-    }
-}
-
 /// A line-mode session where every permission question gets `answer`;
 /// returns how many questions were asked and the file's final text.
 fn line_session(name: &str, answer: &str) -> (usize, String) {
     let dir = scratch(name);
     std::fs::write(dir.join("notes.txt"), "one\n").unwrap();
     let api = StandIn::start(two_edits());
-    let tmux = Tmux {
-        session: format!("tern-{name}-{}", std::process::id()),
-    };
-    let script = format!(
-        "cd {} && env -i PATH=\"$PATH\" TERM=xterm HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {}; echo EXIT=$?; sleep 30",
-        dir.display(),
-        home_of(&dir).display(),
-        api.url,
-        tern_shell_words()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        &tmux.session,
-        "-x",
-        "200",
-        "-y",
-        "50",
-        &script,
-    ]);
+    let tmux = Tmux::start(name, &dir, &api, "", "--no-tui", (200, 50));
     tmux.wait_for("/help for commands", 1);
     tmux.run(&["send-keys", "-t", &tmux.session, "edit the notes", "Enter"]);
     let mut asked = 0;

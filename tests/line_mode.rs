@@ -9,109 +9,16 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::standin::{self, Reply, StandIn, Step};
+use support::standin::{self, StandIn, slow_text};
+use support::tmux::Tmux;
 use support::*;
 
-struct Tmux {
-    session: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(args).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", &self.session];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-S", "-200", "-t", &self.session])
-    }
-    /// The screen with its escape sequences (colours) kept.
-    fn screen_escaped(&self) -> String {
-        self.run(&[
-            "capture-pane",
-            "-p",
-            "-e",
-            "-S",
-            "-200",
-            "-t",
-            &self.session,
-        ])
-    }
-    /// Starts tern in `dir` in a fresh 150x50 terminal.
-    fn start(name: &str, dir: &std::path::Path, api: &StandIn, env: &str) -> Tmux {
-        let tmux = Tmux {
-            session: format!("tern-{name}-{}", std::process::id()),
-        };
-        let script = format!(
-            "cd {} && env -i PATH=\"$PATH\" TERM=xterm {env} HOME={} ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=k {}; echo EXIT=$?; sleep 30",
-            dir.display(),
-            home_of(dir).display(),
-            api.url,
-            tern_shell_words()
-        );
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            &tmux.session,
-            "-x",
-            "150",
-            "-y",
-            "50",
-            &script,
-        ]);
-        tmux.wait_for("/help for commands", 1);
-        tmux
-    }
-    fn wait_for(&self, needle: &str, count: usize) -> String {
-        let began = Instant::now();
-        loop {
-            let s = self.screen();
-            if s.matches(needle).count() >= count {
-                return s;
-            }
-            assert!(
-                began.elapsed() < Duration::from_secs(20),
-                "never saw {needle:?} x{count}; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .output();
-    }
-}
-
-fn slow_text(first: &str, pause: Duration, rest: &str) -> Reply {
-    let delta = |t: &str| {
-        standin::ev(
-            "content_block_delta",
-            format!(
-                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}}}}"#
-            ),
-        )
-    };
-    let mut steps = vec![standin::message_start("msg_slow")];
-    steps.push(standin::ev(
-        "content_block_start",
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#
-            .into(),
-    ));
-    steps.push(delta(first));
-    steps.push(Step::Sleep(pause));
-    steps.push(delta(rest));
-    steps.push(standin::block_stop(0));
-    steps.extend(standin::message_end("end_turn", 20));
-    Reply::Stream(steps)
+/// tern in line mode (`--no-tui`) in a fresh 150x50 terminal, at its
+/// first prompt.
+fn start(name: &str, dir: &std::path::Path, api: &StandIn, env: &str) -> Tmux {
+    let tmux = Tmux::start(name, dir, api, env, "--no-tui", (150, 50));
+    tmux.wait_for("/help for commands", 1);
+    tmux
 }
 
 #[test]
@@ -136,7 +43,7 @@ fn a_session_with_approval_queue_interrupt_history_and_commands() {
         slow_text("Once upon ", Duration::from_secs(30), "never reached"),
         standin::text_reply("HELLO"),
     ]);
-    let tmux = Tmux::start("line", &dir, &api, "");
+    let tmux = start("line", &dir, &api, "");
 
     // A prompt, and an approval for its Bash call.
     tmux.keys(&["first task", "Enter"]);
@@ -223,7 +130,7 @@ fn tool_lines_an_edit_diff_a_whole_command_and_refusals() {
         )]),
         standin::text_reply("All finished."),
     ]);
-    let tmux = Tmux::start("tools", &dir, &api, "NO_COLOR=1");
+    let tmux = start("tools", &dir, &api, "NO_COLOR=1");
     tmux.keys(&["spell it the British way", "Enter"]);
 
     // The refused edit: a start line, then a ✗ line saying why.
@@ -284,7 +191,7 @@ fn bashes_lists_background_shells_and_they_end_with_the_session() {
         )]),
         standin::text_reply("Started it."),
     ]);
-    let tmux = Tmux::start("bashes", &dir, &api, "");
+    let tmux = start("bashes", &dir, &api, "");
     tmux.keys(&["start the server", "Enter"]);
     tmux.wait_for("[y/s/a/N]", 1);
     tmux.keys(&["y", "Enter"]);
@@ -347,7 +254,7 @@ fn plan_mode_questions_and_leaving_it() {
         )]),
         standin::text_reply("Done."),
     ]);
-    let tmux = Tmux::start("plan", &dir, &api, "");
+    let tmux = start("plan", &dir, &api, "");
     tmux.keys(&["/plan", "Enter"]);
     tmux.wait_for("(plan mode", 1);
     tmux.keys(&["do the database work", "Enter"]);
@@ -396,7 +303,7 @@ fn an_idle_prompt_after_an_answer_is_a_notification() {
     )
     .unwrap();
     let api = StandIn::start(vec![standin::text_reply("Answered.")]);
-    let tmux = Tmux::start("idle", &dir, &api, "TERN_IDLE_NOTIFY_MS=400");
+    let tmux = start("idle", &dir, &api, "TERN_IDLE_NOTIFY_MS=400");
     let idle = dir.join("idle.jsonl");
     // Waiting for the first prompt is not idling after an answer.
     std::thread::sleep(Duration::from_millis(1200));
@@ -452,7 +359,7 @@ fn clear_ends_the_repl_context() {
         block("toolu_2", "typeof keep"),
         standin::text_reply("Second answered."),
     ]);
-    let tmux = Tmux::start("clear-repl", &dir, &api, "TERN_REPL=1");
+    let tmux = start("clear-repl", &dir, &api, "TERN_REPL=1");
     tmux.keys(&["one", "Enter"]);
     tmux.wait_for("First answered.", 1);
     tmux.keys(&["/clear", "Enter"]);

@@ -49,6 +49,9 @@ pub(super) struct Parts {
     pub scratch: Scratch,
     /// Line mode's reader of standard input.
     pub line_input: Option<Rc<line::Input>>,
+    /// The terminal interface, when this session has one.
+    #[cfg(feature = "tui")]
+    pub tui: Option<Rc<crate::frontend::tui::Tui>>,
     pub system: SystemPrompt,
 }
 
@@ -240,14 +243,42 @@ pub(super) async fn build(
     } else {
         rt.max_tokens
     };
-    // Line mode: one reader for all of standard input.
+    // The terminal interface, else line mode with one reader for all of
+    // standard input.
+    #[cfg(feature = "tui")]
+    let tui = if interactive && crate::frontend::tui::wanted(rt.no_tui) {
+        match start_tui(rt, context_window) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!(
+                    "tern: warning: cannot set up the terminal interface ({e}); using line mode"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    #[cfg(feature = "tui")]
+    let interactive = interactive && tui.is_none();
     let line_input = interactive.then(line::Input::start);
+    #[cfg(feature = "tui")]
+    let tui_approver = tui.as_ref().map(|t| {
+        Rc::new(crate::frontend::tui::TuiApprover::new(
+            Rc::clone(t),
+            abort.clone(),
+        )) as Rc<dyn Approver>
+    });
+    #[cfg(not(feature = "tui"))]
+    let tui_approver: Option<Rc<dyn Approver>> = None;
     let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
         Some(Rc::new(sdk::SdkApprover {
             control: Rc::clone(&control),
             abort: abort.clone(),
             cwd: rt.cwd.clone(),
         }))
+    } else if let Some(a) = tui_approver {
+        Some(a)
     } else if let Some(input) = &line_input {
         Some(Rc::new(line::LineApprover::new(
             Rc::clone(input),
@@ -459,11 +490,53 @@ pub(super) async fn build(
         mcp_hub,
         scratch,
         line_input,
+        #[cfg(feature = "tui")]
+        tui,
         system: system_prompt,
     })
 }
 
+/// Without the feature there is never an interface.
+#[cfg(not(feature = "tui"))]
+pub(super) enum NoTui {}
+
+/// Takes the terminal for the interface, its status line filled in.
+#[cfg(feature = "tui")]
+fn start_tui(rt: &Runtime, context_window: u64) -> std::io::Result<Rc<crate::frontend::tui::Tui>> {
+    use crate::frontend::commands;
+    let mut names: Vec<(String, String)> = commands::BUILT_IN
+        .iter()
+        .map(|(usage, about)| {
+            let name = usage.split_whitespace().next().unwrap_or(usage);
+            (name.to_string(), about.to_string())
+        })
+        .collect();
+    for c in commands::load(&commands::dirs(&rt.cwd, rt.home.as_deref())) {
+        names.push((format!("/{}", c.name), c.description.clone()));
+    }
+    let status = crate::frontend::tui::Status {
+        model: rt.model.clone(),
+        mode: rt.mode.as_str().to_string(),
+        context: Some((0, context_window)),
+        cost: 0.0,
+        sandbox: rt.sandbox.is_some(),
+        shells: 0,
+    };
+    crate::frontend::tui::Tui::start(rt.cwd.clone(), names, status)
+}
+
 impl Parts {
+    /// The terminal interface, taken to drive the session.
+    #[cfg(feature = "tui")]
+    pub fn take_tui(&mut self) -> Option<Rc<crate::frontend::tui::Tui>> {
+        self.tui.take()
+    }
+
+    #[cfg(not(feature = "tui"))]
+    pub fn take_tui(&mut self) -> Option<NoTui> {
+        None
+    }
+
     /// After the last turn: background shells stopped, SessionEnd hooks,
     /// the MCP servers stopped, what is left to say, the scratch folder
     /// removed if empty.

@@ -84,7 +84,12 @@ impl Lines<'_> {
                         Some(Command::Compact(args)) => text(&format!("/compact {args}")),
                         Some(Command::Exit) => break,
                         Some(other) => {
-                            self.command(other, agent, &usage, cost);
+                            let place = Place {
+                                custom: &self.custom,
+                                cwd: &self.cwd,
+                                transcripts: &self.transcripts,
+                            };
+                            eprint!("{}", command(other, agent, &place, &usage, cost));
                             continue;
                         }
                     }
@@ -125,103 +130,133 @@ impl Lines<'_> {
         }
         Exit::Success
     }
+}
 
-    fn command(&mut self, command: Command, agent: &mut Agent<'_>, usage: &Usage, cost: f64) {
-        match command {
-            Command::Help => eprint!("{}", commands::help(&self.custom)),
-            Command::Clear => {
-                agent.replace_messages(Vec::new());
-                eprintln!("(conversation cleared)");
-            }
-            Command::Model(None) => eprintln!("model: {}", agent.settings().model),
-            Command::Model(Some(m)) => {
-                eprintln!("model: {} → {m}", agent.settings().model);
-                agent.set_model(m);
-            }
-            Command::Cost => eprintln!(
-                "{} input tokens ({} cached), {} output; about ${cost:.4}",
-                usage.input_tokens
-                    + usage.cache_read_input_tokens
-                    + usage.cache_creation_input_tokens,
-                usage.cache_read_input_tokens,
-                usage.output_tokens
-            ),
-            Command::Permissions => {
-                let policy = agent.pipeline().policy();
-                eprintln!("permission mode: {}", policy.mode());
-                if policy.rules.is_empty() {
-                    eprintln!("  (no rules)");
-                }
-                for r in &policy.rules {
-                    eprintln!(
-                        "  {:<6} {}",
-                        format!("{:?}", r.behavior).to_lowercase(),
-                        r.text()
-                    );
-                }
-            }
-            Command::Resume(None) => {
-                eprint!(
-                    "{}",
-                    store::render(&store::list(&self.transcripts, &self.cwd))
-                );
-            }
-            Command::Resume(Some(id)) => {
-                match store::find(&self.transcripts, &self.cwd, &id)
-                    .and_then(|p| resume::load_file(&p))
-                {
-                    Ok(loaded) => {
-                        for w in &loaded.warnings {
-                            eprintln!("tern: resume: {w}");
-                        }
-                        eprintln!("(loaded {} messages from {id})", loaded.messages.len());
-                        agent.replace_messages(loaded.messages);
-                    }
-                    Err(e) => eprintln!("tern: {e}"),
-                }
-            }
-            Command::Agents => match agent.pipeline().subagents() {
-                Some(host) => {
-                    for d in host.defs.borrow().iter() {
-                        eprintln!("  {:<20} {} ({})", d.name, d.description, d.source);
-                    }
-                }
-                None => eprintln!("(no sub-agents in this session)"),
-            },
-            Command::Mode(None) => {
-                eprintln!("permission mode: {}", agent.pipeline().policy().mode());
-            }
-            Command::Mode(Some(name)) => match crate::policy::Mode::parse(&name) {
-                // bypassPermissions is for the command line, where it is
-                // chosen before anything runs, not mid-session.
-                Some(crate::policy::Mode::BypassPermissions) | None => {
-                    eprintln!("unknown mode {name}; choose default, acceptEdits, plan or dontAsk")
-                }
-                Some(mode) => {
-                    agent.pipeline().policy().set_mode(mode);
-                    eprintln!("(permission mode: {mode})");
-                }
-            },
-            Command::Plan => {
-                agent
-                    .pipeline()
-                    .policy()
-                    .set_mode(crate::policy::Mode::Plan);
-                eprintln!(
-                    "(plan mode: tern reads and plans; nothing is changed until you approve the plan)"
-                );
-            }
-            Command::Bashes => {
-                let shells = agent.pipeline().ctx().shells.listing();
-                if shells.is_empty() {
-                    eprintln!("(no background shells)");
-                }
-                for line in shells {
-                    eprintln!("  {line}");
-                }
-            }
-            Command::Unknown(name) => eprintln!("unknown command /{name}; /help lists them"),
-            Command::Compact(_) | Command::Prompt(_) | Command::Exit => {}
-        }
+/// Where slash commands look: custom commands, and the sessions `/resume`
+/// can load.
+pub(super) struct Place<'a> {
+    pub custom: &'a [Custom],
+    pub cwd: &'a std::path::Path,
+    pub transcripts: &'a Places,
+}
+
+/// Runs a slash command other than a prompt, `/compact` or `/exit`; what
+/// it has to say, for the frontend to show.
+pub(super) fn command(
+    command: Command,
+    agent: &mut Agent<'_>,
+    place: &Place<'_>,
+    usage: &Usage,
+    cost: f64,
+) -> String {
+    use std::fmt::Write;
+    // Writing to a String cannot fail.
+    macro_rules! say {
+        ($o:expr, $($t:tt)*) => {{ let _ = writeln!($o, $($t)*); }};
     }
+    macro_rules! put {
+        ($o:expr, $($t:tt)*) => {{ let _ = write!($o, $($t)*); }};
+    }
+    let mut out = String::new();
+    match command {
+        Command::Help => put!(out, "{}", commands::help(place.custom)),
+        Command::Clear => {
+            agent.replace_messages(Vec::new());
+            say!(out, "(conversation cleared)");
+        }
+        Command::Model(None) => say!(out, "model: {}", agent.settings().model),
+        Command::Model(Some(m)) => {
+            say!(out, "model: {} → {m}", agent.settings().model);
+            agent.set_model(m);
+        }
+        Command::Cost => say!(
+            out,
+            "{} input tokens ({} cached), {} output; about ${cost:.4}",
+            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens
+        ),
+        Command::Permissions => {
+            let policy = agent.pipeline().policy();
+            say!(out, "permission mode: {}", policy.mode());
+            if policy.rules.is_empty() {
+                say!(out, "  (no rules)");
+            }
+            for r in &policy.rules {
+                say!(
+                    out,
+                    "  {:<6} {}",
+                    format!("{:?}", r.behavior).to_lowercase(),
+                    r.text()
+                );
+            }
+        }
+        Command::Resume(None) => {
+            put!(
+                out,
+                "{}",
+                store::render(&store::list(place.transcripts, place.cwd))
+            );
+        }
+        Command::Resume(Some(id)) => {
+            match store::find(place.transcripts, place.cwd, &id).and_then(|p| resume::load_file(&p))
+            {
+                Ok(loaded) => {
+                    for w in &loaded.warnings {
+                        say!(out, "tern: resume: {w}");
+                    }
+                    say!(out, "(loaded {} messages from {id})", loaded.messages.len());
+                    agent.replace_messages(loaded.messages);
+                }
+                Err(e) => say!(out, "tern: {e}"),
+            }
+        }
+        Command::Agents => match agent.pipeline().subagents() {
+            Some(host) => {
+                for d in host.defs.borrow().iter() {
+                    say!(out, "  {:<20} {} ({})", d.name, d.description, d.source);
+                }
+            }
+            None => say!(out, "(no sub-agents in this session)"),
+        },
+        Command::Mode(None) => {
+            say!(out, "permission mode: {}", agent.pipeline().policy().mode());
+        }
+        Command::Mode(Some(name)) => match crate::policy::Mode::parse(&name) {
+            // bypassPermissions is for the command line, where it is
+            // chosen before anything runs, not mid-session.
+            Some(crate::policy::Mode::BypassPermissions) | None => {
+                say!(
+                    out,
+                    "unknown mode {name}; choose default, acceptEdits, plan or dontAsk"
+                )
+            }
+            Some(mode) => {
+                agent.pipeline().policy().set_mode(mode);
+                say!(out, "(permission mode: {mode})");
+            }
+        },
+        Command::Plan => {
+            agent
+                .pipeline()
+                .policy()
+                .set_mode(crate::policy::Mode::Plan);
+            say!(
+                out,
+                "(plan mode: tern reads and plans; nothing is changed until you approve the plan)"
+            );
+        }
+        Command::Bashes => {
+            let shells = agent.pipeline().ctx().shells.listing();
+            if shells.is_empty() {
+                say!(out, "(no background shells)");
+            }
+            for line in shells {
+                say!(out, "  {line}");
+            }
+        }
+        Command::Unknown(name) => say!(out, "unknown command /{name}; /help lists them"),
+        Command::Compact(_) | Command::Prompt(_) | Command::Exit => {}
+    }
+    out
 }

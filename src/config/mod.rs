@@ -47,6 +47,9 @@ pub struct Runtime {
     pub(crate) print: bool,
     pub(crate) format: OutputFormat,
     pub(crate) verbose: bool,
+    /// `--no-tui`.
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
+    pub(crate) no_tui: bool,
     pub(crate) persist_session: bool,
     pub(crate) client: ClientConfig,
     /// Where the credentials came from, for `system/init`.
@@ -626,6 +629,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         print: args.print,
         format: args.output_format.unwrap_or(OutputFormat::Text),
         verbose: args.verbose,
+        no_tui: args.no_tui,
         persist_session: !args.no_session_persistence,
         client: ClientConfig {
             provider,

@@ -23,8 +23,24 @@ use crate::tools::LocalFuture;
 /// The terminal settings found at start, put back on every way out.
 static SAVED: Mutex<Option<libc::termios>> = Mutex::new(None);
 
+/// Whether the TUI has drawn on the terminal (bracketed paste on).
+static DRAWING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The TUI took (true) or gave back (false) the terminal's modes beyond
+/// termios, which [`restore_terminal`] then also undoes.
+#[cfg_attr(not(feature = "tui"), allow(dead_code))]
+pub(crate) fn drawing(on: bool) {
+    DRAWING.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Restores the terminal as tern found it (safe to call any time).
 pub fn restore_terminal() {
+    if DRAWING.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        let mut out = std::io::stdout();
+        let _ = out
+            .write_all(b"\x1b[?2026l\x1b[?2004l\x1b[0m\x1b[?25h")
+            .and_then(|()| out.flush());
+    }
     if let Ok(saved) = SAVED.lock()
         && let Some(t) = saved.as_ref()
     {
@@ -33,7 +49,7 @@ pub fn restore_terminal() {
     }
 }
 
-fn save_terminal() -> bool {
+pub(crate) fn save_terminal() -> bool {
     // SAFETY: tcgetattr fills the zeroed struct for fd 0 or fails.
     let mut t: libc::termios = unsafe { std::mem::zeroed() };
     if unsafe { libc::tcgetattr(0, &mut t) } != 0 {

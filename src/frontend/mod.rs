@@ -11,6 +11,8 @@ pub mod commands;
 pub mod line;
 mod preview;
 pub mod sdk;
+#[cfg(feature = "tui")]
+pub mod tui;
 
 use std::io::Write;
 

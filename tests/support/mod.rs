@@ -8,6 +8,7 @@ pub mod pages;
 pub mod repl;
 pub mod samples;
 pub mod standin;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

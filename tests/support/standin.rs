@@ -791,3 +791,27 @@ pub fn message_end_with_searches(stop_reason: &str, searches: u32) -> Vec<Step> 
         ev("message_stop", r#"{"type":"message_stop"}"#.to_string()),
     ]
 }
+
+/// A text answer that streams `first`, waits `pause`, then streams `rest`.
+pub fn slow_text(first: &str, pause: Duration, rest: &str) -> Reply {
+    let delta = |t: &str| {
+        ev(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{t}"}}}}"#
+            ),
+        )
+    };
+    let mut steps = vec![message_start("msg_slow")];
+    steps.push(ev(
+        "content_block_start",
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#
+            .into(),
+    ));
+    steps.push(delta(first));
+    steps.push(Step::Sleep(pause));
+    steps.push(delta(rest));
+    steps.push(block_stop(0));
+    steps.extend(message_end("end_turn", 20));
+    Reply::Stream(steps)
+}

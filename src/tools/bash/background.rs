@@ -127,7 +127,8 @@ impl Shells {
         })
     }
 
-    fn running(&self) -> usize {
+    /// How many are still running.
+    pub fn running(&self) -> usize {
         self.list
             .borrow()
             .iter()

@@ -1,0 +1,191 @@
+//! Permission questions as dialogs: what is asked about goes to the
+//! scrollback whole (the diff, every line of the command), the options
+//! below it, and the answer is the option highlighted when Enter came.
+
+use std::rc::Rc;
+
+use super::Tui;
+use super::dialog::{Dialog, Picked};
+use crate::abort::{Abort, Reason};
+use crate::agent::pipeline::{Approval, Approver, Update};
+use crate::frontend::approve::parse_choice;
+use crate::frontend::preview::{preview, visible};
+use crate::json::Value;
+use crate::policy::Mode;
+use crate::tools::LocalFuture;
+
+pub struct TuiApprover {
+    tui: Rc<Tui>,
+    /// "No" without a word stops the turn, so the person can say what to
+    /// do instead.
+    abort: Abort,
+    lock: smol::lock::Mutex<()>,
+}
+
+impl TuiApprover {
+    pub fn new(tui: Rc<Tui>, abort: Abort) -> TuiApprover {
+        TuiApprover {
+            tui,
+            abort,
+            lock: smol::lock::Mutex::new(()),
+        }
+    }
+
+    fn no(&self, comment: Option<String>) -> Approval {
+        if comment.is_none() {
+            self.abort.trigger(Reason::Requested);
+        }
+        Approval::Deny(comment)
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        input: &Value,
+        question: &str,
+        suggestion: Option<&str>,
+    ) -> Approval {
+        let color = self.tui.color;
+        let mut shown = vec![self.tui.paint("1", &format!("{}.", visible(question)))];
+        shown.extend(
+            preview(tool, input, &self.tui.cwd)
+                .iter()
+                .map(|l| l.render(color)),
+        );
+        let edits = matches!(tool, "Edit" | "Write" | "NotebookEdit");
+        let mut options = vec!["Yes".to_string()];
+        let second = if edits {
+            options.push("Yes, and don't ask again this session (accept edits)".into());
+            Some(Approval::WithUpdates(
+                None,
+                vec![Update::Mode(Mode::AcceptEdits)],
+            ))
+        } else if let Some(rule) = suggestion {
+            options.push(format!(
+                "Yes, and don't ask again this session for {}",
+                visible(rule)
+            ));
+            Some(Approval::ForSession)
+        } else {
+            None
+        };
+        options.push("No, and tell tern what to do differently".into());
+        let no_at = options.len() - 1;
+        let dialog = Dialog::new(format!("Allow {}?", visible(tool)), options, Some(no_at));
+        match self.tui.ask(shown, dialog).await {
+            Picked::Option { index: 0, .. } => Approval::Once,
+            Picked::Option { index, comment } if index == no_at => self.no(comment),
+            Picked::Option { .. } => {
+                if edits {
+                    self.tui
+                        .set_status(|s| s.mode = Mode::AcceptEdits.as_str().to_string());
+                }
+                second.unwrap_or(Approval::Deny(None))
+            }
+            Picked::Dismissed => self.no(None),
+        }
+    }
+
+    /// AskUserQuestion: one dialog per question; the last option takes
+    /// the person's own answer (or, for several choices, their numbers).
+    async fn questions(&self, input: &Value) -> Approval {
+        let Ok(questions) = crate::tools::questions(input) else {
+            return Approval::Deny(None);
+        };
+        let mut answers = crate::json::Map::new();
+        for q in &questions {
+            let mut options: Vec<String> = q
+                .options
+                .iter()
+                .map(|(label, about)| {
+                    if about.is_empty() {
+                        visible(label)
+                    } else {
+                        format!("{} — {}", visible(label), visible(about))
+                    }
+                })
+                .collect();
+            options.push(if q.multi {
+                "Type the numbers (1,3) or your own answer".into()
+            } else {
+                "Type your own answer".into()
+            });
+            let own = options.len() - 1;
+            let title = if q.header.is_empty() {
+                visible(q.question)
+            } else {
+                format!("[{}] {}", visible(q.header), visible(q.question))
+            };
+            let answer = match self
+                .tui
+                .ask(Vec::new(), Dialog::new(title, options, Some(own)))
+                .await
+            {
+                Picked::Option {
+                    index,
+                    comment: Some(typed),
+                } if index == own => match parse_choice(&typed, &q.options, q.multi) {
+                    Ok(Some(a)) => a,
+                    _ => typed,
+                },
+                Picked::Option { index, .. } if index < q.options.len() => {
+                    q.options[index].0.to_string()
+                }
+                _ => return Approval::Deny(Some("The user chose not to answer.".into())),
+            };
+            answers.insert(q.question, Value::from(answer));
+        }
+        let mut changed = input.clone();
+        if let Value::Object(m) = &mut changed {
+            m.insert("answers", Value::Object(answers));
+        }
+        Approval::OnceWith(changed)
+    }
+
+    /// ExitPlanMode: the plan to the scrollback, then whether to start.
+    async fn plan(&self, input: &Value) -> Approval {
+        let mut shown = vec![self.tui.paint("1", "The plan:")];
+        shown.extend(
+            input
+                .str_field("plan")
+                .unwrap_or("")
+                .lines()
+                .map(|l| format!("  {}", visible(l))),
+        );
+        let options = vec![
+            "Yes, and accept edits without asking".to_string(),
+            "Yes, and ask before each edit".to_string(),
+            "No, keep planning (say what to change)".to_string(),
+        ];
+        let dialog = Dialog::new("Leave plan mode and start?".into(), options, Some(2));
+        let (mode, answer) = match self.tui.ask(shown, dialog).await {
+            Picked::Option { index: 0, .. } => (Mode::AcceptEdits, None),
+            Picked::Option { index: 1, .. } => (Mode::Default, None),
+            Picked::Option { comment, .. } => return Approval::Deny(comment),
+            Picked::Dismissed => return Approval::Deny(None),
+        };
+        self.tui.set_status(|s| s.mode = mode.as_str().to_string());
+        Approval::WithUpdates(answer, vec![Update::Mode(mode)])
+    }
+}
+
+impl Approver for TuiApprover {
+    fn approve<'a>(
+        &'a self,
+        tool: &'a str,
+        input: &'a Value,
+        question: &'a str,
+        suggestion: Option<&'a str>,
+        _call_id: &'a str,
+    ) -> LocalFuture<'a, Approval> {
+        Box::pin(async move {
+            // One dialog at a time: concurrent calls wait their turn.
+            let _one = self.lock.lock().await;
+            match tool {
+                "AskUserQuestion" => self.questions(input).await,
+                "ExitPlanMode" => self.plan(input).await,
+                _ => self.call(tool, input, question, suggestion).await,
+            }
+        })
+    }
+}
