@@ -465,3 +465,55 @@ fn a_fork_rebuilds_from_the_parents_log_and_leaves_it_alone() {
     );
     assert_eq!(lines(), "parent\nfork\n", "nothing ran twice");
 }
+
+/// One context per key: a sub-agent's REPL is its own VM (it does not see
+/// the parent's variables, and what it sets does not leak back).
+#[test]
+fn a_sub_agent_has_a_context_of_its_own() {
+    if emulated("a_sub_agent_has_a_context_of_its_own") {
+        return;
+    }
+    let dir = scratch("repl-child");
+    let block =
+        |id: &str, c: &str| standin::tools_reply(&[(id, "REPL", &obj! { "code" => c }.to_json())]);
+    let api = StandIn::start(vec![
+        block("toolu_p1", "var who = 'parent'; who"),
+        standin::tools_reply(&[(
+            "toolu_agent",
+            "Agent",
+            r#"{"description": "look around", "prompt": "CHILD: look"}"#,
+        )]),
+        block("toolu_c1", "var seen = typeof who; var who = 'child'; seen"),
+        standin::text_reply("The child looked."),
+        block("toolu_p2", "who"),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+        "-p",
+        "go",
+        "--permission-mode",
+        "bypassPermissions",
+    ]));
+    assert_ok(&out);
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 6);
+    assert!(reqs[2].body.contains("CHILD: look"), "the child's request");
+    let result = |i: usize, id: &str| {
+        let r = tool_results(&reqs[i]);
+        let r = r
+            .iter()
+            .find(|r| r.str_field("tool_use_id") == Some(id))
+            .unwrap_or_else(|| panic!("no result for {id} in request {i}"));
+        text(r)
+    };
+    assert_eq!(
+        result(3, "toolu_c1"),
+        "result: undefined",
+        "the child saw the parent's VM"
+    );
+    assert_eq!(
+        result(5, "toolu_p2"),
+        "result: parent",
+        "the child's variable leaked back"
+    );
+}

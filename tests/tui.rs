@@ -206,6 +206,13 @@ fn modes_composer_keys_queue_paste_and_completion() {
     t.keys(&["Up"]);
     t.wait_for("> queued one", 2);
     t.keys(&["C-u"]);
+    // Ctrl-R finds an older one; Enter puts it in the composer.
+    t.keys(&["C-r"]);
+    t.type_text("slow");
+    t.wait_for("(search history) `slow': slow one", 1);
+    t.keys(&["Enter"]);
+    t.wait_for("> slow one", 2);
+    t.keys(&["C-u"]);
 
     // A large bracketed paste is folded, and sent whole.
     let pasted: String = (1..=30).map(|i| format!("pasted line {i}\n")).collect();

@@ -478,6 +478,18 @@ impl Host {
         for (name, definition) in &self.server_tools {
             registry.add_server_tool(name, definition.clone());
         }
+        // The REPL, when the session has it: a context of the child's own,
+        // and the tools its scripts register offered to the child alone.
+        #[cfg(feature = "repl")]
+        let repl_tools = Rc::new(RefCell::new(Vec::new()));
+        #[cfg(feature = "repl")]
+        if self.tools.iter().any(|t| t == "REPL") {
+            registry.add(Rc::new(crate::tools::repl::Repl));
+            registry.set_dynamic(
+                Rc::new(crate::tools::repl::RegisteredTools(Rc::clone(&repl_tools))),
+                Vec::new(),
+            );
+        }
         registry.retain(|name| {
             self.tools.iter().any(|t| t == name)
                 && def
@@ -522,7 +534,7 @@ impl Host {
         #[cfg(feature = "repl")]
         {
             ctx.sampler = parent.sampler.clone();
-            ctx.repl = parent.repl.for_child();
+            ctx.repl = parent.repl.for_child(repl_tools);
         }
         let background = Rc::new(Background::default());
         let host = Rc::new(Host {

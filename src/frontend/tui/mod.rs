@@ -114,6 +114,13 @@ impl Tui {
     ) -> std::io::Result<std::rc::Rc<Tui>> {
         let _ = crate::frontend::line::save_terminal();
         crossterm::terminal::enable_raw_mode()?;
+        // A panic aborts the process: the terminal is given back first,
+        // or the shell would be left in raw mode.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            crate::frontend::line::restore_terminal();
+            previous(info);
+        }));
         crate::frontend::line::drawing(true);
         let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
         let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

@@ -116,9 +116,11 @@ impl Slot {
         }
     }
 
-    /// A sub-agent's: its own context, under the same limits.
-    pub(crate) fn for_child(&self) -> Slot {
+    /// A sub-agent's: its own context, under the same limits; the tools
+    /// its scripts register go to `list` (the child registry's source).
+    pub(crate) fn for_child(&self, list: Rc<RefCell<Vec<Rc<Registered>>>>) -> Slot {
         Slot {
+            registered: list,
             memory_mib: self.memory_mib,
             ..Slot::default()
         }
