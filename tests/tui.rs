@@ -327,3 +327,38 @@ fn an_idle_interface_uses_no_cpu() {
     // A tick is 10 ms: one at most, for accounting noise, never a loop's.
     assert!(spent <= 1, "{spent} ticks while idle");
 }
+
+/// A background shell has a card in the live region while it runs,
+/// across turns, with its command.
+#[test]
+fn a_background_shell_has_a_card_while_it_runs() {
+    needs_terminal!("a_background_shell_has_a_card_while_it_runs");
+    let dir = scratch("tui-shell");
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_bg",
+            "Bash",
+            r#"{"command": "sleep 30", "run_in_background": true}"#,
+        )]),
+        standin::text_reply("Started it."),
+    ]);
+    let t = Tmux::start(
+        "shell",
+        &dir,
+        &api,
+        "",
+        "--allowedTools 'Bash(sleep:*)'",
+        (120, 30),
+    );
+    t.wait_for(READY, 1);
+    t.type_text("start it");
+    t.keys(&["Enter"]);
+    t.wait_for("Started it.", 1);
+    let s = t.wait_until("a running shell's card", |s| {
+        s.lines()
+            .any(|l| l.starts_with("◇ ") && l.contains("running for") && l.contains("sleep 30"))
+    });
+    assert!(s.contains("1 background shell(s)"), "{s}");
+    t.keys(&["C-d"]);
+    t.wait_for("EXIT=0", 1);
+}

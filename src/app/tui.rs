@@ -67,6 +67,7 @@ pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
     let pipeline = Rc::clone(agent.pipeline());
     let abort = agent.abort().clone();
     let may_bypass = rt.mode == Mode::BypassPermissions;
+    tui.watch_shells(Rc::clone(&pipeline.ctx().shells));
     let mut usage = Usage::default();
     let mut cost = 0.0;
     let mut next = (!rt.prompt.trim().is_empty()).then(|| {

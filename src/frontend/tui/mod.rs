@@ -73,8 +73,19 @@ struct Card {
     diff: Vec<String>,
 }
 
+/// A sub-agent working in the background.
+struct Worker {
+    task: String,
+    label: String,
+    started: Instant,
+}
+
 struct State {
     screen: Screen,
+    /// Background sub-agents, across turns until they end.
+    workers: Vec<Worker>,
+    /// The session's background shells (their cards).
+    shells: Option<std::rc::Rc<crate::tools::Shells>>,
     composer: Composer,
     markdown: Markdown,
     cards: Vec<Card>,
@@ -130,6 +141,8 @@ impl Tui {
         let composer = Composer::new(commands, Some(cwd.clone()));
         let tui = Tui {
             state: RefCell::new(State {
+                workers: Vec::new(),
+                shells: None,
                 screen: Screen::new(Box::new(std::io::stdout()), cols.into(), rows.into()),
                 composer,
                 markdown: Markdown::new(color),
@@ -154,6 +167,11 @@ impl Tui {
         self.state.borrow_mut().screen.leave();
         let _ = crossterm::terminal::disable_raw_mode();
         crate::frontend::line::restore_terminal();
+    }
+
+    /// The background shells to show as cards while they run.
+    pub fn watch_shells(&self, shells: std::rc::Rc<crate::tools::Shells>) {
+        self.state.borrow_mut().shells = Some(shells);
     }
 
     pub fn set_status(&self, f: impl FnOnce(&mut Status)) {
@@ -271,6 +289,24 @@ impl Tui {
             }
             out.push(line);
         }
+        for w in &s.workers {
+            let secs = w.started.elapsed().as_secs();
+            out.push(format!(
+                "{} {}  {}",
+                self.paint("35", "◆"),
+                w.label,
+                self.paint("2", &format!("{secs}s"))
+            ));
+        }
+        if let Some(shells) = &s.shells {
+            for l in shells.running_listing() {
+                out.push(format!(
+                    "{} {}",
+                    self.paint("35", "◇"),
+                    crate::frontend::preview::visible(&l)
+                ));
+            }
+        }
         let cursor;
         let dialog_lines = s.dialog.as_ref().map(|(d, _)| d.render(cols, self.color));
         if let Some((lines, at)) = dialog_lines {
@@ -317,6 +353,9 @@ impl Tui {
             }
             .to_string(),
         );
+        if st.shells > 0 {
+            parts.push(format!("{} background shell(s)", st.shells));
+        }
         parts.push(if busy {
             "esc interrupts".to_string()
         } else {
@@ -374,18 +413,40 @@ impl Tui {
                 self.say(&format!("({from} is unavailable; going on with {to})"))
             }
             Event::Relayed(crate::agent::subagent::Relayed::TaskStarted {
+                task_id,
                 description,
                 subagent_type,
+                background,
                 ..
-            }) => self.say(&format!("  ↳ {subagent_type}: {description}")),
+            }) => {
+                let label =
+                    crate::frontend::preview::visible(&format!("{subagent_type}: {description}"));
+                if *background {
+                    self.state.borrow_mut().workers.push(Worker {
+                        task: task_id.clone(),
+                        label: label.clone(),
+                        started: Instant::now(),
+                    });
+                }
+                self.say(&format!("  ↳ {label}"))
+            }
             Event::Relayed(crate::agent::subagent::Relayed::TaskFinished {
+                task_id,
                 status,
                 duration,
                 ..
-            }) => self.say(&format!(
-                "  ↳ sub-agent {status} ({:.1}s)",
-                duration.as_secs_f64()
-            )),
+            }) => {
+                let label = {
+                    let mut s = self.state.borrow_mut();
+                    let at = s.workers.iter().position(|w| &w.task == task_id);
+                    at.map(|i| s.workers.remove(i).label)
+                };
+                let label = label.map_or(String::new(), |l| format!(" {l}"));
+                self.say(&format!(
+                    "  ↳ sub-agent{label} {status} ({:.1}s)",
+                    duration.as_secs_f64()
+                ))
+            }
             _ => {}
         }
     }
@@ -522,7 +583,12 @@ impl Tui {
     /// wakes without input.
     pub async fn next(&self) -> Action {
         loop {
-            let ticking = !self.state.borrow().cards.is_empty();
+            let ticking = {
+                let s = self.state.borrow();
+                !s.cards.is_empty()
+                    || !s.workers.is_empty()
+                    || s.shells.as_ref().is_some_and(|sh| sh.running() > 0)
+            };
             let input = if ticking {
                 smol::future::or(async { self.keys.recv().await.ok().map(Some) }, async {
                     smol::Timer::after(Duration::from_secs(1)).await;
@@ -638,6 +704,8 @@ impl Rig {
         let (tx, keys) = smol::channel::unbounded();
         let tui = Tui {
             state: RefCell::new(State {
+                workers: Vec::new(),
+                shells: None,
                 screen: Screen::new(Box::new(std::io::sink()), cols.into(), rows.into()),
                 composer: Composer::new(Vec::new(), None),
                 markdown: Markdown::new(true),
@@ -694,6 +762,8 @@ mod tests {
         let (_tx, keys) = smol::channel::unbounded();
         Tui {
             state: RefCell::new(State {
+                workers: Vec::new(),
+                shells: None,
                 screen: Screen::new(Box::new(std::io::sink()), 80, 24),
                 composer: Composer::new(Vec::new(), None),
                 markdown: Markdown::new(false),

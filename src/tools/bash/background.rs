@@ -233,9 +233,20 @@ impl Shells {
 
     /// One line per shell, for `/bashes`.
     pub fn listing(&self) -> Vec<String> {
+        self.lines(false)
+    }
+
+    /// One line per shell still running (the interface's cards).
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
+    pub fn running_listing(&self) -> Vec<String> {
+        self.lines(true)
+    }
+
+    fn lines(&self, running_only: bool) -> Vec<String> {
         self.list
             .borrow()
             .iter()
+            .filter(|s| !running_only || s.state.borrow().status == Status::Running)
             .map(|s| {
                 let st = s.state.borrow();
                 let what = if s.description.is_empty() {
