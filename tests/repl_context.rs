@@ -517,3 +517,37 @@ fn a_sub_agent_has_a_context_of_its_own() {
         "the child's variable leaked back"
     );
 }
+
+/// The attack the cap is for, shown both ways: the same bounded script
+/// (20 copies of a 16 MiB string, 320 MiB) runs to its end under a cap
+/// above it and is stopped under one below it, so it is the cap that
+/// stops it and nothing else.
+#[test]
+fn the_memory_cap_is_what_stops_a_hungry_script() {
+    if emulated("the_memory_cap_is_what_stops_a_hungry_script") {
+        return;
+    }
+    let hungry = code(
+        "var s = 'y'; for (let i = 0; i < 24; i++) s += s;\nvar hog = []; for (let i = 0; i < 20; i++) hog.push(s + i); hog.length",
+    );
+    let dir = scratch("repl-memory-both");
+    let roomy = session_with(
+        &dir,
+        &[hungry.clone()],
+        &[],
+        &[("TERN_REPL_MEMORY_MB", "2048")],
+    );
+    assert!(!is_error(&roomy[0]), "{}", text(&roomy[0]));
+    assert!(
+        text(&roomy[0]).ends_with("result: 20"),
+        "{}",
+        text(&roomy[0])
+    );
+    let capped = session_with(&dir, &[hungry], &[], &[("TERN_REPL_MEMORY_MB", "256")]);
+    assert!(is_error(&capped[0]), "{}", text(&capped[0]));
+    assert!(
+        text(&capped[0]).contains("ran out of memory"),
+        "{}",
+        text(&capped[0])
+    );
+}
