@@ -183,6 +183,8 @@ impl Tui {
         {
             let mut s = self.state.borrow_mut();
             s.busy = busy;
+            // A retry notice is about the turn that had it.
+            s.notice = None;
             if !busy {
                 // A dialog whose question went with the turn (a signal
                 // ended it) answers nothing.
@@ -403,10 +405,11 @@ impl Tui {
                 delay,
                 error,
             } => {
-                self.state.borrow_mut().notice = Some(format!(
+                // The server's words: shown, not obeyed.
+                self.state.borrow_mut().notice = Some(crate::frontend::preview::visible(&format!(
                     "retrying ({attempt}/{max_retries}) in {:.0}s: {error}",
                     delay.as_secs_f64()
-                ));
+                )));
                 self.redraw();
             }
             Event::FallbackModel { from, to, .. } => {
@@ -790,6 +793,47 @@ mod tests {
         );
         t.state.borrow_mut().dialog = Some((d, tx));
         rx
+    }
+
+    #[derive(Clone, Default)]
+    struct Sink(std::rc::Rc<RefCell<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Regression: a server's error text reached the status notice raw.
+    #[test]
+    fn text_from_the_server_and_the_model_never_reaches_the_terminal_raw() {
+        let t = tui();
+        let sink = Sink::default();
+        t.state.borrow_mut().screen = Screen::new(Box::new(sink.clone()), 80, 24);
+        let hostile = "\x1b]0;owned\x07\x1b[2J";
+        let error = crate::model::ApiError::InStream {
+            kind: "overloaded_error".into(),
+            message: hostile.into(),
+        };
+        t.event(&Event::Retrying {
+            attempt: 1,
+            max_retries: 3,
+            delay: Duration::from_secs(1),
+            error: &error,
+        });
+        t.event(&Event::TextDelta(hostile));
+        t.event(&Event::TextDelta("\n"));
+        t.say(hostile);
+        t.echo(hostile);
+        let out = String::from_utf8_lossy(&sink.0.borrow()).into_owned();
+        assert!(out.contains("owned"), "the text is shown: {out:?}");
+        assert!(
+            !out.contains("\x1b]0;") && !out.contains("\x07") && !out.contains("\x1b[2J"),
+            "{out:?}"
+        );
     }
 
     #[test]
