@@ -533,7 +533,7 @@ fn the_memory_cap_is_what_stops_a_hungry_script() {
     let dir = scratch("repl-memory-both");
     let roomy = session_with(
         &dir,
-        &[hungry.clone()],
+        std::slice::from_ref(&hungry),
         &[],
         &[("TERN_REPL_MEMORY_MB", "2048")],
     );
