@@ -75,7 +75,7 @@ done
   echo "non-PIE, std rebuilt with optimize_for_size by cross/build.sh). Regenerate"
   echo "with \`size-report/run.sh --all\` (TARGETS=… for fewer). Budgets on"
   echo "x86_64: core ≤ 5.5 MB, default ≤ 6.5 MB, full ≤ 12 MB. The default build"
-  echo "is what \`cargo build --release\` gives (today: the mcp feature)."
+  echo "is what \`cargo build --release\` gives (the features in Cargo.toml's default list)."
   echo
   echo "| target | build | bytes | size | delta vs core |"
   echo "|---|---|---|---|---|"
