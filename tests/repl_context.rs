@@ -371,9 +371,11 @@ fn a_fork_rebuilds_from_the_parents_log_and_leaves_it_alone() {
     let parent = "0b7e4a52-9f1c-4d8e-a3b2-5c6d7e8f9012";
     let marker = dir.join("marker");
     let lines = || std::fs::read_to_string(&marker).unwrap_or_default();
-    let turn = |args: &[&str], c: &str| {
+    // One run of tern with one REPL block; its result and tern's stdout.
+    // Each run's block has an id of its own: the log is matched by id.
+    let turn = |id: &str, args: &[&str], c: &str| {
         let api = StandIn::start(vec![
-            standin::tools_reply(&[("toolu_x", "REPL", &obj! { "code" => c }.to_json())]),
+            standin::tools_reply(&[(id, "REPL", &obj! { "code" => c }.to_json())]),
             standin::text_reply("done"),
         ]);
         let out = run(tern(&api.url, &dir)
@@ -383,82 +385,48 @@ fn a_fork_rebuilds_from_the_parents_log_and_leaves_it_alone() {
         assert_ok(&out);
         let r = tool_results(&api.requests()[1]);
         assert!(!is_error(&r[0]), "{}", text(&r[0]));
-        text(&r[0])
+        (
+            text(&r[0]),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
-    // Each run's block has an id of its own: the log is matched by id.
     let _ = turn(
+        "toolu_p",
         &["--session-id", parent],
         "var n = 1; sh('echo parent >> marker'); n",
     );
     assert_eq!(lines(), "parent\n");
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[(
-            "toolu_f",
-            "REPL",
-            &obj! { "code" => "n += 10; sh('echo fork >> marker'); n" }.to_json(),
-        )]),
-        standin::text_reply("done"),
-    ]);
-    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
-        "-p",
-        "go",
-        "--permission-mode",
-        "bypassPermissions",
-        "--resume",
-        parent,
-        "--fork-session",
-        "--output-format",
-        "json",
-    ]));
-    assert_ok(&out);
-    let fork = json::parse(String::from_utf8_lossy(&out.stdout).trim())
+    let (t, stdout) = turn(
+        "toolu_f",
+        &[
+            "--resume",
+            parent,
+            "--fork-session",
+            "--output-format",
+            "json",
+        ],
+        "n += 10; sh('echo fork >> marker'); n",
+    );
+    let fork = json::parse(stdout.trim())
         .unwrap()
         .str_field("session_id")
         .unwrap()
         .to_string();
     assert_ne!(fork, parent);
-    let r = tool_results(&api.requests()[1]);
-    let t = text(&r[0]);
     assert!(t.contains("rebuilt from the 1 earlier block(s)"), "{t}");
     assert!(t.ends_with("result: 11"), "{t}");
     // The parent's Bash call was replayed, not run again.
     assert_eq!(lines(), "parent\nfork\n");
 
     // The fork resumed: both blocks rebuilt, from its own log.
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_g", "REPL", &obj! { "code" => "n" }.to_json())]),
-        standin::text_reply("done"),
-    ]);
-    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
-        "-p",
-        "go",
-        "--permission-mode",
-        "bypassPermissions",
-        "--resume",
-        &fork,
-    ]));
-    assert_ok(&out);
-    let t = text(&tool_results(&api.requests()[1])[0]);
+    let (t, _) = turn("toolu_g", &["--resume", &fork], "n");
     assert!(
         t.contains("rebuilt from the 2 earlier block(s)") && t.ends_with("result: 11"),
         "{t}"
     );
 
     // The parent, resumed, knows nothing of the fork's block.
-    let api = StandIn::start(vec![
-        standin::tools_reply(&[("toolu_h", "REPL", &obj! { "code" => "n" }.to_json())]),
-        standin::text_reply("done"),
-    ]);
-    let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
-        "-p",
-        "go",
-        "--permission-mode",
-        "bypassPermissions",
-        "--resume",
-        parent,
-    ]));
-    assert_ok(&out);
-    let t = text(&tool_results(&api.requests()[1])[0]);
+    let (t, _) = turn("toolu_h", &["--resume", parent], "n");
     assert!(
         t.contains("rebuilt from the 1 earlier block(s)") && t.ends_with("result: 1"),
         "{t}"

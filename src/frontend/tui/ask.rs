@@ -158,14 +158,14 @@ impl TuiApprover {
             "No, keep planning (say what to change)".to_string(),
         ];
         let dialog = Dialog::new("Leave plan mode and start?".into(), options, Some(2));
-        let (mode, answer) = match self.tui.ask(shown, dialog).await {
-            Picked::Option { index: 0, .. } => (Mode::AcceptEdits, None),
-            Picked::Option { index: 1, .. } => (Mode::Default, None),
+        let mode = match self.tui.ask(shown, dialog).await {
+            Picked::Option { index: 0, .. } => Mode::AcceptEdits,
+            Picked::Option { index: 1, .. } => Mode::Default,
             Picked::Option { comment, .. } => return Approval::Deny(comment),
             Picked::Dismissed => return Approval::Deny(None),
         };
         self.tui.set_status(|s| s.mode = mode.as_str().to_string());
-        Approval::WithUpdates(answer, vec![Update::Mode(mode)])
+        Approval::WithUpdates(None, vec![Update::Mode(mode)])
     }
 }
 

@@ -22,13 +22,17 @@ mod composer;
 mod dialog;
 mod keys;
 pub(crate) mod markdown;
+mod rig;
 mod screen;
+#[cfg(test)]
+mod tests;
 
 pub use ask::TuiApprover;
 use composer::Composer;
 use dialog::{Dialog, Picked};
 use keys::{Input, Key};
 use markdown::Markdown;
+pub use rig::Rig;
 use screen::Screen;
 
 /// Below this the interface says the terminal is too small.
@@ -138,12 +142,27 @@ impl Tui {
         let mut out = std::io::stdout();
         use std::io::Write;
         let _ = out.write_all(b"\x1b[?2004h").and_then(|()| out.flush());
+        let screen = Screen::new(Box::new(std::io::stdout()), cols.into(), rows.into());
         let composer = Composer::new(commands, Some(cwd.clone()));
-        let tui = Tui {
+        let tui = Tui::new(screen, composer, status, color, cwd, keys::start_reader());
+        tui.redraw();
+        Ok(std::rc::Rc::new(tui))
+    }
+
+    /// The interface over `screen`, taking its keys from `keys`.
+    fn new(
+        screen: Screen,
+        composer: Composer,
+        status: Status,
+        color: bool,
+        cwd: std::path::PathBuf,
+        keys: smol::channel::Receiver<Input>,
+    ) -> Tui {
+        Tui {
             state: RefCell::new(State {
                 workers: Vec::new(),
                 shells: None,
-                screen: Screen::new(Box::new(std::io::stdout()), cols.into(), rows.into()),
+                screen,
                 composer,
                 markdown: Markdown::new(color),
                 cards: Vec::new(),
@@ -154,12 +173,10 @@ impl Tui {
                 busy: false,
                 armed: false,
             }),
-            keys: keys::start_reader(),
+            keys,
             color,
             cwd,
-        };
-        tui.redraw();
-        Ok(std::rc::Rc::new(tui))
+        }
     }
 
     /// Gives the terminal back as it was found.
@@ -691,229 +708,5 @@ impl Tui {
                 }
             }
         }
-    }
-}
-
-/// The interface without a terminal, drawing into a sink: what the
-/// benchmark drives (a keystroke, a streamed token) on a long session.
-pub struct Rig {
-    tui: Tui,
-    /// Kept so the key channel stays open.
-    _keys: smol::channel::Sender<Input>,
-}
-
-impl Rig {
-    pub fn new(cols: u16, rows: u16) -> Rig {
-        let (tx, keys) = smol::channel::unbounded();
-        let tui = Tui {
-            state: RefCell::new(State {
-                workers: Vec::new(),
-                shells: None,
-                screen: Screen::new(Box::new(std::io::sink()), cols.into(), rows.into()),
-                composer: Composer::new(Vec::new(), None),
-                markdown: Markdown::new(true),
-                cards: Vec::new(),
-                dialog: None,
-                queued: VecDeque::new(),
-                notice: None,
-                status: Status {
-                    model: "claude-sonnet-4-5".into(),
-                    mode: "default".into(),
-                    context: Some((12_000, 200_000)),
-                    cost: 0.0123,
-                    sandbox: true,
-                    shells: 0,
-                },
-                busy: false,
-                armed: false,
-            }),
-            keys,
-            color: true,
-            cwd: std::env::temp_dir(),
-        };
-        Rig { tui, _keys: tx }
-    }
-
-    /// A session of `lines` lines of streamed Markdown, already shown.
-    pub fn fill(&self, lines: usize) {
-        for i in 0..lines {
-            self.token(&format!(
-                "Line {i} of the answer, with **bold** and `code`.\n"
-            ));
-        }
-        self.tui.flush_text();
-    }
-
-    /// One key typed into the composer, and the redraw it causes.
-    pub fn key(&self, c: char) {
-        let action = self.tui.input(Input::Key(Key::Char(c), Instant::now()));
-        debug_assert!(action.is_none());
-        self.tui.redraw();
-    }
-
-    /// One streamed text delta, shown.
-    pub fn token(&self, text: &str) {
-        self.tui.event(&Event::TextDelta(text));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tui() -> Tui {
-        let (_tx, keys) = smol::channel::unbounded();
-        Tui {
-            state: RefCell::new(State {
-                workers: Vec::new(),
-                shells: None,
-                screen: Screen::new(Box::new(std::io::sink()), 80, 24),
-                composer: Composer::new(Vec::new(), None),
-                markdown: Markdown::new(false),
-                cards: Vec::new(),
-                dialog: None,
-                queued: VecDeque::new(),
-                notice: None,
-                status: Status::default(),
-                busy: true,
-                armed: false,
-            }),
-            keys,
-            color: false,
-            cwd: std::env::temp_dir(),
-        }
-    }
-
-    fn open(t: &Tui) -> smol::channel::Receiver<Picked> {
-        let (tx, rx) = smol::channel::bounded(1);
-        let d = Dialog::new(
-            "Allow Write?".into(),
-            vec!["Yes".into(), "Yes, and accept edits".into(), "No".into()],
-            Some(2),
-        );
-        t.state.borrow_mut().dialog = Some((d, tx));
-        rx
-    }
-
-    #[derive(Clone, Default)]
-    struct Sink(std::rc::Rc<RefCell<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    /// Regression: a server's error text reached the status notice raw.
-    #[test]
-    fn text_from_the_server_and_the_model_never_reaches_the_terminal_raw() {
-        let t = tui();
-        let sink = Sink::default();
-        t.state.borrow_mut().screen = Screen::new(Box::new(sink.clone()), 80, 24);
-        let hostile = "\x1b]0;owned\x07\x1b[2J";
-        let error = crate::model::ApiError::InStream {
-            kind: "overloaded_error".into(),
-            message: hostile.into(),
-        };
-        t.event(&Event::Retrying {
-            attempt: 1,
-            max_retries: 3,
-            delay: Duration::from_secs(1),
-            error: &error,
-        });
-        t.event(&Event::TextDelta(hostile));
-        t.event(&Event::TextDelta("\n"));
-        t.say(hostile);
-        t.echo(hostile);
-        let out = String::from_utf8_lossy(&sink.0.borrow()).into_owned();
-        assert!(out.contains("owned"), "the text is shown: {out:?}");
-        assert!(
-            !out.contains("\x1b]0;") && !out.contains("\x07") && !out.contains("\x1b[2J"),
-            "{out:?}"
-        );
-    }
-
-    #[test]
-    fn keys_typed_before_the_dialog_was_drawn_do_not_answer_it() {
-        let t = tui();
-        let before = Instant::now();
-        std::thread::sleep(Duration::from_millis(5));
-        let rx = open(&t);
-        // An Enter meant for the composer, arriving late: not an answer.
-        assert_eq!(t.input(Input::Key(Key::Enter, before)), None);
-        assert!(
-            rx.try_recv().is_err(),
-            "a key from before the dialog answered it"
-        );
-        let now = Instant::now();
-        t.input(Input::Key(Key::Down, now));
-        t.input(Input::Key(Key::Enter, now));
-        assert_eq!(
-            rx.try_recv().ok(),
-            Some(Picked::Option {
-                index: 1,
-                comment: None
-            })
-        );
-    }
-
-    #[test]
-    fn a_paste_never_answers_a_dialog_and_shift_tab_in_it_changes_no_mode() {
-        let t = tui();
-        let rx = open(&t);
-        t.input(Input::Paste("1\r\n".into(), Instant::now()));
-        assert_eq!(t.input(Input::Key(Key::BackTab, Instant::now())), None);
-        assert!(rx.try_recv().is_err());
-        // Ctrl-C in a dialog: no, and the turn stops.
-        assert_eq!(
-            t.input(Input::Key(Key::Ctrl('c'), Instant::now())),
-            Some(Action::Interrupt)
-        );
-        assert_eq!(rx.try_recv().ok(), Some(Picked::Dismissed));
-    }
-
-    #[test]
-    fn outside_a_dialog_keys_drive_the_session() {
-        let t = tui();
-        let now = Instant::now();
-        assert_eq!(
-            t.input(Input::Key(Key::BackTab, now)),
-            Some(Action::CycleMode)
-        );
-        assert_eq!(t.input(Input::Key(Key::Esc, now)), Some(Action::Interrupt));
-        // During a turn a message is queued, not sent.
-        for c in "next".chars() {
-            t.input(Input::Key(Key::Char(c), now));
-        }
-        assert_eq!(t.input(Input::Key(Key::Enter, now)), None);
-        assert_eq!(
-            t.state.borrow().queued.front().map(String::as_str),
-            Some("next")
-        );
-        t.state.borrow_mut().busy = false;
-        assert_eq!(
-            t.input(Input::Key(Key::Esc, now)),
-            None,
-            "Esc at the prompt stops nothing"
-        );
-        assert_eq!(t.input(Input::Key(Key::Ctrl('c'), now)), None);
-        assert_eq!(
-            t.input(Input::Key(Key::Ctrl('c'), now)),
-            Some(Action::Exit(true))
-        );
-        assert_eq!(
-            t.input(Input::Key(Key::Ctrl('d'), now)),
-            Some(Action::Exit(false))
-        );
-        for c in "hi".chars() {
-            t.input(Input::Key(Key::Char(c), now));
-        }
-        assert_eq!(
-            t.input(Input::Key(Key::Enter, now)),
-            Some(Action::Submit("hi".into()))
-        );
     }
 }
