@@ -519,3 +519,53 @@ fn the_memory_cap_is_what_stops_a_hungry_script() {
         text(&capped[0])
     );
 }
+
+/// A sub-agent limited to `tools: REPL` cannot reach Bash through the
+/// REPL's `sh()`: inner calls go through the child's own registry and
+/// policy. Shown both ways: a child whose definition also names Bash
+/// does write the file.
+#[test]
+fn a_sub_agents_repl_reaches_only_the_tools_its_definition_names() {
+    if emulated("a_sub_agents_repl_reaches_only_the_tools_its_definition_names") {
+        return;
+    }
+    for (tools, written) in [("REPL", false), ("REPL, Bash", true)] {
+        let dir = scratch("repl-child-tools");
+        std::fs::create_dir_all(dir.join(".tern/agents")).unwrap();
+        std::fs::write(
+            dir.join(".tern/agents/scripter.md"),
+            format!("---\nname: scripter\ndescription: scripts\ntools: {tools}\n---\nScript.\n"),
+        )
+        .unwrap();
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[(
+                "toolu_agent",
+                "Agent",
+                r#"{"description": "script", "prompt": "go", "subagent_type": "scripter"}"#,
+            )]),
+            standin::tools_reply(&[(
+                "toolu_c",
+                "REPL",
+                &obj! { "code" => "sh('touch escaped')" }.to_json(),
+            )]),
+            standin::text_reply("child done"),
+            standin::text_reply("done"),
+        ]);
+        let out = run(tern(&api.url, &dir).env("TERN_REPL", "1").args([
+            "-p",
+            "go",
+            "--permission-mode",
+            "bypassPermissions",
+        ]));
+        assert_ok(&out);
+        assert_eq!(
+            dir.join("escaped").exists(),
+            written,
+            "tools: {tools}: {}",
+            api.requests()
+                .get(2)
+                .map(|r| r.body.clone())
+                .unwrap_or_default()
+        );
+    }
+}
