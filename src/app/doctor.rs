@@ -160,6 +160,8 @@ async fn examine(
         );
     }
     hooks(&mut r, &rt);
+    #[cfg(feature = "voice")]
+    voice(&mut r, &rt);
     transcripts(&mut r, &rt);
     network(&mut r, &rt);
     r
@@ -328,6 +330,83 @@ fn settings(r: &mut Report, rt: &Runtime) {
             "{} permission rules (tern config permissions lists them)",
             rt.rules.len()
         ),
+    );
+}
+
+/// Where `/voice` records from and sends to; the key only as "set".
+#[cfg(feature = "voice")]
+fn voice(r: &mut Report, rt: &Runtime) {
+    use crate::voice::{Backend, Source};
+    const S: &str = "voice";
+    let v = &rt.voice;
+    match &v.source {
+        Source::File(p) => r.add(S, "input", State::Info, format!("the file {}", p.display())),
+        Source::Command(argv) => match crate::voice::recorder(argv.as_deref(), v.path.as_deref()) {
+            Ok((program, args)) => r.add(
+                S,
+                "input",
+                State::Ok,
+                format!(
+                    "microphone through {} {}",
+                    program.display(),
+                    args.join(" ")
+                ),
+            ),
+            Err(e) => r.add(S, "input", State::Warn, e.to_string()),
+        },
+    }
+    let Some(endpoint) = &v.endpoint else {
+        r.add(
+            S,
+            "endpoint",
+            State::Info,
+            crate::voice::Error::NotConfigured.to_string(),
+        );
+        return;
+    };
+    let kind = match v.backend {
+        Backend::Http => "OpenAI-compatible transcriptions (the utterance as one WAV)",
+        Backend::WebSocket => "streaming WebSocket (linear16, 16 kHz, mono)",
+    };
+    r.add(S, "backend", State::Info, kind);
+    r.add(S, "endpoint", State::Info, without_password(endpoint));
+    let answers = crate::voice::reachable(endpoint, std::time::Duration::from_secs(2));
+    match answers {
+        Ok(()) => r.add(S, "server", State::Ok, "accepts connections"),
+        Err(e) => r.add(S, "server", State::Warn, e),
+    }
+    r.add(
+        S,
+        "key",
+        State::Info,
+        match &v.key_source {
+            Some(var) => format!("set (from {var})"),
+            None => "none".to_string(),
+        },
+    );
+    for (name, value) in [("model", &v.model), ("language", &v.language)] {
+        if let Some(x) = value {
+            r.add(S, name, State::Info, x.clone());
+        }
+    }
+    r.add(
+        S,
+        "end of speech",
+        State::Info,
+        format!(
+            "after {:.1}s of quiet (threshold {} dBFS)",
+            v.silence.as_secs_f64(),
+            v.floor_db
+        ),
+    );
+    r.add(
+        S,
+        "audio kept",
+        State::Info,
+        match &v.save_dir {
+            Some(d) => format!("every utterance is written to {}", d.display()),
+            None => "never written to disk".to_string(),
+        },
     );
 }
 

@@ -52,6 +52,8 @@ pub(super) async fn lines(rt: &Runtime, parts: &mut Parts, input: Rc<line::Input
         transcript: &mut parts.transcript,
         printer: &mut parts.printer,
         idle_notify: rt.idle_notify,
+        #[cfg(feature = "voice")]
+        voice: rt.voice.clone(),
     };
     let exit = session.run(&mut parts.agent, first).await;
     line::restore_terminal();

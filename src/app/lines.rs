@@ -26,6 +26,9 @@ pub struct Lines<'s> {
     /// After an answer, how long the prompt waits before Notification
     /// hooks hear `idle_prompt`.
     pub idle_notify: std::time::Duration,
+    /// `/voice`'s recorder and speech server.
+    #[cfg(feature = "voice")]
+    pub voice: crate::voice::Config,
 }
 
 const IDLE_MESSAGE: &str = "tern is waiting for your input";
@@ -83,6 +86,11 @@ impl Lines<'_> {
                         Some(Command::Prompt(p)) => text(&p),
                         Some(Command::Compact(args)) => text(&format!("/compact {args}")),
                         Some(Command::Exit) => break,
+                        #[cfg(feature = "voice")]
+                        Some(Command::Voice) => {
+                            self.input.dictate(&self.voice, agent.abort()).await;
+                            continue;
+                        }
                         Some(other) => {
                             let place = Place {
                                 custom: &self.custom,
@@ -255,6 +263,10 @@ pub(super) fn command(
                 say!(out, "  {line}");
             }
         }
+        Command::Voice => say!(
+            out,
+            "voice input is not in this build (it is built with the voice feature)"
+        ),
         Command::Unknown(name) => say!(out, "unknown command /{name}; /help lists them"),
         Command::Compact(_) | Command::Prompt(_) | Command::Exit => {}
     }

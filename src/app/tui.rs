@@ -68,6 +68,8 @@ pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
     let abort = agent.abort().clone();
     let may_bypass = rt.mode == Mode::BypassPermissions;
     tui.watch_shells(Rc::clone(&pipeline.ctx().shells));
+    #[cfg(feature = "voice")]
+    tui.set_voice(rt.voice.clone());
     let mut usage = Usage::default();
     let mut cost = 0.0;
     let mut next = (!rt.prompt.trim().is_empty()).then(|| {
@@ -102,6 +104,11 @@ pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
                     Some(Command::Prompt(p)) => text(&p),
                     Some(Command::Compact(args)) => text(&format!("/compact {args}")),
                     Some(Command::Exit) => break,
+                    #[cfg(feature = "voice")]
+                    Some(Command::Voice) => {
+                        tui.start_voice();
+                        continue;
+                    }
                     Some(other) => {
                         let said = command(other, agent, &place, &usage, cost);
                         tui.say(&said);

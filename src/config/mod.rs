@@ -99,6 +99,10 @@ pub struct Runtime {
     /// (TERN_REPL_MEMORY_MB; 2048 unless set, at least 64).
     #[cfg(feature = "repl")]
     pub(crate) repl_memory_mib: u64,
+    /// Voice input: the recorder, the speech server (`voice` setting,
+    /// TERN_VOICE_*).
+    #[cfg(feature = "voice")]
+    pub(crate) voice: crate::voice::Config,
     /// MCP servers: from settings layers, `--mcp-config`, strictness.
     pub(crate) mcp_settings: Vec<(String, crate::json::Value, bool)>,
     /// Which project servers (`.mcp.json`, project settings) may start.
@@ -616,6 +620,13 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         &memory::Allowed::new(&env, &inputs.cwd, &layered.memory_imports),
     );
     let (skills, skill_warnings) = skills::discover(&skills::dirs(&inputs.cwd, home.as_deref()));
+    #[cfg(feature = "voice")]
+    let voice = {
+        let mut v =
+            crate::voice::Config::new(layered.voice.as_ref(), |k| inputs.env.get(k), &mut warnings);
+        v.extra_ca_pem.clone_from(&extra_ca_pem);
+        v
+    };
     let system = prompt::SystemParts {
         custom: args.system_prompt,
         environment: prompt::environment(&inputs.cwd, &model),
@@ -667,6 +678,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         coordinator: args.coordinator || layered.coordinator == Some(true),
         #[cfg(feature = "repl")]
         repl: repl::enabled(|k| inputs.env.get(k), layered.repl),
+        #[cfg(feature = "voice")]
+        voice,
         #[cfg(feature = "repl")]
         repl_memory_mib: number("TERN_REPL_MEMORY_MB")?.map_or(2048, |n| u64::from(n).max(64)),
         mcp_settings: layered.mcp_servers.clone(),

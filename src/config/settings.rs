@@ -107,6 +107,10 @@ pub struct Settings {
     pub coordinator: Option<bool>,
     /// `repl.enabled`: offer the REPL tool (builds with the `repl` feature).
     pub repl: Option<bool>,
+    /// `voice`: the recorder, the speech server and its key's variable
+    /// (trusted layers only: it says where the microphone's audio goes
+    /// and which program records it). Keys of higher layers win.
+    pub voice: Option<Value>,
     /// `mcpServers` of each layer, with the file it came from and
     /// whether that layer is one a repository cannot write.
     pub mcp_servers: Vec<(String, Value, bool)>,
@@ -233,6 +237,7 @@ const KNOWN_KEYS: &[&str] = &[
     "spinnerTipsEnabled",
     "alwaysThinkingEnabled",
     "webSearch",
+    "voice",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",

@@ -27,6 +27,10 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ),
     ("/agents", "the sub-agents available"),
     ("/bashes", "background shells and how they are doing"),
+    (
+        "/voice",
+        "speak: the transcript goes to the prompt, for you to edit and send",
+    ),
     ("/exit", "leave (Ctrl-D works too)"),
 ];
 
@@ -51,6 +55,7 @@ pub enum Command {
     Resume(Option<String>),
     Agents,
     Bashes,
+    Voice,
     Exit,
     /// A custom command, expanded into the prompt to send.
     Prompt(String),
@@ -128,6 +133,7 @@ pub fn parse(line: &str, custom: &[Custom]) -> Option<Command> {
         "resume" => Command::Resume(opt()),
         "agents" => Command::Agents,
         "bashes" => Command::Bashes,
+        "voice" => Command::Voice,
         "exit" | "quit" => Command::Exit,
         other => match custom.iter().find(|c| c.name == other) {
             Some(c) => Command::Prompt(if c.body.contains("$ARGUMENTS") {

@@ -85,6 +85,8 @@ pub struct Input {
     /// Editing keys work (a real terminal, not TERM=dumb).
     pub editing: bool,
     pub history: RefCell<Vec<String>>,
+    /// Text the next prompt starts with (a voice transcript to edit).
+    preset: RefCell<Option<String>>,
 }
 
 impl Input {
@@ -114,6 +116,7 @@ impl Input {
             answer: RefCell::new(None),
             editing,
             history: RefCell::new(Vec::new()),
+            preset: RefCell::new(None),
         })
     }
 
@@ -169,6 +172,18 @@ impl Input {
     }
 
     async fn read_plain_line(&self, abort: &Abort) -> Option<String> {
+        let preset = self.preset.borrow_mut().take();
+        if let Some(p) = &preset {
+            eprint!("\n(heard: {p})\n(Enter sends it; or type a message instead)\n> ");
+        }
+        let line = self.read_plain(abort).await?;
+        Some(match preset {
+            Some(p) if line.trim().is_empty() => p,
+            _ => line,
+        })
+    }
+
+    async fn read_plain(&self, abort: &Abort) -> Option<String> {
         let mut buf = Vec::new();
         let mut watch = !abort.is_triggered();
         loop {
@@ -199,8 +214,12 @@ impl Input {
     }
 
     async fn edit(&self, prompt: &str, abort: &Abort) -> Option<String> {
-        let mut line: Vec<char> = Vec::new();
-        let mut cursor = 0usize;
+        let mut line: Vec<char> = self
+            .preset
+            .borrow_mut()
+            .take()
+            .map_or(Vec::new(), |p| p.chars().collect());
+        let mut cursor = line.len();
         let history = self.history.borrow().clone();
         let mut recall = history.len();
         let mut pending: VecDeque<u8> = VecDeque::new();
@@ -218,6 +237,9 @@ impl Input {
         // clears the line; on an empty one the token stays set, so the
         // next Ctrl-C exits (the signal watcher sees it already set).
         let mut watch = !abort.is_triggered();
+        if !line.is_empty() {
+            redraw(&line, cursor);
+        }
         loop {
             if pending.is_empty() {
                 let chunk = smol::future::or(async { self.next_chunk().await }, async {
@@ -325,6 +347,109 @@ impl Input {
                 _ => {}
             }
             redraw(&line, cursor);
+        }
+    }
+}
+
+#[cfg(feature = "voice")]
+impl Input {
+    /// `/voice`: listens until Enter (or the pause after speech), showing
+    /// interim text; the transcript becomes the next prompt's text, to be
+    /// edited and sent. Esc or Ctrl-C gives up. Never sends anything.
+    pub async fn dictate(&self, config: &crate::voice::Config, abort: &Abort) {
+        use crate::voice::Event;
+        enum Got {
+            Voice(Option<Event>),
+            Keys(Option<Vec<u8>>),
+            Interrupted,
+        }
+        let listening = crate::voice::start(config.clone());
+        let live = self.editing;
+        if live {
+            raw_mode();
+        }
+        let show = |t: &str| {
+            let t = crate::frontend::preview::visible(t);
+            if live {
+                eprint!("\r\x1b[K{t}");
+            } else {
+                eprintln!("{t}");
+            }
+        };
+        let mut input_open = true;
+        let mut heard = None;
+        loop {
+            let keys = async {
+                if input_open {
+                    Got::Keys(self.next_chunk().await)
+                } else {
+                    std::future::pending().await
+                }
+            };
+            let got = smol::future::or(
+                async { Got::Voice(listening.next().await) },
+                smol::future::or(keys, async {
+                    abort.wait().await;
+                    Got::Interrupted
+                }),
+            )
+            .await;
+            match got {
+                Got::Voice(None) => break,
+                Got::Voice(Some(ev)) => match ev {
+                    Event::Listening(from) => {
+                        show(&format!(
+                            "(listening through {from}; Enter stops, Esc cancels)"
+                        ));
+                        if live {
+                            eprintln!();
+                        }
+                    }
+                    Event::Speech => {}
+                    Event::Interim(t) => show(&format!("… {t}")),
+                    Event::Transcribing => show("(transcribing…)"),
+                    Event::Note(m) => {
+                        show(&format!("(voice: {m})"));
+                        if live {
+                            eprintln!();
+                        }
+                    }
+                    Event::Final(t, _) => heard = Some(t),
+                    Event::Failed(e) => {
+                        show(&format!("tern: voice: {e}"));
+                        if live {
+                            eprintln!();
+                        }
+                    }
+                },
+                Got::Keys(None) => {
+                    input_open = false;
+                    listening.stop();
+                }
+                Got::Keys(Some(bytes)) => {
+                    if bytes.contains(&0x1b) {
+                        listening.cancel();
+                        show("(voice cancelled)");
+                        break;
+                    }
+                    if bytes.iter().any(|b| matches!(b, b'\n' | b'\r' | b' ')) {
+                        listening.stop();
+                    }
+                }
+                Got::Interrupted => {
+                    abort.reset();
+                    listening.cancel();
+                    show("(voice cancelled)");
+                    break;
+                }
+            }
+        }
+        if live {
+            restore_terminal();
+            eprint!("\r\x1b[K");
+        }
+        if heard.is_some() {
+            *self.preset.borrow_mut() = heard;
         }
     }
 }

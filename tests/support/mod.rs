@@ -9,6 +9,7 @@ pub mod repl;
 pub mod samples;
 pub mod standin;
 pub mod tmux;
+pub mod ws_stt;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

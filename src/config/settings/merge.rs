@@ -182,6 +182,19 @@ pub(super) fn merge_layer(
     {
         out.repl = Some(r);
     }
+    untrusted(warnings, "voice");
+    if let Some(voice) = v.get("voice").filter(|_| trusted) {
+        match (voice.as_object(), out.voice.as_mut()) {
+            (None, _) => warn(warnings, "voice", "not an object in"),
+            (Some(_), None) => out.voice = Some(voice.clone()),
+            (Some(new), Some(Value::Object(old))) => {
+                for (k, val) in new.iter() {
+                    old.insert(k.to_string(), val.clone());
+                }
+            }
+            (Some(_), Some(_)) => out.voice = Some(voice.clone()),
+        }
+    }
     if let Some(ws) = v.get("webSearch") {
         web_search_layer(ws, trusted, &origin.file, &mut out.web_search, warnings);
     }

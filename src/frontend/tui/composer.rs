@@ -49,6 +49,21 @@ impl Composer {
         self.text.is_empty() && self.search.is_none()
     }
 
+    /// The text as shown (folded pastes as their placeholders).
+    #[cfg(feature = "voice")]
+    pub(crate) fn text(&self) -> String {
+        self.text.iter().collect()
+    }
+
+    /// Replaces the text (a voice transcript), the cursor at its end.
+    #[cfg(feature = "voice")]
+    pub(crate) fn set_text(&mut self, text: &str) {
+        self.text = text.chars().collect();
+        self.cursor = self.text.len();
+        self.recall = None;
+        self.search = None;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.cursor = 0;

@@ -39,6 +39,15 @@ use screen::Screen;
 const MIN_COLS: usize = 20;
 const MIN_ROWS: usize = 5;
 
+/// What woke the interface.
+enum Got {
+    Input(Option<Input>),
+    /// A second passed (the cards' clocks).
+    Tick,
+    #[cfg(feature = "voice")]
+    Voice(Option<crate::voice::Event>),
+}
+
 /// What the driver is asked to do.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
@@ -100,10 +109,19 @@ struct State {
     busy: bool,
     /// Ctrl-C was pressed once at an empty composer.
     armed: bool,
+    /// While voice listens: what it is doing (the status line's mark),
+    /// and the composer's text from before, which the transcript follows.
+    #[cfg(feature = "voice")]
+    voice: Option<(String, String)>,
 }
 
 pub struct Tui {
     state: RefCell<State>,
+    /// The utterance being heard, and how to start one.
+    #[cfg(feature = "voice")]
+    listening: RefCell<Option<std::rc::Rc<crate::voice::Listening>>>,
+    #[cfg(feature = "voice")]
+    voice_config: RefCell<Option<crate::voice::Config>>,
     keys: smol::channel::Receiver<Input>,
     color: bool,
     cwd: std::path::PathBuf,
@@ -172,7 +190,13 @@ impl Tui {
                 status,
                 busy: false,
                 armed: false,
+                #[cfg(feature = "voice")]
+                voice: None,
             }),
+            #[cfg(feature = "voice")]
+            listening: RefCell::new(None),
+            #[cfg(feature = "voice")]
+            voice_config: RefCell::new(None),
             keys,
             color,
             cwd,
@@ -352,11 +376,12 @@ impl Tui {
             cursor = (top + r, c);
             out.extend(lines);
         }
-        out.push(self.status_line(&s.status, s.busy, cols));
+        out.push(self.status_line(&s, cols));
         (out, cursor)
     }
 
-    fn status_line(&self, st: &Status, busy: bool, cols: usize) -> String {
+    fn status_line(&self, s: &State, cols: usize) -> String {
+        let (st, busy) = (&s.status, s.busy);
         let mut parts = vec![st.model.clone(), st.mode.clone()];
         if let Some((used, window)) = st.context
             && window > 0
@@ -380,6 +405,11 @@ impl Tui {
         } else {
             "shift+tab: mode".to_string()
         });
+        #[cfg(feature = "voice")]
+        if let Some((phase, _)) = &s.voice {
+            let line = screen::fit(&format!("● {phase} · {}", parts.join(" · ")), cols);
+            return self.paint("31", &line);
+        }
         let line = screen::fit(&parts.join(" · "), cols);
         self.paint("2", &line)
     }
@@ -609,21 +639,40 @@ impl Tui {
                     || !s.workers.is_empty()
                     || s.shells.as_ref().is_some_and(|sh| sh.running() > 0)
             };
-            let input = if ticking {
-                smol::future::or(async { self.keys.recv().await.ok().map(Some) }, async {
-                    smol::Timer::after(Duration::from_secs(1)).await;
-                    Some(None)
-                })
-                .await
-            } else {
-                self.keys.recv().await.ok().map(Some)
+            let keys = async {
+                if ticking {
+                    smol::future::or(async { Got::Input(self.keys.recv().await.ok()) }, async {
+                        smol::Timer::after(Duration::from_secs(1)).await;
+                        Got::Tick
+                    })
+                    .await
+                } else {
+                    Got::Input(self.keys.recv().await.ok())
+                }
             };
-            let Some(input) = input else {
-                return Action::Exit(false);
+            #[cfg(feature = "voice")]
+            let got = {
+                let listening = self.listening.borrow().clone();
+                match listening {
+                    Some(l) => smol::future::or(async { Got::Voice(l.next().await) }, keys).await,
+                    None => keys.await,
+                }
             };
-            let Some(input) = input else {
-                self.redraw();
-                continue;
+            #[cfg(not(feature = "voice"))]
+            let got = keys.await;
+            let input = match got {
+                Got::Input(Some(input)) => input,
+                Got::Input(None) => return Action::Exit(false),
+                Got::Tick => {
+                    self.redraw();
+                    continue;
+                }
+                #[cfg(feature = "voice")]
+                Got::Voice(ev) => {
+                    self.voice_event(ev);
+                    self.redraw();
+                    continue;
+                }
             };
             let action = self.input(input);
             self.redraw();
@@ -670,6 +719,19 @@ impl Tui {
             }
             return None;
         }
+        // An open dialog has the keys first (above); then a voice session.
+        #[cfg(feature = "voice")]
+        if s.voice.is_some() {
+            drop(s);
+            self.voice_key(&key);
+            return None;
+        }
+        #[cfg(feature = "voice")]
+        if key == Key::Ctrl(' ') {
+            drop(s);
+            self.start_voice();
+            return None;
+        }
         match key {
             Key::Esc if s.composer.cancel_search() => None,
             Key::Esc if s.busy => Some(Action::Interrupt),
@@ -706,6 +768,104 @@ impl Tui {
                 } else {
                     Some(Action::Submit(sent))
                 }
+            }
+        }
+    }
+}
+
+#[cfg(feature = "voice")]
+impl Tui {
+    /// How `/voice` and Ctrl-Space listen.
+    pub fn set_voice(&self, config: crate::voice::Config) {
+        *self.voice_config.borrow_mut() = Some(config);
+    }
+
+    /// Starts listening: the status line says so, and what is heard goes
+    /// to the composer after the text already there.
+    pub fn start_voice(&self) {
+        if self.listening.borrow().is_some() {
+            return;
+        }
+        let Some(config) = self.voice_config.borrow().clone() else {
+            self.state.borrow_mut().notice = Some("voice input is not set up".into());
+            self.redraw();
+            return;
+        };
+        let base = self.state.borrow().composer.text();
+        self.state.borrow_mut().voice = Some(("starting".into(), base));
+        *self.listening.borrow_mut() = Some(std::rc::Rc::new(crate::voice::start(config)));
+        self.redraw();
+    }
+
+    /// Keys while listening: Ctrl-Space or Enter stops (the text is made
+    /// and lands in the composer, not sent); Esc or Ctrl-C gives up.
+    fn voice_key(&self, key: &Key) {
+        let Some(l) = self.listening.borrow().clone() else {
+            return;
+        };
+        match key {
+            Key::Ctrl(' ') | Key::Enter => l.stop(),
+            Key::Esc | Key::Ctrl('c') => {
+                l.cancel();
+                self.end_voice(None, Some("(voice cancelled)".into()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Back to the composer: with the transcript after the earlier text,
+    /// or the earlier text alone.
+    fn end_voice(&self, heard: Option<String>, notice: Option<String>) {
+        *self.listening.borrow_mut() = None;
+        let mut s = self.state.borrow_mut();
+        if let Some((_, base)) = s.voice.take() {
+            let text = match heard {
+                Some(h) if base.trim().is_empty() => h,
+                Some(h) => format!("{} {h}", base.trim_end()),
+                None => base,
+            };
+            s.composer.set_text(&text);
+        }
+        s.notice = notice;
+    }
+
+    fn voice_event(&self, ev: Option<crate::voice::Event>) {
+        use crate::voice::Event;
+        let Some(ev) = ev else {
+            self.end_voice(None, None);
+            return;
+        };
+        let mut s = self.state.borrow_mut();
+        let phase = |s: &mut State, p: &str| {
+            if let Some((phase, _)) = s.voice.as_mut() {
+                *phase = p.to_string();
+            }
+        };
+        match ev {
+            Event::Listening(_) => phase(&mut s, "listening · ctrl+space stops, esc cancels"),
+            Event::Speech => phase(&mut s, "hearing you · ctrl+space stops"),
+            Event::Interim(t) => {
+                phase(&mut s, "hearing you (interim text) · ctrl+space stops");
+                let base = s.voice.as_ref().map_or(String::new(), |v| v.1.clone());
+                let shown = if base.trim().is_empty() {
+                    t
+                } else {
+                    format!("{} {t}", base.trim_end())
+                };
+                s.composer.set_text(&shown);
+            }
+            Event::Transcribing => phase(&mut s, "transcribing"),
+            Event::Note(m) => {
+                s.notice = Some(crate::frontend::preview::visible(&format!("voice: {m}")))
+            }
+            Event::Final(t, _) => {
+                drop(s);
+                self.end_voice(Some(t), None);
+            }
+            Event::Failed(e) => {
+                drop(s);
+                let said = crate::frontend::preview::visible(&format!("voice: {e}"));
+                self.end_voice(None, Some(said));
             }
         }
     }
