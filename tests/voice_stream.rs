@@ -407,3 +407,65 @@ fn each_cause_of_failure_has_its_own_error() {
     c.endpoint = None;
     expect(listen(c), |e| *e == Error::NotConfigured);
 }
+
+/// In the TUI: interim text is written into the composer as it comes
+/// (the status line says it is interim), the final replaces it, nothing
+/// is sent before Enter; Esc while listening gives the composer back as
+/// it was.
+#[cfg(feature = "tui")]
+#[test]
+fn the_tui_shows_interim_text_in_the_composer_and_esc_gives_it_back() {
+    use support::standin::{self, StandIn};
+    use support::tmux::{Tmux, unavailable};
+    if let Some(why) = unavailable() {
+        if support::runner().is_some() {
+            return support::skip_emulated("tui voice", why);
+        }
+        return support::skip("tui voice", why);
+    }
+    let dir = scratch("voice-tui-interim");
+    let file = utterance(&dir, 300, 3000);
+    let server = WsStt::start(vec![
+        Behavior::Transcribe {
+            words: words(&["alpha", "bravo", "charlie", "delta", "echo"]),
+            step_bytes: 20_000,
+        },
+        // The second session is cancelled before any text.
+        Behavior::Late(Duration::from_secs(20), Box::new(Behavior::NoData)),
+    ]);
+    let api = StandIn::start(vec![standin::text_reply("Noted.")]);
+    let env = format!(
+        "TERN_VOICE_ENDPOINT={} TERN_VOICE_SILENCE_MS=500 TERN_VOICE_SOURCE=file:{}",
+        server.url(),
+        file.display()
+    );
+    let tmux = Tmux::start("voice-interim", &dir, &api, &env, "", (120, 30));
+    tmux.wait_for("shift+tab: mode", 1);
+    tmux.keys(&["C-Space"]);
+    let interim = tmux.wait_until("interim text in the composer", |s| {
+        s.contains("(interim text)") && s.contains("alpha bravo")
+    });
+    assert!(!interim.contains("echo"), "{interim}");
+    let done = tmux.wait_until("the final text", |s| {
+        s.contains("alpha bravo charlie delta echo") && !s.contains("● ")
+    });
+    assert!(!done.contains("(interim text)"), "{done}");
+    assert_eq!(api.requests().len(), 0);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Noted.", 1);
+    assert!(
+        api.requests()[0]
+            .body
+            .contains("alpha bravo charlie delta echo")
+    );
+
+    // Listening again after typing: Esc cancels and the typed text stays.
+    tmux.type_text("keep me");
+    tmux.keys(&["C-Space"]);
+    tmux.wait_until("listening", |s| s.contains("● "));
+    tmux.keys(&["Escape"]);
+    let after = tmux.wait_for("(voice cancelled)", 1);
+    assert!(after.contains("keep me"), "{after}");
+    assert!(!after.contains("● "), "{after}");
+    assert_eq!(api.requests().len(), 1);
+}
