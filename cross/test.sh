@@ -15,7 +15,8 @@ if [ -n "$emu" ]; then
   read -r static_bin _ < <(bash cross/build.sh "$name")
   export TERN_STATIC_BIN="$PWD/$static_bin"
   runner_var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_RUNNER"
-  export "$runner_var=$emu"
+  # Each test binary under a time limit (cross/qemu-test.sh says why).
+  export "$runner_var=$PWD/cross/qemu-test.sh $emu"
   export TERN_TEST_RUNNER="$emu"
   echo "cross/test.sh: running the suite for $t under $emu" >&2
 fi

@@ -26,7 +26,9 @@ mod tui;
 #[cfg(any(feature = "web", feature = "repl"))]
 mod web;
 pub use doctor::doctor;
-pub use subcommands::{config_permissions, mcp_list, rewind, sessions};
+pub use subcommands::{config_permissions, mcp_list, mcp_login, rewind, sessions};
+#[cfg(feature = "mcp")]
+mod mcp_login;
 #[cfg(feature = "mcp")]
 mod mcp_start;
 

@@ -157,6 +157,9 @@ pub enum Command {
     Sessions,
     /// `tern mcp list`: each configured MCP server and whether it connects.
     McpList(Args),
+    /// `tern mcp login NAME`, `tern mcp logout NAME`.
+    McpLogin(Args, String),
+    McpLogout(Args, String),
     /// `tern doctor`: what a session would use and whether it works.
     Doctor(Args),
     /// `tern rewind <session> [--to <uuid>] [--dry-run]`.
@@ -185,6 +188,7 @@ Usage: tern [OPTIONS] [PROMPT]
        tern config permissions
        tern sessions
        tern mcp list
+       tern mcp login NAME | tern mcp logout NAME
        tern doctor [--output-format json]
        tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
@@ -478,6 +482,19 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     }
     if words == ["mcp", "list"] {
         return Ok(Command::McpList(a));
+    }
+    if let [mcp, verb, rest @ ..] = words.as_slice()
+        && mcp == "mcp"
+        && (verb == "login" || verb == "logout")
+    {
+        let [name] = rest else {
+            return Err(UsageError(format!("usage: tern mcp {verb} NAME")));
+        };
+        return Ok(if verb == "login" {
+            Command::McpLogin(a, name.clone())
+        } else {
+            Command::McpLogout(a, name.clone())
+        });
     }
     if words == ["doctor"] {
         return Ok(Command::Doctor(a));

@@ -99,6 +99,8 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args).code(),
         Ok(cli::Command::Sessions) => app::sessions().code(),
         Ok(cli::Command::McpList(args)) => app::mcp_list(args).code(),
+        Ok(cli::Command::McpLogin(args, name)) => app::mcp_login(args, &name, true).code(),
+        Ok(cli::Command::McpLogout(args, name)) => app::mcp_login(args, &name, false).code(),
         Ok(cli::Command::Doctor(args)) => app::doctor(args).code(),
         Ok(cli::Command::Rewind {
             session,

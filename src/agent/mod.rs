@@ -246,6 +246,28 @@ impl<'ex> Agent<'ex> {
             return outcome;
         }
         let mut prompt = prompt;
+        // An MCP prompt's command becomes what the server gives for it;
+        // the resources a prompt names (`@server:uri`) are attached.
+        let text = prompt_text(&prompt);
+        match self.pipeline.registry().expand(&text).await {
+            Some(Ok(blocks)) => prompt = Value::Array(blocks),
+            Some(Err(why)) => {
+                outcome.ending = Ending::Blocked(why);
+                outcome.duration = started.elapsed();
+                return outcome;
+            }
+            None => {}
+        }
+        let attached = self.pipeline.registry().attach(&text).await;
+        if !attached.is_empty() {
+            let mut blocks = match prompt {
+                Value::Array(b) => b,
+                Value::String(s) => vec![obj! { "type" => "text", "text" => s }],
+                _ => Vec::new(),
+            };
+            blocks.extend(attached);
+            prompt = Value::Array(blocks);
+        }
         let hooks = Rc::clone(self.pipeline.hooks());
         if hooks.wants("UserPromptSubmit", "") {
             let mut fields = Map::new();
@@ -659,6 +681,8 @@ impl Agent<'_> {
         if self.pipeline.plan_mode_begins() {
             notices.push(PLAN_MODE_NOTE.to_string());
         }
+        // Resources the user attached that changed since.
+        notices.extend(self.pipeline.registry().news());
         if let Some(host) = self.pipeline.subagents() {
             for m in host.inbox.borrow_mut().drain(..) {
                 notices.push(format!(

@@ -79,8 +79,8 @@ pub struct Host {
     /// Written into every child's system prompt (the coordinator's shared
     /// scratchpad, say).
     pub child_note: Option<String>,
-    /// MCP tools and the names kept out of view; a child gets them unless
-    /// its definition lists its tools.
+    /// MCP tools and the names kept out of view; a child gets them all,
+    /// or those its definition's tool list names.
     pub mcp_tools: Option<(Rc<dyn crate::tools::ToolSource>, Vec<String>)>,
     /// What this agent's children report, for this agent's loop to pass on.
     pub relay: Rc<Relay>,
@@ -498,9 +498,14 @@ impl Host {
                     .is_none_or(|only| only.iter().any(|t| t == name))
                 && !def.disallowed.iter().any(|t| t == name)
         });
-        if let (Some((source, hidden)), None) = (&self.mcp_tools, &def.tools) {
+        // MCP tools: all of them, or those the definition's list names
+        // (a tool, or `mcp__server` for all of a server's).
+        if let Some((source, hidden)) = &self.mcp_tools {
             let mut hidden = hidden.clone();
             hidden.extend(def.disallowed.iter().cloned());
+            if let Some(only) = &def.tools {
+                registry.limit_dynamic(only.clone());
+            }
             registry.set_dynamic(Rc::clone(source), hidden);
         }
         let mut policy = Policy::new(

@@ -302,6 +302,7 @@ pub(super) async fn build(
         discovered,
         agents: Vec::new(),
         skills: Vec::new(),
+        slash_commands: Vec::new(),
         additional_directories: rt
             .extra_dirs
             .iter()
@@ -478,6 +479,7 @@ pub(super) async fn build(
     printer.include_partial = rt.include_partial;
     printer.info.agents = agent_names(&agent);
     printer.info.skills = skills.iter().map(|s| s.name.clone()).collect();
+    printer.info.slash_commands = slash_commands(rt, &agent);
     Ok(Parts {
         agent,
         printer,
@@ -562,6 +564,31 @@ impl Parts {
         // stay for the user to inspect unless nothing was spilled.
         let _ = std::fs::remove_dir(self.scratch.path());
     }
+}
+
+/// The slash commands a prompt may start with, without their `/`: the
+/// built-in ones, the user's, and the MCP servers' prompts.
+pub(super) fn slash_commands(rt: &Runtime, agent: &Agent<'_>) -> Vec<String> {
+    use crate::frontend::commands;
+    let mut out: Vec<String> = commands::BUILT_IN
+        .iter()
+        .filter_map(|(usage, _)| usage.split_whitespace().next())
+        .map(|n| n.trim_start_matches('/').to_string())
+        .collect();
+    out.extend(
+        commands::load(&commands::dirs(&rt.cwd, rt.home.as_deref()))
+            .into_iter()
+            .map(|c| c.name),
+    );
+    out.extend(
+        agent
+            .pipeline()
+            .registry()
+            .commands()
+            .into_iter()
+            .map(|(n, _)| n),
+    );
+    out
 }
 
 /// The agent definitions the Agent tool can start.

@@ -447,9 +447,18 @@ async fn mcp(r: &mut Report, ex: &'static smol::LocalExecutor<'static>, rt: &Run
     };
     for s in hub.servers() {
         let (state, detail) = match s.status() {
-            crate::mcp::Status::Connected => {
-                (State::Ok, format!("connected, {} tools", s.tool_count()))
-            }
+            crate::mcp::Status::Connected => (
+                State::Ok,
+                format!(
+                    "connected, {} tools, {} prompts",
+                    s.tool_count(),
+                    s.prompt_count()
+                ),
+            ),
+            crate::mcp::Status::NeedsAuth(why) => (
+                State::Warn,
+                format!("needs a sign-in: {why}; run: tern mcp login {}", s.name),
+            ),
             crate::mcp::Status::Pending => {
                 (State::Warn, "still starting after MCP_TIMEOUT".to_string())
             }

@@ -117,6 +117,7 @@ pub(super) async fn sdk(
                 printer.info.model = agent.settings().model.clone();
                 printer.info.permission_mode = agent.pipeline().policy().mode().as_str();
                 printer.info.agents = agent_names(agent);
+                printer.info.slash_commands = super::build::slash_commands(rt, agent);
                 printer.info.ignored.extend(ignored.borrow_mut().drain(..));
                 printer.start();
                 *context.borrow_mut() = sdk::context_view(agent, system.parts.memory.as_deref());

@@ -167,7 +167,11 @@ pub(super) fn command(
     }
     let mut out = String::new();
     match command {
-        Command::Help => put!(out, "{}", commands::help(place.custom)),
+        Command::Help => put!(
+            out,
+            "{}",
+            commands::help(place.custom, &agent.pipeline().registry().commands())
+        ),
         Command::Clear => {
             agent.replace_messages(Vec::new());
             say!(out, "(conversation cleared)");

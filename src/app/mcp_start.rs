@@ -60,6 +60,7 @@ pub async fn start(
         times.tool,
         wait,
         carrier,
+        remote_setup(rt),
     )
     .await;
     for s in hub.servers() {
@@ -70,10 +71,22 @@ pub async fn start(
                 s.name,
                 mcp::APPROVAL_HINT
             ),
+            Status::NeedsAuth(why) => eprintln!(
+                "tern: MCP server {} needs a sign-in: {why}; run: tern mcp login {}",
+                s.name, s.name
+            ),
             _ => {}
         }
     }
     Some(hub)
+}
+
+/// TLS roots and the sign-in store for remote servers.
+pub fn remote_setup(rt: &Runtime) -> mcp::RemoteSetup {
+    mcp::RemoteSetup {
+        extra_ca_pem: rt.client.extra_ca_pem.clone(),
+        auth: Some(mcp::oauth::Store::new(&rt.state_root())),
+    }
 }
 
 /// `tern mcp list`.
@@ -85,11 +98,28 @@ pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> Exit {
     let mut failed = false;
     for s in hub.servers() {
         match s.status() {
-            Status::Connected => println!("{:<20} connected   {} tools", s.name, s.tool_count()),
+            Status::Connected => {
+                let prompts = s.prompt_count();
+                if prompts > 0 {
+                    println!(
+                        "{:<20} connected   {} tools, {prompts} prompts",
+                        s.name,
+                        s.tool_count()
+                    )
+                } else {
+                    println!("{:<20} connected   {} tools", s.name, s.tool_count())
+                }
+            }
             Status::Pending => println!("{:<20} pending", s.name),
             Status::Disabled => println!("{:<20} disabled", s.name),
             Status::NeedsApproval => {
                 println!("{:<20} needs-approval  {}", s.name, mcp::APPROVAL_HINT)
+            }
+            Status::NeedsAuth(why) => {
+                println!(
+                    "{:<20} needs-auth  {why}; run: tern mcp login {}",
+                    s.name, s.name
+                )
             }
             Status::Failed(reason) => {
                 failed = true;

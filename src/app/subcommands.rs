@@ -57,6 +57,27 @@ pub fn mcp_list(args: Args) -> Exit {
     }
 }
 
+/// `tern mcp login NAME` (`login`) and `tern mcp logout NAME`.
+pub fn mcp_login(args: Args, name: &str, login: bool) -> Exit {
+    let Some(rt) = runtime(args) else {
+        return Exit::Failure;
+    };
+    #[cfg(feature = "mcp")]
+    {
+        if login {
+            super::mcp_login::login(&rt, name)
+        } else {
+            super::mcp_login::logout(&rt, name)
+        }
+    }
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = (rt, name, login);
+        eprintln!("tern: this tern was built without the mcp feature (cargo build --features mcp)");
+        Exit::Failure
+    }
+}
+
 /// `tern sessions`: this directory's recorded sessions, newest first.
 pub fn sessions() -> Exit {
     let Some((cwd, places)) = transcripts() else {

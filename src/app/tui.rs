@@ -81,6 +81,8 @@ pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
         let prompt = match next.take() {
             Some(p) => p,
             None => {
+                // MCP prompts of servers that joined since.
+                tui.add_commands(agent.pipeline().registry().commands());
                 let line = match tui.take_queued() {
                     Some(q) => q,
                     None => match tui.next().await {

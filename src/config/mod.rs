@@ -293,6 +293,19 @@ impl Inputs {
 }
 
 impl Runtime {
+    /// tern's state folder: where transcripts go, less `projects`
+    /// (TERN_HOME, XDG_DATA_HOME/tern, ~/.local/share/tern, else a
+    /// folder of this user's in the temp folder).
+    #[cfg(feature = "mcp")]
+    pub fn state_root(&self) -> std::path::PathBuf {
+        let places = &self.transcripts;
+        let projects = places.preferred.as_ref().unwrap_or(&places.fallback);
+        projects
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_else(|| projects.clone())
+    }
+
     /// Talking to the real API needs credentials; a local server may not.
     /// (With nothing configured at all, discovery decides instead.)
     pub fn check_credentials(&self) -> Result<(), ConfigError> {

@@ -135,6 +135,8 @@ pub fn parse(line: &str, custom: &[Custom]) -> Option<Command> {
         "bashes" => Command::Bashes,
         "voice" => Command::Voice,
         "exit" | "quit" => Command::Exit,
+        // An MCP server's prompt: the agent asks the server for it.
+        other if other.starts_with("mcp__") => Command::Prompt(line.to_string()),
         other => match custom.iter().find(|c| c.name == other) {
             Some(c) => Command::Prompt(if c.body.contains("$ARGUMENTS") {
                 c.body.replace("$ARGUMENTS", args)
@@ -148,13 +150,18 @@ pub fn parse(line: &str, custom: &[Custom]) -> Option<Command> {
     })
 }
 
-pub fn help(custom: &[Custom]) -> String {
+/// `/help`: the built-in commands, the user's, and the MCP servers'
+/// prompts (`extra`, as (name, description)).
+pub fn help(custom: &[Custom], extra: &[(String, String)]) -> String {
     let mut out = String::from("Commands:\n");
     for (name, what) in BUILT_IN {
         out.push_str(&format!("  {name:<26} {what}\n"));
     }
     for c in custom {
         out.push_str(&format!("  /{:<25} {}\n", c.name, c.description));
+    }
+    for (name, what) in extra {
+        out.push_str(&format!("  /{name:<25} {what}\n"));
     }
     out.push_str("Type while tern works to queue a message; Ctrl-C interrupts the turn, twice at an empty prompt exits.\n");
     out
@@ -190,6 +197,15 @@ mod tests {
             parse("/nope", &custom),
             Some(Command::Unknown("nope".into()))
         );
+        assert_eq!(
+            parse(" /mcp__s__greet Ada ", &custom),
+            Some(Command::Prompt("/mcp__s__greet Ada".into()))
+        );
+        let help = help(
+            &custom,
+            &[("mcp__s__greet".into(), "<name> say hello".into())],
+        );
+        assert!(help.contains("/mcp__s__greet") && help.contains("<name> say hello"));
         let (d, b) = split_frontmatter("---\ndescription: \"Fix it\"\n---\nDo $ARGUMENTS\n");
         assert_eq!((d.as_str(), b.as_str()), ("Fix it", "Do $ARGUMENTS"));
     }

@@ -42,6 +42,8 @@ pub struct SessionInfo {
     pub agents: Vec<String>,
     /// The skills the Skill tool can load.
     pub skills: Vec<String>,
+    /// Slash commands, without their `/` (MCP prompts among them).
+    pub slash_commands: Vec<String>,
     pub additional_directories: Vec<String>,
     /// Options and `initialize` fields accepted but not acted on:
     /// `{option, reason}`, so a program can see what it did not get.
@@ -301,7 +303,7 @@ impl Printer {
             "mcp_servers" => self.info.mcp_servers.clone(),
             "model" => self.info.model.as_str(),
             "permissionMode" => self.info.permission_mode,
-            "slash_commands" => Vec::<Value>::new(),
+            "slash_commands" => self.info.slash_commands.iter().map(|s| Value::from(s.as_str())).collect::<Vec<_>>(),
             "apiKeySource" => self.info.api_key_source.as_str(),
             "output_style" => "default",
             "tern_version" => env!("CARGO_PKG_VERSION"),

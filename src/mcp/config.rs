@@ -25,6 +25,11 @@ pub enum Transport {
         url: String,
         headers: Vec<(String, String)>,
     },
+    /// The older HTTP+SSE transport (protocol 2024-11-05).
+    Sse {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
     /// A server inside the SDK application, reached over the control
     /// channel (`mcp_message`, addressed by the entry's key); see `mcp::sdk`.
     Sdk,
@@ -39,6 +44,8 @@ pub struct ServerConfig {
     pub source: String,
     /// Defined by the repository: needs the user's approval to start.
     pub from_project: bool,
+    /// How to sign in, when the server asks (`"oauth": {…}`).
+    pub oauth: super::oauth::OauthConfig,
 }
 
 /// Reads every source in order; a later definition of a name replaces an
@@ -69,6 +76,7 @@ pub fn load(
                 },
                 source: source.to_string(),
                 from_project,
+                oauth: super::oauth::OauthConfig::from_entry(entry),
             });
         }
     };
@@ -155,18 +163,19 @@ fn transport(
                 env: pairs("env")?,
             })
         }
-        "http" | "streamable-http" | "streamableHttp" => {
+        "http" | "streamable-http" | "streamableHttp" | "sse" => {
             let url = expand(entry.str_field("url").ok_or(ConfigProblem::NoUrl)?, env)?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigProblem::NotHttp(url));
             }
-            Ok(Transport::Http {
-                url,
-                headers: pairs("headers")?,
+            let headers = pairs("headers")?;
+            Ok(if kind == "sse" {
+                Transport::Sse { url, headers }
+            } else {
+                Transport::Http { url, headers }
             })
         }
         "sdk" => Ok(Transport::Sdk),
-        "sse" => Err(ConfigProblem::Sse),
         other => Err(ConfigProblem::UnknownType(other.to_string())),
     }
 }
@@ -241,13 +250,12 @@ mod tests {
                 env: vec![]
             })
         );
-        assert!(
-            all[1]
-                .transport
-                .as_ref()
-                .unwrap_err()
-                .to_string()
-                .contains("legacy SSE")
+        assert_eq!(
+            all[1].transport,
+            Ok(Transport::Sse {
+                url: "http://x".into(),
+                headers: vec![]
+            })
         );
         let (strict, _) = load(&dir, &[], &cli, true, &env, &|_| false);
         assert!(all[0].from_project && !all[2].from_project);

@@ -16,8 +16,6 @@ pub enum ConfigProblem {
     NoCommand,
     NoUrl,
     NotHttp(String),
-    /// The legacy SSE transport.
-    Sse,
     UnknownType(String),
     /// `${` without its `}` in this text.
     Unclosed(String),
@@ -31,9 +29,6 @@ impl fmt::Display for ConfigProblem {
             ConfigProblem::NoCommand => f.write_str("a stdio server needs a \"command\""),
             ConfigProblem::NoUrl => f.write_str("an http server needs a \"url\""),
             ConfigProblem::NotHttp(url) => write!(f, "\"{url}\" is not an http(s) URL"),
-            ConfigProblem::Sse => f.write_str(
-                "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint",
-            ),
             ConfigProblem::UnknownType(t) => write!(f, "unknown transport type \"{t}\""),
             ConfigProblem::Unclosed(text) => write!(f, "unclosed ${{ in \"{text}\""),
             ConfigProblem::Unset(name) => write!(f, "${{{name}}} is not set"),
@@ -99,6 +94,8 @@ pub enum McpError {
     Starting(String),
     /// The repository defined the server and the user has not approved it.
     NeedsApproval(String),
+    /// The server wants a sign-in (`tern mcp login`): why.
+    NeedsLogin { server: String, why: String },
     /// No server of that name.
     Unknown {
         name: String,
@@ -141,6 +138,9 @@ impl fmt::Display for McpError {
             McpError::NeedsApproval(server) => {
                 write!(f, "the MCP server {server} is {APPROVAL_HINT}")
             }
+            McpError::NeedsLogin { server, why } => {
+                write!(f, "{why}; sign in with: tern mcp login {server}")
+            }
             McpError::Unknown { name, configured } => write!(
                 f,
                 "no MCP server named '{name}' (configured: {})",
@@ -150,6 +150,17 @@ impl fmt::Display for McpError {
                     configured.join(", ")
                 }
             ),
+        }
+    }
+}
+
+impl McpError {
+    /// Why a sign-in is needed, when that is what went wrong.
+    pub fn login_reason(&self) -> Option<&str> {
+        match self {
+            McpError::NeedsLogin { why, .. } => Some(why),
+            McpError::Step { source, .. } => source.login_reason(),
+            _ => None,
         }
     }
 }

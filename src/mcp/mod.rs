@@ -14,9 +14,13 @@
 
 pub mod config;
 mod error;
+pub mod oauth;
+mod prompts;
+mod remote;
 mod rpc;
 pub mod sdk;
 mod tool;
+mod wire;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -31,6 +35,10 @@ use crate::tools::{Tool, ToolSource};
 use config::ServerConfig;
 pub use error::McpError;
 use rpc::Connection;
+pub use rpc::RemoteSetup;
+
+/// How many times in a row a dropped remote server is connected again.
+const RECONNECTS: u32 = 5;
 
 /// Protocol versions tern speaks, newest first.
 const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
@@ -44,6 +52,8 @@ pub enum Status {
     Disabled,
     /// Defined by the repository and not approved by the user: not started.
     NeedsApproval,
+    /// The server wants a sign-in (`tern mcp login NAME`): why.
+    NeedsAuth(String),
 }
 
 impl Status {
@@ -55,6 +65,7 @@ impl Status {
             Status::Failed(_) => "failed",
             Status::Disabled => "disabled",
             Status::NeedsApproval => "needs-approval",
+            Status::NeedsAuth(_) => "needs-auth",
         }
     }
 }
@@ -76,9 +87,51 @@ pub struct Server {
     stale: Cell<bool>,
     with_resources: Cell<bool>,
     tool_timeout: Duration,
+    /// Its prompts (slash commands), and whether they changed.
+    prompts: RefCell<Vec<prompts::Prompt>>,
+    prompts_stale: Cell<bool>,
+    /// It takes `resources/subscribe`.
+    subscribe: Cell<bool>,
+    /// What this session subscribed to, and what changed since.
+    subscribed: RefCell<Vec<String>>,
+    updated: RefCell<Vec<String>>,
 }
 
 impl Server {
+    /// A notification from the server.
+    fn notified(&self, method: &str, params: &Value) {
+        match method {
+            "notifications/tools/list_changed" => self.stale.set(true),
+            "notifications/prompts/list_changed" => self.prompts_stale.set(true),
+            "notifications/resources/updated" => {
+                if let Some(uri) = params.str_field("uri")
+                    && self.subscribed.borrow().iter().any(|u| u == uri)
+                    && !self.updated.borrow().iter().any(|u| u == uri)
+                {
+                    self.updated.borrow_mut().push(uri.to_string());
+                }
+            }
+            "notifications/message" => {
+                let level = params.str_field("level").unwrap_or("info");
+                if matches!(level, "error" | "critical" | "alert" | "emergency") {
+                    let data = params.get("data").map(Value::to_json).unwrap_or_default();
+                    crate::report::notice(
+                        crate::report::Level::Warning,
+                        format!(
+                            "MCP server {} ({level}): {}",
+                            self.name,
+                            data.chars()
+                                .filter(|c| !c.is_control())
+                                .take(300)
+                                .collect::<String>()
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
     pub fn status(&self) -> Status {
         if let (Status::Connected, Some(conn)) = (&*self.status.borrow(), &*self.conn.borrow())
             && let Some(reason) = conn.closed.borrow().clone()
@@ -90,6 +143,10 @@ impl Server {
 
     pub fn tool_count(&self) -> usize {
         self.tools.borrow().len()
+    }
+
+    pub fn prompt_count(&self) -> usize {
+        self.prompts.borrow().len()
     }
 
     fn connection(&self) -> Result<Rc<Connection>, McpError> {
@@ -115,6 +172,8 @@ pub struct Hub {
     tool_timeout: Duration,
     /// The SDK's control channel, for servers of type "sdk".
     carrier: RefCell<Option<Rc<dyn sdk::Carrier>>>,
+    /// TLS roots and the sign-in store, for remote servers.
+    remote: RemoteSetup,
     /// What a started server inherits (credentials removed).
     env: crate::config::ChildEnv,
     /// Woken whenever a server settles (connected or failed).
@@ -127,14 +186,43 @@ impl ToolSource for Hub {
         self.servers
             .borrow()
             .iter()
-            .filter(|s| s.status() == Status::Connected)
+            // A server connecting again keeps its tools on offer: a call
+            // waits for it.
+            .filter(|s| matches!(s.status(), Status::Connected | Status::Pending))
             .flat_map(|s| s.tools.borrow().clone())
             .collect()
+    }
+
+    fn commands(&self) -> Vec<(String, String)> {
+        self.prompt_commands()
+    }
+
+    fn expand<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> crate::tools::LocalFuture<'a, Option<Result<Vec<Value>, String>>> {
+        Box::pin(self.expand_prompt(text))
+    }
+
+    fn attach<'a>(&'a self, text: &'a str) -> crate::tools::LocalFuture<'a, Vec<Value>> {
+        Box::pin(self.attach_mentions(text))
+    }
+
+    fn news(&self) -> Vec<String> {
+        self.resource_news()
     }
 
     /// A new catalog generation for every server that announced one.
     fn refresh(&self) -> crate::tools::LocalFuture<'_, ()> {
         Box::pin(async move {
+            for server in self.servers() {
+                if server.prompts_stale.replace(false)
+                    && let Ok(conn) = server.connection()
+                    && let Ok(list) = prompts::fetch(&conn).await
+                {
+                    *server.prompts.borrow_mut() = list;
+                }
+            }
             let stale: Vec<Rc<Server>> = self
                 .servers
                 .borrow()
@@ -188,6 +276,7 @@ impl Hub {
         tool_timeout: Duration,
         first_wait: Duration,
         carrier: Option<Rc<dyn sdk::Carrier>>,
+        remote: RemoteSetup,
     ) -> Rc<Hub> {
         let (settled_tx, settled_rx) = smol::channel::unbounded();
         let hub = Rc::new(Hub {
@@ -197,6 +286,7 @@ impl Hub {
             timeout,
             tool_timeout,
             carrier: RefCell::new(carrier),
+            remote,
             env: env.clone(),
             settled_tx,
             settled_rx,
@@ -263,6 +353,11 @@ impl Hub {
             stale: Cell::new(false),
             with_resources: Cell::new(false),
             tool_timeout: self.tool_timeout,
+            prompts: RefCell::default(),
+            prompts_stale: Cell::new(false),
+            subscribe: Cell::new(false),
+            subscribed: RefCell::default(),
+            updated: RefCell::default(),
         })
     }
 
@@ -270,37 +365,97 @@ impl Hub {
         let (ex, cwd, timeout) = (self.ex, self.cwd.clone(), self.timeout);
         let carrier = self.carrier.borrow().clone();
         let env = self.env.clone();
+        let remote = self.remote.clone();
         let done = self.settled_tx.clone();
         *server.status.borrow_mut() = Status::Pending;
         self.ex
             .spawn(async move {
-                let result = match server.config.transport.clone() {
-                    Err(e) => Err(McpError::Config(e)),
-                    Ok(transport) => {
-                        let attempt = connect(ex, &server, &transport, &cwd, carrier, &env);
-                        let limit = async {
-                            smol::Timer::after(timeout).await;
-                            Err(McpError::StartTimeout(timeout))
+                let mut drops = 0u32;
+                loop {
+                    let result = match server.config.transport.clone() {
+                        Err(e) => Err(McpError::Config(e)),
+                        Ok(transport) => {
+                            let attempt = connect(
+                                ex,
+                                &server,
+                                &transport,
+                                &cwd,
+                                carrier.clone(),
+                                &env,
+                                &remote,
+                            );
+                            let limit = async {
+                                smol::Timer::after(timeout).await;
+                                Err(McpError::StartTimeout(timeout))
+                            };
+                            attempt.or(limit).await
+                        }
+                    };
+                    let conn = server.conn.borrow().clone();
+                    // Switched off while it was starting: stays off.
+                    if *server.status.borrow() == Status::Disabled {
+                        let conn = server.conn.borrow_mut().take();
+                        if let Some(c) = conn {
+                            c.shutdown(Duration::from_millis(500)).await;
+                        }
+                    } else if let Err(e) = result {
+                        *server.status.borrow_mut() = match e.login_reason() {
+                            Some(why) => Status::NeedsAuth(why.to_string()),
+                            None => Status::Failed(e.to_string()),
                         };
-                        attempt.or(limit).await
+                        let conn = server.conn.borrow_mut().take();
+                        if let Some(c) = conn {
+                            c.shutdown(Duration::from_millis(500)).await;
+                        }
+                    } else {
+                        *server.status.borrow_mut() = Status::Connected;
                     }
-                };
-                // Switched off while it was starting: stays off.
-                if *server.status.borrow() == Status::Disabled {
-                    let conn = server.conn.borrow_mut().take();
-                    if let Some(c) = conn {
-                        c.shutdown(Duration::from_millis(500)).await;
+                    let _ = done.send(()).await;
+                    // A remote server whose connection drops is connected
+                    // again (its stream was the session, or the server ended
+                    // it); a local one that exits stays failed.
+                    let remote_kind = matches!(
+                        server.config.transport,
+                        Ok(config::Transport::Http { .. } | config::Transport::Sse { .. })
+                    );
+                    let Some(conn) = conn.filter(|_| remote_kind) else {
+                        break;
+                    };
+                    if *server.status.borrow() != Status::Connected {
+                        break;
                     }
-                } else if let Err(e) = result {
-                    *server.status.borrow_mut() = Status::Failed(e.to_string());
-                    let conn = server.conn.borrow_mut().take();
-                    if let Some(c) = conn {
-                        c.shutdown(Duration::from_millis(500)).await;
+                    let lived = std::time::Instant::now();
+                    let _ = conn.ended.1.recv().await;
+                    let current = server.conn.borrow().clone();
+                    // Stopped on purpose: switched off, replaced or shut down.
+                    if !current.is_some_and(|c| Rc::ptr_eq(&c, &conn)) {
+                        break;
                     }
-                } else {
-                    *server.status.borrow_mut() = Status::Connected;
+                    let why = conn.closed.borrow().clone().unwrap_or_default();
+                    drops = if lived.elapsed() > Duration::from_secs(30) {
+                        1
+                    } else {
+                        drops + 1
+                    };
+                    if drops > RECONNECTS {
+                        *server.status.borrow_mut() =
+                            Status::Failed(format!("{why}; gave up after {RECONNECTS} reconnects"));
+                        break;
+                    }
+                    *server.status.borrow_mut() = Status::Pending;
+                    server.conn.borrow_mut().take();
+                    crate::report::notice(
+                        crate::report::Level::Info,
+                        format!("MCP server {}: {why}; connecting again", server.name),
+                    );
+                    smol::Timer::after(Duration::from_millis(
+                        250 << drops.min(7).saturating_sub(1),
+                    ))
+                    .await;
+                    if *server.status.borrow() != Status::Pending {
+                        break;
+                    }
                 }
-                let _ = done.send(()).await;
             })
             .detach();
     }
@@ -397,6 +552,10 @@ impl Hub {
                         Status::Connected => m.insert("tools", s.tool_count()),
                         Status::Failed(r) => m.insert("error", r),
                         Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
+                        Status::NeedsAuth(why) => m.insert(
+                            "error",
+                            format!("{why}; sign in with: tern mcp login {}", s.name),
+                        ),
                         _ => {}
                     }
                 }
@@ -448,6 +607,10 @@ impl Hub {
                     match status {
                         Status::Failed(r) => m.insert("error", r),
                         Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
+                        Status::NeedsAuth(why) => m.insert(
+                            "error",
+                            format!("{why}; sign in with: tern mcp login {}", s.name),
+                        ),
                         _ => {}
                     }
                 }
@@ -464,6 +627,11 @@ impl Hub {
             }
         }
     }
+}
+
+/// An HTTP agent as remote servers get (for `tern mcp login`).
+pub fn http_agent(extra_ca_pem: Option<&[u8]>) -> Result<ureq::Agent, String> {
+    wire::agent(extra_ca_pem)
 }
 
 /// Why a project server did not start, and how to let it.
@@ -497,11 +665,13 @@ fn config_summary(cfg: &ServerConfig) -> Value {
             "args" => args.iter().map(|a| Value::from(a.as_str())).collect::<Vec<_>>(),
         },
         Ok(config::Transport::Http { url, .. }) => obj! { "type" => "http", "url" => url.as_str() },
+        Ok(config::Transport::Sse { url, .. }) => obj! { "type" => "sse", "url" => url.as_str() },
         Ok(config::Transport::Sdk) => obj! { "type" => "sdk", "name" => cfg.name.as_str() },
         Err(_) => obj! {},
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn connect(
     ex: &'static LocalExecutor<'static>,
     server: &Rc<Server>,
@@ -509,23 +679,48 @@ async fn connect(
     cwd: &std::path::Path,
     carrier: Option<Rc<dyn sdk::Carrier>>,
     env: &crate::config::ChildEnv,
+    remote: &RemoteSetup,
 ) -> Result<(), McpError> {
-    let conn = Connection::open(ex, transport, cwd, &server.name, carrier, env)?;
+    let conn = Connection::open(ex, transport, cwd, &server.name, carrier, env, remote)?;
     *server.conn.borrow_mut() = Some(Rc::clone(&conn));
-    let init = conn
-        .request(
-            "initialize",
-            obj! {
-                "protocolVersion" => VERSIONS[0],
-                "capabilities" => obj! { "roots" => obj! { "listChanged" => false } },
-                "clientInfo" => obj! { "name" => "tern", "version" => env!("CARGO_PKG_VERSION") },
-            },
-        )
-        .await
-        .map_err(|e| McpError::Step {
-            step: "initialize",
+    // Set before anything is asked: a GET stream may speak at once.
+    let weak = Rc::downgrade(server);
+    conn.on_notification(Box::new(move |method, params| {
+        if let Some(server) = weak.upgrade() {
+            server.notified(method, params);
+        }
+    }));
+    if let config::Transport::Sse { .. } = transport {
+        conn.start_legacy(ex).await.map_err(|e| McpError::Step {
+            step: "opening the SSE stream",
             source: Box::new(e),
         })?;
+    }
+    let init = match initialize(&conn).await {
+        // An older server: streamable HTTP is refused, the SSE transport
+        // may answer at the same address.
+        Err(McpError::Step { source, .. })
+            if matches!(transport, config::Transport::Http { .. })
+                && matches!(
+                    *source,
+                    McpError::Http {
+                        status: 400 | 404 | 405,
+                        ..
+                    }
+                ) =>
+        {
+            if let Err(e) = conn.start_legacy(ex).await {
+                return Err(McpError::Step {
+                    step: "initialize",
+                    source: Box::new(McpError::Gone(format!(
+                        "streamable HTTP was refused ({source}), and as an SSE server: {e}"
+                    ))),
+                });
+            }
+            initialize(&conn).await?
+        }
+        other => other?,
+    };
     let version = init
         .str_field("protocolVersion")
         .unwrap_or_default()
@@ -539,22 +734,43 @@ async fn connect(
     conn.set_protocol(&version);
     *server.server_info.borrow_mut() = init.get("serverInfo").cloned();
     conn.notify("notifications/initialized", obj! {}).await?;
+    conn.listen(ex);
     let caps = init.get("capabilities").cloned().unwrap_or_default();
     let with_resources = caps.get("resources").is_some();
     let catalog = fetch_tools(server, &conn, with_resources).await?;
     *server.tools.borrow_mut() = catalog;
     server.generation.set(1);
     server.with_resources.set(with_resources);
-    // A changed catalog is fetched before the next request is built.
-    let weak = Rc::downgrade(server);
-    conn.on_notification(Box::new(move |method, _| {
-        if method == "notifications/tools/list_changed"
-            && let Some(server) = weak.upgrade()
-        {
-            server.stale.set(true);
-        }
-    }));
+    server.subscribe.set(
+        caps.get("resources")
+            .and_then(|r| r.get("subscribe"))
+            .and_then(Value::as_bool)
+            == Some(true),
+    );
+    server.subscribed.borrow_mut().clear();
+    // Prompts are a bonus: a server that fails to list them keeps its tools.
+    *server.prompts.borrow_mut() = if caps.get("prompts").is_some() {
+        prompts::fetch(&conn).await.unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     Ok(())
+}
+
+async fn initialize(conn: &Connection) -> Result<Value, McpError> {
+    conn.request(
+        "initialize",
+        obj! {
+            "protocolVersion" => VERSIONS[0],
+            "capabilities" => obj! { "roots" => obj! { "listChanged" => false } },
+            "clientInfo" => obj! { "name" => "tern", "version" => env!("CARGO_PKG_VERSION") },
+        },
+    )
+    .await
+    .map_err(|e| McpError::Step {
+        step: "initialize",
+        source: Box::new(e),
+    })
 }
 
 async fn fetch_tools(

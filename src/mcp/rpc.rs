@@ -1,6 +1,6 @@
 //! JSON-RPC with one MCP server, over stdio (newline-delimited messages to
-//! a child process) or streamable HTTP (a POST per message; the answer is
-//! JSON or an SSE stream; `mcp-session-id` kept after initialize).
+//! a child process), HTTP (streamable, or the older HTTP+SSE transport:
+//! `remote`) or the SDK's control channel.
 //!
 //! Responses are matched to requests by id; notifications go to a
 //! handler; requests from the server are answered (`ping`, `roots/list`)
@@ -24,19 +24,13 @@ use crate::obj;
 type Reply = Result<Value, McpError>;
 type Notify = Box<dyn Fn(&str, &Value)>;
 
-enum Link {
+pub(super) enum Link {
     Stdio {
         stdin: RefCell<Option<smol::process::ChildStdin>>,
         pgid: u32,
         child: RefCell<Option<smol::process::Child>>,
     },
-    Http {
-        agent: ureq::Agent,
-        url: String,
-        headers: Vec<(String, String)>,
-        session: RefCell<Option<String>>,
-        protocol: RefCell<Option<String>>,
-    },
+    Remote(Box<super::remote::Remote>),
     Sdk {
         carrier: Rc<dyn super::sdk::Carrier>,
         /// The name the SDK knows the server by (its `mcpServers` key).
@@ -45,17 +39,43 @@ enum Link {
 }
 
 pub struct Connection {
-    link: Link,
-    pending: RefCell<HashMap<i64, smol::channel::Sender<Reply>>>,
+    pub(super) link: Link,
+    /// The server's name (for sign-in hints).
+    pub(super) name: String,
+    pub(super) pending: RefCell<HashMap<i64, smol::channel::Sender<Reply>>>,
     next_id: Cell<i64>,
     on_notify: RefCell<Option<Notify>>,
     /// Why the connection is gone, once it is.
     pub closed: RefCell<Option<String>>,
     /// The last lines the server wrote to stderr (for failure reasons).
     stderr_tail: Rc<RefCell<String>>,
+    /// Closed when the connection ends: its streams and watchers stop.
+    pub(super) ended: (smol::channel::Sender<()>, smol::channel::Receiver<()>),
+}
+
+/// What a remote server's connection needs from the session.
+#[derive(Clone, Default)]
+pub struct RemoteSetup {
+    /// SSL_CERT_FILE's certificates, added to the built-in roots.
+    pub extra_ca_pem: Option<Vec<u8>>,
+    /// Where sign-ins are kept; none: OAuth is off.
+    pub auth: Option<super::oauth::Store>,
 }
 
 impl Connection {
+    fn with_link(link: Link, name: &str) -> Connection {
+        Connection {
+            link,
+            name: name.to_string(),
+            pending: RefCell::default(),
+            next_id: Cell::new(1),
+            on_notify: RefCell::default(),
+            closed: RefCell::default(),
+            stderr_tail: Rc::default(),
+            ended: smol::channel::bounded(1),
+        }
+    }
+
     pub fn open(
         ex: &'static LocalExecutor<'static>,
         transport: &Transport,
@@ -63,21 +83,18 @@ impl Connection {
         name: &str,
         carrier: Option<Rc<dyn super::sdk::Carrier>>,
         inherited: &crate::config::ChildEnv,
+        setup: &RemoteSetup,
     ) -> Result<Rc<Connection>, McpError> {
         match transport {
             Transport::Sdk => {
                 let carrier = carrier.ok_or(McpError::NoControlChannel)?;
-                Ok(Rc::new(Connection {
-                    link: Link::Sdk {
+                Ok(Rc::new(Connection::with_link(
+                    Link::Sdk {
                         carrier,
                         server: name.to_string(),
                     },
-                    pending: RefCell::default(),
-                    next_id: Cell::new(1),
-                    on_notify: RefCell::default(),
-                    closed: RefCell::default(),
-                    stderr_tail: Rc::default(),
-                }))
+                    name,
+                )))
             }
             Transport::Stdio { command, args, env } => {
                 let mut cmd = std::process::Command::new(command);
@@ -97,18 +114,14 @@ impl Connection {
                 else {
                     return Err(McpError::NoStdio);
                 };
-                let conn = Rc::new(Connection {
-                    link: Link::Stdio {
+                let conn = Rc::new(Connection::with_link(
+                    Link::Stdio {
                         stdin: RefCell::new(Some(stdin)),
                         pgid,
                         child: RefCell::new(Some(child)),
                     },
-                    pending: RefCell::default(),
-                    next_id: Cell::new(1),
-                    on_notify: RefCell::default(),
-                    closed: RefCell::default(),
-                    stderr_tail: Rc::default(),
-                });
+                    name,
+                ));
                 let tail = Rc::clone(&conn.stderr_tail);
                 ex.spawn(async move {
                     let mut err = stderr;
@@ -132,26 +145,29 @@ impl Connection {
                     .detach();
                 Ok(conn)
             }
-            Transport::Http { url, headers } => {
-                let agent = ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .timeout_connect(Some(Duration::from_secs(10)))
-                    .build()
-                    .new_agent();
-                Ok(Rc::new(Connection {
-                    link: Link::Http {
-                        agent,
-                        url: url.clone(),
-                        headers: headers.clone(),
-                        session: RefCell::default(),
-                        protocol: RefCell::default(),
-                    },
-                    pending: RefCell::default(),
-                    next_id: Cell::new(1),
-                    on_notify: RefCell::default(),
-                    closed: RefCell::default(),
-                    stderr_tail: Rc::default(),
-                }))
+            Transport::Http { url, headers } | Transport::Sse { url, headers } => {
+                let legacy = matches!(transport, Transport::Sse { .. });
+                let agent =
+                    super::wire::agent(setup.extra_ca_pem.as_deref()).map_err(McpError::Gone)?;
+                // A configured Authorization header is the user's choice of
+                // credentials; OAuth is for servers without one.
+                let own_auth = headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+                let auth = match (&setup.auth, own_auth) {
+                    (Some(store), false) => Some(super::remote::Auth::new(
+                        name,
+                        url,
+                        store.clone(),
+                        agent.clone(),
+                    )),
+                    _ => None,
+                };
+                let remote = super::remote::Remote::new(agent, url, headers.clone(), legacy, auth);
+                Ok(Rc::new(Connection::with_link(
+                    Link::Remote(Box::new(remote)),
+                    name,
+                )))
             }
         }
     }
@@ -161,8 +177,8 @@ impl Connection {
     }
 
     pub fn set_protocol(&self, version: &str) {
-        if let Link::Http { protocol, .. } = &self.link {
-            *protocol.borrow_mut() = Some(version.to_string());
+        if let Link::Remote(r) = &self.link {
+            *r.protocol.borrow_mut() = Some(version.to_string());
         }
     }
 
@@ -200,16 +216,17 @@ impl Connection {
         self.close(self.death("the server exited"));
     }
 
-    fn close(&self, reason: String) {
+    pub(super) fn close(&self, reason: String) {
         if self.closed.borrow().is_none() {
             *self.closed.borrow_mut() = Some(reason.clone());
         }
+        self.ended.0.close();
         for (_, tx) in self.pending.borrow_mut().drain() {
             let _ = tx.try_send(Err(McpError::Gone(reason.clone())));
         }
     }
 
-    async fn dispatch(&self, msg: Value) {
+    pub(super) async fn dispatch(&self, msg: Value) {
         let id = msg.get("id").and_then(Value::as_i64);
         match (id, msg.str_field("method")) {
             (Some(id), None) => {
@@ -269,12 +286,7 @@ impl Connection {
                     McpError::Gone(self.death(&format!("writing to the server failed: {e}")))
                 })
             }
-            Link::Http { .. } => {
-                for m in self.post(msg).await? {
-                    Box::pin(self.dispatch(m)).await;
-                }
-                Ok(())
-            }
+            Link::Remote(_) => self.post_remote(msg).await,
             Link::Sdk { carrier, server } => {
                 let request = super::sdk::is_request(msg);
                 let answer = carrier
@@ -288,99 +300,6 @@ impl Connection {
                 Ok(())
             }
         }
-    }
-
-    /// One POST; returns the messages that came back.
-    async fn post(&self, msg: &Value) -> Result<Vec<Value>, McpError> {
-        let Link::Http {
-            agent,
-            url,
-            headers,
-            session,
-            protocol,
-        } = &self.link
-        else {
-            return Ok(Vec::new());
-        };
-        let (agent, url, headers) = (agent.clone(), url.clone(), headers.clone());
-        let (session_id, version) = (session.borrow().clone(), protocol.borrow().clone());
-        let body = msg.to_json();
-        let (new_session, messages) =
-            smol::unblock(move || -> Result<(Option<String>, Vec<Value>), McpError> {
-                let mut req = agent
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .header("accept", "application/json, text/event-stream");
-                if let Some(s) = &session_id {
-                    req = req.header("mcp-session-id", s);
-                }
-                if let Some(v) = &version {
-                    req = req.header("mcp-protocol-version", v);
-                }
-                for (k, v) in &headers {
-                    req = req.header(k, v);
-                }
-                let response = req
-                    .send(body.as_bytes())
-                    .map_err(|e| McpError::Unreachable {
-                        url: url.clone(),
-                        source: std::sync::Arc::new(e),
-                    })?;
-                let status = response.status().as_u16();
-                let header = |n: &str| {
-                    response
-                        .headers()
-                        .get(n)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_string)
-                };
-                let new_session = header("mcp-session-id");
-                let kind = header("content-type").unwrap_or_default();
-                let mut text = String::new();
-                let reader =
-                    std::io::Read::take(response.into_body().into_reader(), 64 * 1024 * 1024);
-                let _ =
-                    std::io::Read::read_to_string(&mut std::io::BufReader::new(reader), &mut text);
-                if status == 202 || (status == 200 && text.trim().is_empty()) {
-                    return Ok((new_session, Vec::new()));
-                }
-                if status != 200 {
-                    return Err(McpError::Http {
-                        status,
-                        url,
-                        body: text.chars().take(300).collect(),
-                    });
-                }
-                let messages = if kind.starts_with("text/event-stream") {
-                    let mut out = Vec::new();
-                    let mut parser = crate::model::sse::SseParser::default();
-                    let _ = parser.feed(text.as_bytes(), &mut |ev| {
-                        if let Ok(v) = json::parse(ev.data) {
-                            out.push(v);
-                        }
-                        crate::model::sse::Flow::Continue
-                    });
-                    let _ = parser.feed(b"\n\n", &mut |ev| {
-                        if let Ok(v) = json::parse(ev.data) {
-                            out.push(v);
-                        }
-                        crate::model::sse::Flow::Continue
-                    });
-                    out
-                } else {
-                    match json::parse(&text) {
-                        Ok(Value::Array(batch)) => batch,
-                        Ok(v) => vec![v],
-                        Err(e) => return Err(McpError::NotJson(e)),
-                    }
-                };
-                Ok((new_session, messages))
-            })
-            .await?;
-        if let Some(s) = new_session {
-            *session.borrow_mut() = Some(s);
-        }
-        Ok(messages)
     }
 
     pub async fn request(&self, method: &str, params: Value) -> Reply {
@@ -421,7 +340,38 @@ impl Connection {
     /// closed (a well-behaved server finishes what it read and exits),
     /// then SIGTERM to its process group, then SIGKILL, `grace` apart.
     pub async fn shutdown(&self, grace: Duration) {
+        let already = self.closed.borrow().is_some();
         self.close("shut down".into());
+        if let Link::Remote(r) = &self.link {
+            // A streamable-HTTP session is ended with a DELETE (a server
+            // may refuse with 405; nothing more is owed then).
+            let session = r.session.borrow().clone();
+            if let (Some(session), false, false) = (session, r.legacy.get(), already) {
+                let mut headers = vec![("mcp-session-id".to_string(), session)];
+                headers.extend(r.headers.iter().cloned());
+                if let Some(token) = r.auth.as_ref().and_then(|a| a.tokens.borrow().clone()) {
+                    headers.push((
+                        "authorization".into(),
+                        format!("Bearer {}", token.access_token),
+                    ));
+                }
+                let rx = super::wire::start(
+                    &r.agent,
+                    super::wire::Request {
+                        method: "DELETE",
+                        url: r.url.clone(),
+                        headers,
+                        body: None,
+                    },
+                );
+                let _ = smol::future::or(async { rx.recv().await.ok().map(drop) }, async {
+                    smol::Timer::after(grace).await;
+                    None
+                })
+                .await;
+            }
+            return;
+        }
         let Link::Stdio { stdin, pgid, child } = &self.link else {
             return;
         };

@@ -157,6 +157,25 @@ impl Tool for McpTool {
             let Some(server) = self.server.upgrade() else {
                 return ToolOutput::error("The MCP server is gone");
             };
+            // A remote server connecting again after its stream dropped:
+            // the call waits for it rather than failing.
+            let waited = async {
+                let began = std::time::Instant::now();
+                while server.status() == super::Status::Pending
+                    && began.elapsed() < server.tool_timeout
+                {
+                    smol::Timer::after(std::time::Duration::from_millis(50)).await;
+                }
+                true
+            }
+            .or(async {
+                ctx.abort.wait().await;
+                false
+            })
+            .await;
+            if !waited {
+                return ToolOutput::error("Interrupted by the user");
+            }
             let conn = match server.connection() {
                 Ok(c) => c,
                 Err(e) => return ToolOutput::error(e.to_string()),
@@ -241,18 +260,14 @@ fn call_output(result: &Value) -> ToolOutput {
             }
             Some("resource") => {
                 let r = item.get("resource").cloned().unwrap_or_default();
-                let uri = r.str_field("uri").unwrap_or_default();
-                match r.str_field("text") {
-                    Some(t) => text.push(format!("[resource {uri}]\n{t}")),
-                    None => text.push(format!("[resource {uri}: binary content, not shown]")),
-                }
+                resource_part(&r, &mut text, &mut images);
             }
             Some("resource_link") => text.push(format!(
                 "[resource link {} {}]",
                 item.str_field("uri").unwrap_or_default(),
                 item.str_field("name").unwrap_or_default()
             )),
-            Some(other) => text.push(format!("[{other} content, not shown]")),
+            Some(_) => text.push(super::prompts::described(item)),
             None => {}
         }
     }
@@ -290,21 +305,42 @@ fn list_output(result: &Value) -> ToolOutput {
 }
 
 fn read_output(result: &Value) -> ToolOutput {
-    let parts: Vec<String> = result
+    let mut text = Vec::new();
+    let mut images = Vec::new();
+    for c in result
         .get("contents")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .map(|c| match c.str_field("text") {
-            Some(t) => t.to_string(),
-            None => format!(
-                "[{}: binary ({}), not shown]",
-                c.str_field("uri").unwrap_or_default(),
-                c.str_field("mimeType").unwrap_or("unknown type")
-            ),
-        })
-        .collect();
-    ToolOutput::ok(cut(parts.join("\n")))
+    {
+        resource_part(c, &mut text, &mut images);
+    }
+    let mut out = ToolOutput::ok(cut(text.join("\n")));
+    out.images = images;
+    out
+}
+
+/// A resource's contents: its text; an image or PDF blob passed on as
+/// one (the model takes those); any other blob named with its type and
+/// size.
+fn resource_part(r: &Value, text: &mut Vec<String>, attached: &mut Vec<(String, String)>) {
+    let uri = r.str_field("uri").unwrap_or_default();
+    let kind = r
+        .str_field("mimeType")
+        .unwrap_or("application/octet-stream");
+    if let Some(t) = r.str_field("text") {
+        text.push(format!("[resource {uri}]\n{t}"));
+    } else if let Some(blob) = r.str_field("blob") {
+        let size = super::prompts::size_of_base64(blob);
+        if crate::media::is_image_type(kind) || kind == "application/pdf" {
+            text.push(format!("[resource {uri}: {kind}, {size}, attached]"));
+            attached.push((kind.to_string(), blob.to_string()));
+        } else {
+            text.push(format!(
+                "[resource {uri}: {kind}, {size} — binary, not passed on]"
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -320,6 +356,7 @@ mod tests {
                 transport: Ok(crate::mcp::config::Transport::Sdk),
                 source: "test".into(),
                 from_project: false,
+                oauth: Default::default(),
             },
             server_info: Default::default(),
             listing: Default::default(),
@@ -330,6 +367,11 @@ mod tests {
             stale: Default::default(),
             with_resources: Default::default(),
             tool_timeout: std::time::Duration::from_secs(1),
+            prompts: Default::default(),
+            prompts_stale: Default::default(),
+            subscribe: Default::default(),
+            subscribed: Default::default(),
+            updated: Default::default(),
         });
         let listing = parse(r#"{"name":"peek","annotations":{"readOnlyHint":true}}"#).unwrap();
         let hinted = McpTool::from_listing(&server, &listing).unwrap();

@@ -37,6 +37,15 @@ pub const API_MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
 /// and the picture of the page.
 pub const TOKENS_PER_PAGE: u64 = 2_000;
 
+/// The media types the Messages API takes as image blocks.
+#[cfg(feature = "mcp")]
+pub fn is_image_type(media_type: &str) -> bool {
+    matches!(
+        media_type,
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+    )
+}
+
 /// What an image is to be fitted into.
 #[derive(Debug, Clone, Copy)]
 pub struct Target {

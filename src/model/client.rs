@@ -365,9 +365,11 @@ fn parse_retry_after(s: &str) -> Option<Duration> {
 }
 
 fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError> {
-    let mut certs: Vec<ureq::tls::Certificate<'static>> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+    let mut certs: Vec<ureq::tls::Certificate<'static>> = webpki_roots::TLS_SERVER_ROOTS
         .iter()
-        .map(|der| ureq::tls::Certificate::from_der(der.as_ref()).to_owned())
+        .map(|anchor| {
+            ureq::tls::Certificate::from_der(&super::roots::certificate(anchor)).to_owned()
+        })
         .collect();
     if let Some(pem) = extra_pem {
         let before = certs.len();

@@ -13,6 +13,7 @@ pub mod once;
 pub(crate) mod openai;
 pub(crate) mod price;
 pub(crate) mod request;
+mod roots;
 pub mod sse;
 pub mod stream;
 

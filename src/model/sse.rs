@@ -8,7 +8,9 @@
 //! It follows the WHATWG event-stream rules that matter for the Messages API:
 //! LF, CR and CRLF line ends; `:` comment lines; `data:` lines joined with
 //! `\n`; one optional space after the colon; an event without data is not
-//! dispatched. `id` and `retry` are accepted and ignored.
+//! dispatched. `id` sets the stream's last event id (kept across events,
+//! as the rules say, and handed out with each one: an MCP stream resumes
+//! from it) and `retry` the reconnection delay the server asks for.
 
 use std::fmt;
 
@@ -18,6 +20,8 @@ pub struct SseEvent<'a> {
     /// The `event:` field, or `"message"` when none was given.
     pub event: &'a str,
     pub data: &'a str,
+    /// The last event id the stream has set (empty when none).
+    pub id: &'a str,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +62,8 @@ pub struct SseParser {
     /// The previous chunk ended with CR: a leading LF belongs to that line end.
     after_cr: bool,
     max_event: usize,
+    last_id: String,
+    retry: Option<u64>,
 }
 
 impl Default for SseParser {
@@ -75,7 +81,14 @@ impl SseParser {
             has_data: false,
             after_cr: false,
             max_event,
+            last_id: String::new(),
+            retry: None,
         }
+    }
+
+    /// The reconnection delay the server last asked for, in milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry
     }
 
     /// Feeds a chunk; calls `sink` for every event completed by it.
@@ -199,6 +212,15 @@ impl SseParser {
                 self.event.clear();
                 self.event.extend_from_slice(value);
             }
+            // An id with a NUL is ignored, as the rules say.
+            b"id" if !value.contains(&0) => {
+                if let Ok(id) = std::str::from_utf8(value) {
+                    id.clone_into(&mut self.last_id);
+                }
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            }
             b"data" => {
                 if self.data.len() + value.len() + 1 > self.max_event {
                     return Err(SseError::TooLarge {
@@ -226,6 +248,7 @@ impl SseParser {
             (Ok(event), Ok(data)) => Ok(sink(SseEvent {
                 event: if event.is_empty() { "message" } else { event },
                 data,
+                id: &self.last_id,
             })),
             _ => Err(SseError::InvalidUtf8),
         };
@@ -245,6 +268,7 @@ impl SseParser {
             (Ok(event), Ok(data)) => Ok(sink(SseEvent {
                 event: if event.is_empty() { "message" } else { event },
                 data,
+                id: &self.last_id,
             })),
             _ => Err(SseError::InvalidUtf8),
         };
@@ -360,5 +384,28 @@ mod tests {
         assert!(!p.is_idle());
         p.feed(b"\n", &mut sink).unwrap();
         assert!(p.is_idle());
+    }
+
+    #[test]
+    fn ids_persist_across_events_and_retry_is_kept() {
+        let mut seen = Vec::new();
+        let text = b"id: 7\ndata: a\n\ndata: b\n\nid: 8\0x\nretry: 2500\nid: 9\ndata: c\n\nid\ndata: d\n\n";
+        for cut in 0..text.len() {
+            seen.clear();
+            let mut p = SseParser::default();
+            for part in [&text[..cut], &text[cut..]] {
+                p.feed(part, &mut |e| {
+                    seen.push((e.id.to_string(), e.data.to_string()));
+                    Flow::Continue
+                })
+                .unwrap();
+            }
+            let want: Vec<(String, String)> = [("7", "a"), ("7", "b"), ("9", "c"), ("", "d")]
+                .iter()
+                .map(|(i, d)| (i.to_string(), d.to_string()))
+                .collect();
+            assert_eq!(seen, want, "cut at {cut}");
+            assert_eq!(p.retry_ms(), Some(2500));
+        }
     }
 }

@@ -327,9 +327,26 @@ pub struct Registry {
     dynamic: Vec<Rc<dyn ToolSource>>,
     /// Dynamic tools kept out of view (bare names in deny rules).
     hidden: Vec<String>,
+    /// When set, only the changing catalogs' tools these name are offered
+    /// (a sub-agent's `tools` list naming MCP tools or servers).
+    dynamic_only: Option<Vec<String>>,
     /// Tools the provider runs itself (the Messages API's web search):
     /// (name tern and rules know it by, the definition sent).
     server: Vec<(String, Value)>,
+}
+
+/// Does a tool list's entry cover this tool name? The name itself,
+/// `mcp__server` for every tool of that server, or a prefix ending in `*`.
+pub fn covers(entry: &str, name: &str) -> bool {
+    if let Some(prefix) = entry.strip_suffix('*') {
+        return name.starts_with(prefix);
+    }
+    entry == name
+        || (entry.starts_with("mcp__")
+            && entry.matches("__").count() == 1
+            && name
+                .strip_prefix(entry)
+                .is_some_and(|rest| rest.starts_with("__")))
 }
 
 /// A catalog that may change between model iterations.
@@ -338,6 +355,25 @@ pub trait ToolSource {
     /// Brings a catalog that announced a change up to date.
     fn refresh(&self) -> LocalFuture<'_, ()> {
         Box::pin(async {})
+    }
+    /// Slash commands it offers, as (name without `/`, description):
+    /// MCP prompts.
+    fn commands(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// A prompt that is one of its commands, as the blocks to send
+    /// instead (or why not); `None` when the text is not its own.
+    fn expand<'a>(&'a self, _text: &'a str) -> LocalFuture<'a, Option<Result<Vec<Value>, String>>> {
+        Box::pin(async { None })
+    }
+    /// What a prompt names that this catalog holds (`@server:uri`), as
+    /// blocks to attach to it.
+    fn attach<'a>(&'a self, _text: &'a str) -> LocalFuture<'a, Vec<Value>> {
+        Box::pin(async { Vec::new() })
+    }
+    /// News for the model before its next request (a changed resource).
+    fn news(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -384,6 +420,7 @@ impl Registry {
             compact: false,
             dynamic: Vec::new(),
             hidden: Vec::new(),
+            dynamic_only: None,
             server: Vec::new(),
         }
     }
@@ -412,6 +449,13 @@ impl Registry {
         self.server.iter().any(|(n, _)| n == name) || self.get(name).is_some()
     }
 
+    /// Offers only the changing catalogs' tools that these names cover:
+    /// a tool's own name, `mcp__server` for all of a server's, or a
+    /// name ending in `*`.
+    pub fn limit_dynamic(&mut self, only: Vec<String>) {
+        self.dynamic_only = Some(only);
+    }
+
     /// Adds a changing catalog; `hidden` names are never offered.
     pub fn set_dynamic(&mut self, source: Rc<dyn ToolSource>, hidden: Vec<String>) {
         self.dynamic.push(source);
@@ -430,11 +474,49 @@ impl Registry {
         }
     }
 
+    /// The slash commands the changing catalogs offer.
+    pub fn commands(&self) -> Vec<(String, String)> {
+        self.dynamic.iter().flat_map(|d| d.commands()).collect()
+    }
+
+    /// A prompt expanded by the catalog whose command it is, if any.
+    pub async fn expand(&self, text: &str) -> Option<Result<Vec<Value>, String>> {
+        for d in &self.dynamic {
+            if let Some(done) = d.expand(text).await {
+                return Some(done);
+            }
+        }
+        None
+    }
+
+    /// What a prompt names from the catalogs, to attach to it.
+    pub async fn attach(&self, text: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        for d in &self.dynamic {
+            out.extend(d.attach(text).await);
+        }
+        out
+    }
+
+    /// News from the catalogs for the model.
+    pub fn news(&self) -> Vec<String> {
+        self.dynamic.iter().flat_map(|d| d.news()).collect()
+    }
+
     fn dynamic_tools(&self) -> Vec<Rc<dyn Tool>> {
         self.dynamic
             .iter()
             .flat_map(|d| d.tools())
-            .filter(|t| !self.hidden.iter().any(|h| h == t.name()))
+            .filter(|t| !self.hidden.iter().any(|h| covers(h, t.name())))
+            .filter(|t| {
+                // The limit is on MCP tools; a child's own registered
+                // REPL tools are its own.
+                !t.name().starts_with("mcp__")
+                    || self
+                        .dynamic_only
+                        .as_ref()
+                        .is_none_or(|only| only.iter().any(|p| covers(p, t.name())))
+            })
             .collect()
     }
 

@@ -114,4 +114,26 @@ impl ToolSource for SessionTools {
             }
         })
     }
+    fn commands(&self) -> Vec<(String, String)> {
+        self.mcp.as_ref().map_or(Vec::new(), |m| m.commands())
+    }
+    fn expand<'a>(&'a self, text: &'a str) -> LocalFuture<'a, Option<Result<Vec<Value>, String>>> {
+        Box::pin(async move {
+            match &self.mcp {
+                Some(m) => m.expand(text).await,
+                None => None,
+            }
+        })
+    }
+    fn attach<'a>(&'a self, text: &'a str) -> LocalFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            match &self.mcp {
+                Some(m) => m.attach(text).await,
+                None => Vec::new(),
+            }
+        })
+    }
+    fn news(&self) -> Vec<String> {
+        self.mcp.as_ref().map_or(Vec::new(), |m| m.news())
+    }
 }

@@ -153,8 +153,10 @@ fn connect(config: &Config, url: &str) -> Result<Ws, ConnectError> {
     let _ = tcp.set_nodelay(true);
     let _ = tcp.set_read_timeout(Some(CONNECT));
     let stream = if tls {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+        // Here rustls is used directly, so the anchors go in as they are.
+        let mut roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
         if let Some(pem) = &config.extra_ca_pem {
             for item in ureq::tls::parse_pem(pem).flatten() {
                 if let ureq::tls::PemItem::Certificate(c) = item {

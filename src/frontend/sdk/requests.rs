@@ -295,6 +295,7 @@ fn initialize(
                     source: "sdk".into(),
                     // The application's own servers, not the repository's.
                     from_project: false,
+                    oauth: Default::default(),
                 });
             }
         }

@@ -215,6 +215,17 @@ impl Tui {
         self.state.borrow_mut().shells = Some(shells);
     }
 
+    /// Commands that joined since the start (MCP prompts), for completion.
+    pub fn add_commands(&self, more: Vec<(String, String)>) {
+        let mut s = self.state.borrow_mut();
+        for (name, what) in more {
+            let name = format!("/{name}");
+            if !s.composer.commands.iter().any(|(n, _)| *n == name) {
+                s.composer.commands.push((name, what));
+            }
+        }
+    }
+
     pub fn set_status(&self, f: impl FnOnce(&mut Status)) {
         f(&mut self.state.borrow_mut().status);
         self.redraw();

@@ -1,0 +1,626 @@
+//! The two HTTP transports of a remote server.
+//!
+//! - **Streamable HTTP**: a POST per message, answered with JSON or with
+//!   an event stream whose messages are handled as they arrive; after
+//!   `initialize`, a GET stream for what the server sends unasked
+//!   (`list_changed`, progress, logging), resumed with `Last-Event-ID`
+//!   when it drops. A 404 for the session means the server ended it.
+//! - **HTTP+SSE** (the 2024-11-05 transport): one GET stream carries every
+//!   message from the server; its first event names the endpoint that
+//!   takes the client's POSTs. Chosen by `"type": "sse"`, or when a
+//!   streamable-HTTP `initialize` is answered 400, 404 or 405. The stream
+//!   is the session: when it ends, the hub connects again.
+//!
+//! With OAuth, every request carries the bearer token, renewed before it
+//! expires; a 401 renews it once more, and then asks for `tern mcp login`.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use smol::LocalExecutor;
+use smol::future::FutureExt;
+
+use super::error::McpError;
+use super::oauth::{self, AuthError, Store, Tokens};
+use super::rpc::Connection;
+use super::wire::{self, Failure, Head, Piece, Request};
+use crate::json::{self, Value};
+
+pub(super) struct Remote {
+    pub agent: ureq::Agent,
+    /// The server's URL as configured.
+    pub url: String,
+    /// Where messages go: the URL itself, or the endpoint an SSE stream named.
+    pub post_to: RefCell<String>,
+    /// Speaking the HTTP+SSE transport.
+    pub legacy: Cell<bool>,
+    pub headers: Vec<(String, String)>,
+    pub session: RefCell<Option<String>>,
+    pub protocol: RefCell<Option<String>>,
+    pub auth: Option<Auth>,
+}
+
+impl Remote {
+    pub fn new(
+        agent: ureq::Agent,
+        url: &str,
+        headers: Vec<(String, String)>,
+        legacy: bool,
+        auth: Option<Auth>,
+    ) -> Remote {
+        Remote {
+            agent,
+            url: url.to_string(),
+            post_to: RefCell::new(url.to_string()),
+            legacy: Cell::new(legacy),
+            headers,
+            session: RefCell::default(),
+            protocol: RefCell::default(),
+            auth,
+        }
+    }
+}
+
+/// The tokens of one server, shared by its requests.
+pub(super) struct Auth {
+    pub server: String,
+    pub store: Store,
+    pub tokens: RefCell<Option<Tokens>>,
+    /// One renewal at a time: a rotated refresh token works once.
+    renewing: smol::lock::Mutex<()>,
+    agent: ureq::Agent,
+}
+
+impl Auth {
+    pub fn new(server: &str, url: &str, store: Store, agent: ureq::Agent) -> Auth {
+        let tokens = store.load(server, url);
+        Auth {
+            server: server.to_string(),
+            store,
+            tokens: RefCell::new(tokens),
+            renewing: smol::lock::Mutex::new(()),
+            agent,
+        }
+    }
+
+    fn login(&self, why: &str) -> McpError {
+        McpError::NeedsLogin {
+            server: self.server.clone(),
+            why: why.to_string(),
+        }
+    }
+
+    /// The token to send, renewed first when it is about to expire.
+    async fn bearer(&self) -> Result<Option<String>, McpError> {
+        let current = self.tokens.borrow().clone();
+        match current {
+            None => Ok(None),
+            Some(t) if t.stale() && t.refresh_token.is_some() => {
+                self.renew(&t.access_token).await.map(Some)
+            }
+            Some(t) if t.expired() => Err(self.login("the sign-in has expired")),
+            Some(t) => Ok(Some(t.access_token)),
+        }
+    }
+
+    /// Renews the token the server refused (`used`), unless another
+    /// request renewed it meanwhile.
+    async fn renew(&self, used: &str) -> Result<String, McpError> {
+        let _one = self.renewing.lock().await;
+        let Some(old) = self.tokens.borrow().clone() else {
+            return Err(self.login("the server asks for a sign-in"));
+        };
+        if old.access_token != used && !old.stale() {
+            return Ok(old.access_token);
+        }
+        let agent = self.agent.clone();
+        let renewed = smol::unblock(move || oauth::refresh(&agent, &old)).await;
+        match renewed {
+            Ok(new) => {
+                if let Err(e) = self.store.save(&self.server, &new) {
+                    crate::report::notice(
+                        crate::report::Level::Warning,
+                        format!(
+                            "MCP server {}: the renewed sign-in could not be saved ({e}); it lasts for this session",
+                            self.server
+                        ),
+                    );
+                }
+                let token = new.access_token.clone();
+                *self.tokens.borrow_mut() = Some(new);
+                Ok(token)
+            }
+            Err(AuthError::Login(why)) => Err(self.login(&why)),
+            Err(AuthError::Other(why)) => Err(McpError::Gone(format!(
+                "renewing the sign-in failed: {why}"
+            ))),
+        }
+    }
+}
+
+fn failure(url: &str, f: Failure) -> McpError {
+    match f {
+        Failure::Unreachable(e) => McpError::Unreachable {
+            url: url.to_string(),
+            source: e,
+        },
+        Failure::Broken(why) => McpError::Gone(format!("{url}: {why}")),
+    }
+}
+
+/// The head of an exchange, or why there is none.
+async fn head(rx: &smol::channel::Receiver<Piece>, url: &str) -> Result<Head, McpError> {
+    match rx.recv().await {
+        Ok(Piece::Head(h)) => Ok(h),
+        Ok(Piece::End(Err(f))) => Err(failure(url, f)),
+        _ => Err(McpError::Gone(format!(
+            "{url}: the exchange ended without an answer"
+        ))),
+    }
+}
+
+/// The first 300 characters of an error answer's body.
+async fn error_body(rx: &smol::channel::Receiver<Piece>) -> String {
+    while let Ok(piece) = rx.recv().await {
+        match piece {
+            Piece::Body(text) => {
+                return text
+                    .chars()
+                    .filter(|c| !c.is_control() || *c == ' ')
+                    .take(300)
+                    .collect();
+            }
+            Piece::End(_) => break,
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+/// Resolves the endpoint an SSE stream named against the stream's URL;
+/// it must stay on the same origin (the stream could otherwise send the
+/// session's messages, and its token, anywhere).
+pub(super) fn endpoint(base: &str, named: &str) -> Result<String, String> {
+    let origin = |u: &str| -> Option<String> {
+        let (scheme, rest) = u.split_once("://")?;
+        let host = rest.split(['/', '?', '#']).next()?;
+        Some(format!(
+            "{}://{}",
+            scheme.to_ascii_lowercase(),
+            host.to_ascii_lowercase()
+        ))
+    };
+    let base_origin = origin(base).ok_or_else(|| format!("{base} is not an absolute URL"))?;
+    let named = named.trim();
+    let full = if named.contains("://") {
+        named.to_string()
+    } else if named.starts_with("//") {
+        return Err(format!(
+            "the server named the endpoint {named} on another host"
+        ));
+    } else if named.starts_with('/') {
+        format!("{base_origin}{named}")
+    } else {
+        let path = base.split(['?', '#']).next().unwrap_or(base);
+        let dir = &path[..path.rfind('/').map_or(path.len(), |i| i + 1)];
+        format!("{dir}{named}")
+    };
+    if origin(&full).as_deref() != Some(base_origin.as_str()) || full.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "the server named the endpoint {named}, which is not on {base_origin}; refused"
+        ));
+    }
+    Ok(full)
+}
+
+impl Connection {
+    fn remote(&self) -> Option<&Remote> {
+        match &self.link {
+            super::rpc::Link::Remote(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The headers of a request: the configured ones, the session, the
+    /// protocol version, and the bearer token.
+    async fn remote_headers(
+        &self,
+        r: &Remote,
+        post: bool,
+    ) -> Result<Vec<(String, String)>, McpError> {
+        let mut h: Vec<(String, String)> = Vec::new();
+        if post {
+            h.push(("content-type".into(), "application/json".into()));
+            h.push((
+                "accept".into(),
+                "application/json, text/event-stream".into(),
+            ));
+        } else {
+            h.push(("accept".into(), "text/event-stream".into()));
+        }
+        if !r.legacy.get() {
+            if let Some(s) = r.session.borrow().clone() {
+                h.push(("mcp-session-id".into(), s));
+            }
+            if let Some(v) = r.protocol.borrow().clone() {
+                h.push(("mcp-protocol-version".into(), v));
+            }
+        }
+        h.extend(r.headers.iter().cloned());
+        if let Some(auth) = &r.auth
+            && let Some(token) = auth.bearer().await?
+        {
+            h.push(("authorization".into(), format!("Bearer {token}")));
+        }
+        Ok(h)
+    }
+
+    /// Renews the token after a 401, or says a sign-in is needed.
+    async fn after_401(&self, r: &Remote, headers: &[(String, String)]) -> Result<(), McpError> {
+        let Some(auth) = &r.auth else {
+            return Err(McpError::NeedsLogin {
+                server: self.name.clone(),
+                why: "the server asks for a sign-in".into(),
+            });
+        };
+        let used = headers
+            .iter()
+            .find(|(k, _)| k == "authorization")
+            .and_then(|(_, v)| v.strip_prefix("Bearer "));
+        match used {
+            Some(token) => auth.renew(token).await.map(drop),
+            None => Err(auth.login("the server asks for a sign-in")),
+        }
+    }
+
+    /// One message to the server; what comes back is handled as it comes.
+    pub(super) async fn post_remote(&self, msg: &Value) -> Result<(), McpError> {
+        let Some(r) = self.remote() else {
+            return Ok(());
+        };
+        let body = msg.to_json();
+        let request_id = msg
+            .get("id")
+            .and_then(Value::as_i64)
+            .filter(|_| msg.get("method").is_some());
+        for attempt in 0..2 {
+            let headers = self.remote_headers(r, true).await?;
+            let url = r.post_to.borrow().clone();
+            let rx = wire::start(
+                &r.agent,
+                Request {
+                    method: "POST",
+                    url: url.clone(),
+                    headers: headers.clone(),
+                    body: Some(body.clone()),
+                },
+            );
+            let head = head(&rx, &url).await?;
+            match head.status {
+                401 if attempt == 0 => {
+                    self.after_401(r, &headers).await?;
+                    continue;
+                }
+                401 | 403 => {
+                    return Err(McpError::NeedsLogin {
+                        server: self.name.clone(),
+                        why: format!("the server refused the sign-in (HTTP {})", head.status),
+                    });
+                }
+                404 if !r.legacy.get() && r.session.borrow().is_some() => {
+                    let why = "the server ended the session (HTTP 404)".to_string();
+                    self.close(why.clone());
+                    return Err(McpError::Gone(why));
+                }
+                s if s / 100 == 2 => {
+                    if let Some(session) = head.session.filter(|_| !r.legacy.get()) {
+                        *r.session.borrow_mut() = Some(session);
+                    }
+                    // The HTTP+SSE transport answers on its stream.
+                    if r.legacy.get() {
+                        return Ok(());
+                    }
+                    return self.take_answers(&rx, &url, request_id).await;
+                }
+                status => {
+                    return Err(McpError::Http {
+                        status,
+                        url,
+                        body: error_body(&rx).await,
+                    });
+                }
+            }
+        }
+        Err(McpError::NoAnswer("a request renewed twice".into()))
+    }
+
+    /// Handles the messages of a POST's answer as they arrive.
+    async fn take_answers(
+        &self,
+        rx: &smol::channel::Receiver<Piece>,
+        url: &str,
+        request_id: Option<i64>,
+    ) -> Result<(), McpError> {
+        let mut broke = None;
+        while let Ok(piece) = rx.recv().await {
+            match piece {
+                Piece::Event { event, data, .. } if event == "message" => {
+                    if let Ok(v) = json::parse(&data) {
+                        Box::pin(self.dispatch(v)).await;
+                    }
+                }
+                Piece::Body(text) if !text.trim().is_empty() => match json::parse(&text) {
+                    Ok(Value::Array(batch)) => {
+                        for m in batch {
+                            Box::pin(self.dispatch(m)).await;
+                        }
+                    }
+                    Ok(v) => Box::pin(self.dispatch(v)).await,
+                    Err(e) => return Err(McpError::NotJson(e)),
+                },
+                Piece::End(Err(f)) => broke = Some(f.to_string()),
+                _ => {}
+            }
+        }
+        // A stream that ended before its answer will not bring it.
+        if let Some(id) = request_id
+            && let Some(tx) = self.pending.borrow_mut().remove(&id)
+        {
+            let why = match broke {
+                Some(b) => format!("{url}: {b}"),
+                None => format!("{url} closed the answer's stream before answering"),
+            };
+            let _ = tx.try_send(Err(McpError::Gone(why)));
+        }
+        Ok(())
+    }
+
+    /// Opens the HTTP+SSE transport's stream and waits for the endpoint
+    /// it names; its messages are then handled until it ends.
+    pub(super) async fn start_legacy(
+        self: &Rc<Self>,
+        ex: &'static LocalExecutor<'static>,
+    ) -> Result<(), McpError> {
+        let Some(r) = self.remote() else {
+            return Ok(());
+        };
+        r.legacy.set(true);
+        let mut rx = None;
+        for attempt in 0..2 {
+            let headers = self.remote_headers(r, false).await?;
+            let started = wire::start(
+                &r.agent,
+                Request {
+                    method: "GET",
+                    url: r.url.clone(),
+                    headers: headers.clone(),
+                    body: None,
+                },
+            );
+            let head = head(&started, &r.url).await?;
+            match head.status {
+                401 if attempt == 0 => self.after_401(r, &headers).await?,
+                200 if head.stream => {
+                    rx = Some(started);
+                    break;
+                }
+                status => {
+                    let body = error_body(&started).await;
+                    return Err(McpError::Http {
+                        status,
+                        url: r.url.clone(),
+                        body: if head.stream || status == 200 {
+                            "neither a streamable HTTP nor an SSE endpoint".into()
+                        } else {
+                            body
+                        },
+                    });
+                }
+            }
+        }
+        let rx = rx.ok_or_else(|| McpError::NeedsLogin {
+            server: self.name.clone(),
+            why: "the server refused the sign-in".into(),
+        })?;
+        // The endpoint comes first; anything before it is not for us yet.
+        loop {
+            match rx.recv().await {
+                Ok(Piece::Event { event, data, .. }) if event == "endpoint" => {
+                    let at = endpoint(&r.url, &data).map_err(McpError::Gone)?;
+                    *r.post_to.borrow_mut() = at;
+                    break;
+                }
+                Ok(Piece::End(end)) => {
+                    return Err(McpError::Gone(match end {
+                        Err(f) => format!("{}: {f}", r.url),
+                        Ok(()) => format!("{} closed its stream before naming an endpoint", r.url),
+                    }));
+                }
+                Ok(_) => {}
+                Err(_) => return Err(McpError::Gone(format!("{}: the stream ended", r.url))),
+            }
+        }
+        let weak = Rc::downgrade(self);
+        let stop = self.ended.1.clone();
+        ex.spawn(read_legacy(weak, rx, stop)).detach();
+        Ok(())
+    }
+
+    /// Starts the GET stream of a streamable-HTTP session.
+    pub(super) fn listen(self: &Rc<Self>, ex: &'static LocalExecutor<'static>) {
+        if self.remote().is_some_and(|r| !r.legacy.get()) {
+            let weak = Rc::downgrade(self);
+            let stop = self.ended.1.clone();
+            ex.spawn(get_stream(weak, stop)).detach();
+        }
+    }
+}
+
+/// Waits for `f`, unless the connection ends first.
+async fn or_stop<T>(
+    f: impl std::future::Future<Output = T>,
+    stop: &smol::channel::Receiver<()>,
+) -> Option<T> {
+    async { Some(f.await) }
+        .or(async {
+            let _ = stop.recv().await;
+            None
+        })
+        .await
+}
+
+async fn read_legacy(
+    weak: Weak<Connection>,
+    rx: smol::channel::Receiver<Piece>,
+    stop: smol::channel::Receiver<()>,
+) {
+    let why = loop {
+        let Some(piece) = or_stop(rx.recv(), &stop).await else {
+            return;
+        };
+        match piece {
+            Ok(Piece::Event { event, data, .. }) if event == "message" => {
+                let Some(conn) = weak.upgrade() else { return };
+                if let Ok(v) = json::parse(&data) {
+                    conn.dispatch(v).await;
+                }
+            }
+            Ok(Piece::End(Err(f))) => break format!("the server's SSE stream broke off: {f}"),
+            Ok(Piece::End(Ok(()))) | Err(_) => {
+                break "the server closed its SSE stream".to_string();
+            }
+            Ok(_) => {}
+        }
+    };
+    if let Some(conn) = weak.upgrade() {
+        conn.close(why);
+    }
+}
+
+/// The GET stream: opened, read, and opened again with the last event id
+/// when it drops (backing off to 30 s), until the connection ends or the
+/// server says it offers none (405).
+async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
+    let mut last_id = String::new();
+    let mut delay = Duration::from_millis(250);
+    let mut renewed = false;
+    loop {
+        let (rx, url, headers) = {
+            let Some(conn) = weak.upgrade() else { return };
+            let Some(r) = conn.remote() else { return };
+            if conn.closed.borrow().is_some() {
+                return;
+            }
+            let Some(Ok(mut headers)) = or_stop(conn.remote_headers(r, false), &stop).await else {
+                return;
+            };
+            if !last_id.is_empty() {
+                headers.push(("last-event-id".into(), last_id.clone()));
+            }
+            let rx = wire::start(
+                &r.agent,
+                Request {
+                    method: "GET",
+                    url: r.url.clone(),
+                    headers: headers.clone(),
+                    body: None,
+                },
+            );
+            (rx, r.url.clone(), headers)
+        };
+        let Some(head) = or_stop(head(&rx, &url), &stop).await else {
+            return;
+        };
+        let mut heard = false;
+        match head {
+            Ok(h) if h.status == 405 => return,
+            Ok(h) if h.status == 401 && !renewed => {
+                renewed = true;
+                let Some(conn) = weak.upgrade() else { return };
+                let Some(r) = conn.remote() else { return };
+                if or_stop(conn.after_401(r, &headers), &stop)
+                    .await
+                    .is_none_or(|r| r.is_err())
+                {
+                    return;
+                }
+                continue;
+            }
+            Ok(h) if h.status == 404 => {
+                if let Some(conn) = weak.upgrade() {
+                    conn.close("the server ended the session (HTTP 404 on its stream)".into());
+                }
+                return;
+            }
+            Ok(h) if h.status == 200 && h.stream => {
+                renewed = false;
+                loop {
+                    let Some(piece) = or_stop(rx.recv(), &stop).await else {
+                        return;
+                    };
+                    match piece {
+                        Ok(Piece::Event { id, event, data }) => {
+                            heard = true;
+                            if !id.is_empty() {
+                                last_id = id;
+                            }
+                            if event == "message"
+                                && let Ok(v) = json::parse(&data)
+                            {
+                                let Some(conn) = weak.upgrade() else { return };
+                                conn.dispatch(v).await;
+                            }
+                        }
+                        Ok(Piece::End(_)) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+            }
+            // Other answers and failures: try again later.
+            Ok(_) | Err(_) => {}
+        }
+        // A stream that carried events and ended is resumed at once (a
+        // server may end one whenever it likes); failures back off.
+        if heard {
+            delay = Duration::from_millis(250);
+            continue;
+        }
+        if or_stop(smol::Timer::after(delay), &stop).await.is_none() {
+            return;
+        }
+        delay = (delay * 2).min(Duration::from_secs(30));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn endpoints_stay_on_the_streams_origin() {
+        let base = "http://127.0.0.1:5/sse";
+        assert_eq!(
+            endpoint(base, "/messages?session_id=1").unwrap(),
+            "http://127.0.0.1:5/messages?session_id=1"
+        );
+        assert_eq!(
+            endpoint("http://h:1/a/sse?x=1", "messages").unwrap(),
+            "http://h:1/a/messages"
+        );
+        assert_eq!(
+            endpoint(base, "http://127.0.0.1:5/m").unwrap(),
+            "http://127.0.0.1:5/m"
+        );
+        for evil in [
+            "http://evil.example/m",
+            "//evil.example/m",
+            "https://127.0.0.1:5/m",
+            "http://127.0.0.1:6/m",
+            "http://127.0.0.1:5@evil.example/m",
+        ] {
+            assert!(endpoint(base, evil).is_err(), "{evil}");
+        }
+    }
+}

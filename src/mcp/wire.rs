@@ -1,0 +1,183 @@
+//! One HTTP exchange with a remote MCP server, run on a thread of its own
+//! (ureq blocks) and handed to the session piece by piece over a
+//! channel: the head, then each server-sent event as it arrives (a long
+//! tool call's progress, a GET stream that stays open for hours), or the
+//! whole body when it is not a stream.
+//!
+//! Dropping the receiver ends the exchange: the thread notices at its
+//! next piece, or when its read times out.
+
+use std::time::Duration;
+
+use crate::model::sse::{Flow, SseParser};
+
+/// What comes back, in order: `Head`, then events or a body, then `End`.
+pub(super) enum Piece {
+    Head(Head),
+    Event {
+        id: String,
+        event: String,
+        data: String,
+    },
+    /// A body that is not an event stream (at most 64 MiB).
+    Body(String),
+    /// The exchange is over: `Err` says why it broke.
+    End(Result<(), Failure>),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Head {
+    pub status: u16,
+    pub stream: bool,
+    pub session: Option<String>,
+}
+
+/// Why an exchange broke.
+#[derive(Debug, Clone)]
+pub(super) enum Failure {
+    /// Nothing answered (refused, DNS, TLS, timeout before the head).
+    Unreachable(std::sync::Arc<ureq::Error>),
+    /// The answer broke off or was not what it claimed.
+    Broken(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Unreachable(e) => write!(f, "{e}"),
+            Failure::Broken(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Largest non-stream body kept.
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+/// Largest single event of a stream.
+const MAX_EVENT: usize = 16 * 1024 * 1024;
+
+pub(super) struct Request {
+    pub method: &'static str,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+}
+
+/// Starts the exchange; its pieces arrive on the returned channel.
+pub(super) fn start(agent: &ureq::Agent, req: Request) -> smol::channel::Receiver<Piece> {
+    let (tx, rx) = smol::channel::bounded(64);
+    let agent = agent.clone();
+    let spawned = std::thread::Builder::new()
+        .name("tern-mcp-http".into())
+        .spawn(move || {
+            let end = exchange(&agent, req, &tx);
+            let _ = tx.send_blocking(Piece::End(end));
+        });
+    if let Err(e) = spawned {
+        // No thread: the receiver sees the channel closed at once and the
+        // caller reports a broken exchange.
+        drop(e);
+    }
+    rx
+}
+
+fn exchange(
+    agent: &ureq::Agent,
+    req: Request,
+    tx: &smol::channel::Sender<Piece>,
+) -> Result<(), Failure> {
+    let mut builder = ureq::http::Request::builder()
+        .method(req.method)
+        .uri(req.url.as_str());
+    for (k, v) in &req.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let sent = match req.body {
+        Some(body) => builder
+            .body(body)
+            .map_err(|e| Failure::Broken(e.to_string()))
+            .and_then(|r| {
+                agent
+                    .run(r)
+                    .map_err(|e| Failure::Unreachable(std::sync::Arc::new(e)))
+            }),
+        None => builder
+            .body(())
+            .map_err(|e| Failure::Broken(e.to_string()))
+            .and_then(|r| {
+                agent
+                    .run(r)
+                    .map_err(|e| Failure::Unreachable(std::sync::Arc::new(e)))
+            }),
+    };
+    let response = sent?;
+    let header = |n: &str| {
+        response
+            .headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let stream =
+        header("content-type").is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
+    let head = Head {
+        status: response.status().as_u16(),
+        stream,
+        session: header("mcp-session-id"),
+    };
+    let ok = head.status / 100 == 2;
+    if tx.send_blocking(Piece::Head(head)).is_err() {
+        return Ok(());
+    }
+    let mut body = response.into_body().into_reader();
+    if !(stream && ok) {
+        let mut text = String::new();
+        let mut limited = std::io::Read::take(body, MAX_BODY);
+        std::io::Read::read_to_string(&mut limited, &mut text)
+            .map_err(|e| Failure::Broken(format!("the answer broke off: {e}")))?;
+        let _ = tx.send_blocking(Piece::Body(text));
+        return Ok(());
+    }
+    let mut parser = SseParser::new(MAX_EVENT);
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut gone = false;
+    loop {
+        let n = match std::io::Read::read(&mut body, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::Broken(format!("the stream broke off: {e}"))),
+        };
+        parser
+            .feed(&buf[..n], &mut |ev| {
+                let piece = Piece::Event {
+                    id: ev.id.to_string(),
+                    event: ev.event.to_string(),
+                    data: ev.data.to_string(),
+                };
+                if tx.send_blocking(piece).is_err() {
+                    gone = true;
+                    return Flow::Stop;
+                }
+                Flow::Continue
+            })
+            .map_err(|e| Failure::Broken(e.to_string()))?;
+        if gone {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The agent for one remote server: the model client's roots (with
+/// SSL_CERT_FILE), a connect timeout, and a long per-read timeout so a
+/// stream nobody writes to is eventually let go and opened again.
+/// (ureq's own default roots are compiled out and panic when used: an
+/// `https://` server once ended tern that way.)
+pub(super) fn agent(extra_ca_pem: Option<&[u8]>) -> Result<ureq::Agent, String> {
+    let builder = crate::model::client::http_config(extra_ca_pem).map_err(|e| e.to_string())?;
+    Ok(builder
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .timeout_per_read(Some(Duration::from_secs(600)))
+        .build()
+        .new_agent())
+}

@@ -1,0 +1,736 @@
+//! Remote MCP servers: streamable HTTP with its GET stream (dropped and
+//! resumed), the older HTTP+SSE transport (chosen, fallen back to, and
+//! reconnected), prompts as slash commands, resources named in a prompt
+//! and subscribed to, audio and blob results, sub-agents that name MCP
+//! tools, and OAuth signed in without a browser — against the scripted
+//! server of `tests/mcp/scripted_http.py`, the official Python SDK's
+//! server (`tests/mcp/fast_server.py`) and the npm reference server in
+//! its SSE mode.
+#![cfg(feature = "mcp")]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::standin::{self, StandIn};
+use support::*;
+use tern::json::{self, Value};
+use tern::obj;
+
+/// Where `ci/mcp.sh` put the real servers; `None` (said) when missing.
+fn servers_dir(test: &str) -> Option<PathBuf> {
+    if runner().is_some() {
+        skip_emulated(test, "the servers run natively");
+        return None;
+    }
+    let dir = std::env::var("TERN_MCP_DIR")
+        .map(PathBuf::from)
+        .ok()
+        .or_else(|| {
+            std::env::var("HOME")
+                .ok()
+                .map(|h| PathBuf::from(h).join(".cache/tern-mcp"))
+        })?;
+    let ready = dir.join("node_modules/.bin/mcp-server-everything").exists()
+        && dir.join("venv/bin/python").exists();
+    if !ready {
+        skip(
+            test,
+            &format!("no servers in {} (run ci/mcp.sh)", dir.display()),
+        );
+        return None;
+    }
+    Some(dir)
+}
+
+/// A server process the test started; killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The requests it logged, as (method, path, headers, body).
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| json::parse(l).ok())
+            .collect()
+    }
+}
+
+/// Starts a server that writes its port to a file, and waits for it.
+fn start(mut cmd: Command, dir: &Path, name: &str) -> Server {
+    let port_file = dir.join(format!("{name}.port"));
+    let log = dir.join(format!("{name}.log"));
+    cmd.arg(&port_file)
+        .arg(&log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("start the server");
+    let began = Instant::now();
+    let port = loop {
+        if let Some(p) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the server {name} exited: {status}");
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "{name} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Server { child, port, log }
+}
+
+fn scripted(mode: &str, dir: &Path, env: &[(&str, &str)]) -> Server {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/scripted_http.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(script).arg(mode);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    start(cmd, dir, mode)
+}
+
+/// The Python SDK's server over `sse` or `http`.
+fn fast(servers: &Path, transport: &str, dir: &Path) -> Server {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/fast_server.py");
+    let mut cmd = Command::new(servers.join("venv/bin/python"));
+    cmd.arg(script).arg(transport);
+    start(cmd, dir, &format!("fast-{transport}"))
+}
+
+fn config(name: &str, entry: Value) -> String {
+    obj! { "mcpServers" => obj! { name => entry } }.to_json()
+}
+
+fn http(url: &str) -> Value {
+    obj! { "type" => "http", "url" => url }
+}
+
+/// `tern -p PROMPT` against the stand-in with one MCP server, allowed
+/// to use everything; its output and the stand-in.
+fn session(
+    dir: &Path,
+    mcp: &str,
+    prompt: &str,
+    replies: Vec<standin::Reply>,
+) -> (std::process::Output, StandIn) {
+    let api = StandIn::start(replies);
+    let out = run(tern(&api.url, dir).args([
+        "-p",
+        prompt,
+        "--mcp-config",
+        mcp,
+        "--permission-mode",
+        "bypassPermissions",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]));
+    (out, api)
+}
+
+fn text_of(req: &standin::Request) -> String {
+    body(req).to_json()
+}
+
+fn result_texts(req: &standin::Request) -> String {
+    tool_results(req)
+        .iter()
+        .map(Value::to_json)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn streamable_http_takes_notifications_from_the_get_stream_and_resumes_it() {
+    let dir = scratch("mcp-streamable");
+    // The GET stream is dropped after each event: the second of poke's
+    // two notifications comes only through a resumed stream.
+    let srv = scripted("streamable", &dir, &[("SCRIPTED_DROP_GET_AFTER", "1")]);
+    let mcp = config("s", http(&srv.url("/mcp")));
+    let (out, api) = session(
+        &dir,
+        &mcp,
+        "poke it",
+        vec![
+            standin::tools_reply(&[("t1", "mcp__s__poke", "{}")]),
+            standin::tools_reply(&[("t2", "mcp__s__echo", r#"{"text":"hi"}"#)]),
+            standin::tools_reply(&[("t3", "mcp__s__fresh", "{}")]),
+            standin::text_reply("done"),
+        ],
+    );
+    assert_ok(&out);
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 4, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!text_of(&reqs[0]).contains("mcp__s__fresh"));
+    assert!(result_texts(&reqs[1]).contains("poked"));
+    // list_changed came on the GET stream, and the catalog followed it.
+    assert!(
+        text_of(&reqs[2]).contains("mcp__s__fresh"),
+        "no fresh tool after list_changed"
+    );
+    assert!(result_texts(&reqs[3]).contains("fresh tool"));
+    let log = srv.requests();
+    let gets: Vec<&Value> = log
+        .iter()
+        .filter(|r| r.str_field("method") == Some("GET"))
+        .collect();
+    assert!(
+        gets.iter().any(|g| g
+            .get("headers")
+            .and_then(|h| h.str_field("last-event-id"))
+            .is_some()),
+        "no GET resumed with Last-Event-ID: {gets:?}"
+    );
+    // Every request after initialize carried the session and the version.
+    let posts: Vec<&Value> = log
+        .iter()
+        .filter(|r| r.str_field("method") == Some("POST"))
+        .collect();
+    for p in &posts[1..] {
+        let h = p.get("headers").unwrap();
+        assert!(h.str_field("mcp-session-id").is_some(), "{p:?}");
+        assert!(h.str_field("mcp-protocol-version").is_some(), "{p:?}");
+    }
+    // The session was ended with a DELETE.
+    assert!(log.iter().any(|r| r.str_field("method") == Some("DELETE")));
+}
+
+#[test]
+fn answers_streamed_as_events_and_a_server_without_a_get_stream() {
+    let dir = scratch("mcp-sse-post");
+    let srv = scripted(
+        "streamable",
+        &dir,
+        &[("SCRIPTED_SSE_POST", "1"), ("SCRIPTED_GET_405", "1")],
+    );
+    let mcp = config("s", http(&srv.url("/mcp")));
+    let (out, api) = session(
+        &dir,
+        &mcp,
+        "echo",
+        vec![
+            standin::tools_reply(&[("t1", "mcp__s__echo", r#"{"text":"over sse"}"#)]),
+            standin::text_reply("done"),
+        ],
+    );
+    assert_ok(&out);
+    assert!(result_texts(&api.requests()[1]).contains("echo: over sse"));
+    // 405 on GET: asked once, never again.
+    let gets = srv
+        .requests()
+        .iter()
+        .filter(|r| r.str_field("method") == Some("GET"))
+        .count();
+    assert_eq!(gets, 1);
+}
+
+#[test]
+fn the_sse_transport_by_name_by_fallback_and_after_its_stream_drops() {
+    let dir = scratch("mcp-legacy");
+    let srv = scripted("legacy", &dir, &[("SCRIPTED_DROP_SSE_AFTER", "4")]);
+    for entry in [
+        obj! { "type" => "sse", "url" => srv.url("/sse") },
+        // Configured as streamable HTTP: the POST is refused (405) and
+        // the same address is tried as an SSE stream.
+        http(&srv.url("/mcp")),
+    ] {
+        let mcp = config("old", entry.clone());
+        // initialize, tools/list, prompts/list, then the first call's
+        // answer: the stream is dropped after those four messages, so the
+        // second call waits for a new connection (a new session).
+        let (out, api) = session(
+            &dir,
+            &mcp,
+            "twice",
+            vec![
+                standin::tools_reply(&[("t1", "mcp__old__echo", r#"{"text":"one"}"#)]),
+                standin::tools_reply(&[("t2", "mcp__old__echo", r#"{"text":"two"}"#)]),
+                standin::text_reply("done"),
+            ],
+        );
+        assert_ok(&out);
+        let reqs = api.requests();
+        assert!(result_texts(&reqs[1]).contains("echo: one"), "{entry:?}");
+        assert!(result_texts(&reqs[2]).contains("echo: two"), "{entry:?}");
+    }
+    let streams = srv
+        .requests()
+        .iter()
+        .filter(|r| r.str_field("method") == Some("GET"))
+        .count();
+    assert!(
+        streams >= 4,
+        "the dropped streams were not opened again ({streams})"
+    );
+}
+
+#[test]
+fn prompts_are_slash_commands_and_named_resources_are_attached_and_watched() {
+    let dir = scratch("mcp-prompts");
+    let srv = scripted("streamable", &dir, &[]);
+    let mcp = config("s", http(&srv.url("/mcp")));
+    let (out, api) = session(
+        &dir,
+        &mcp,
+        "/mcp__s__greet \"Ada Lovelace\" warm",
+        vec![standin::text_reply("hello")],
+    );
+    assert_ok(&out);
+    let first = text_of(&api.requests()[0]);
+    assert!(
+        first.contains("Say hello to Ada Lovelace in a warm tone."),
+        "{first}"
+    );
+    let init = lines(&out)
+        .into_iter()
+        .find(|l| l.str_field("subtype") == Some("init"))
+        .unwrap();
+    assert!(
+        init.get("slash_commands")
+            .unwrap()
+            .to_json()
+            .contains("\"mcp__s__greet\"")
+    );
+
+    // A missing argument is said, and nothing is sent.
+    let (out, api) = session(&dir, &mcp, "/mcp__s__greet", vec![]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("<name> [tone]"));
+    assert!(api.requests().is_empty());
+
+    // @server:uri is read and attached; a change to it is told.
+    let (out, api) = session(
+        &dir,
+        &mcp,
+        "summarise @s:memo://one please",
+        vec![
+            standin::tools_reply(&[("t1", "mcp__s__touch", r#"{"uri":"memo://one"}"#)]),
+            standin::tools_reply(&[("t2", "mcp__s__echo", r#"{"text":"x"}"#)]),
+            standin::text_reply("ok"),
+        ],
+    );
+    assert_ok(&out);
+    let reqs = api.requests();
+    assert!(text_of(&reqs[0]).contains("memo one body"));
+    let later = text_of(&reqs[2]);
+    assert!(
+        later.contains("@s:memo://one has changed"),
+        "no reminder of the changed resource: {later}"
+    );
+    let subscribed = srv
+        .requests()
+        .iter()
+        .any(|r| r.get("body").and_then(|b| b.str_field("method")) == Some("resources/subscribe"));
+    assert!(subscribed);
+}
+
+#[test]
+fn the_python_sdk_server_over_each_transport_with_audio_and_blobs() {
+    let Some(servers) = servers_dir("MCP Python SDK transports") else {
+        return;
+    };
+    let dir = scratch("mcp-fast");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/fast_server.py");
+    let stdio = obj! {
+        "command" => servers.join("venv/bin/python").display().to_string(),
+        "args" => vec![Value::from(script.display().to_string()), Value::from("stdio")],
+    };
+    let sse_srv = fast(&servers, "sse", &dir);
+    let http_srv = fast(&servers, "http", &dir);
+    for (label, entry) in [
+        ("stdio", stdio),
+        (
+            "sse",
+            obj! { "type" => "sse", "url" => sse_srv.url("/sse") },
+        ),
+        ("http", http(&http_srv.url("/mcp"))),
+    ] {
+        let mcp = config("py", entry);
+        let (out, api) = session(
+            &dir,
+            &mcp,
+            "/mcp__py__review src/lib.rs",
+            vec![
+                standin::tools_reply(&[
+                    ("t1", "mcp__py__add", r#"{"a":2,"b":40}"#),
+                    ("t2", "mcp__py__tone", "{}"),
+                    ("t3", "mcp__py__pixel", "{}"),
+                ]),
+                standin::text_reply("done"),
+            ],
+        );
+        assert_ok(&out);
+        let reqs = api.requests();
+        assert!(
+            text_of(&reqs[0]).contains("Review src/lib.rs with a focus on style."),
+            "{label}"
+        );
+        let results = tool_results(&reqs[1]);
+        assert_eq!(results.len(), 3, "{label}");
+        assert!(
+            results[0].to_json().contains("42"),
+            "{label}: {:?}",
+            results[0]
+        );
+        let audio = results[1].to_json();
+        assert!(
+            audio.contains("audio/wav") && audio.contains("not passed on"),
+            "{label}: {audio}"
+        );
+        let pixel = results[2].to_json();
+        assert!(
+            pixel.contains("\"type\":\"image\""),
+            "{label}: no image block: {pixel}"
+        );
+        assert!(
+            pixel.contains("application/octet-stream, 1000 bytes"),
+            "{label}: {pixel}"
+        );
+    }
+}
+
+#[test]
+fn the_reference_server_in_its_sse_mode() {
+    let Some(servers) = servers_dir("MCP reference server (SSE)") else {
+        return;
+    };
+    let dir = scratch("mcp-everything-sse");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let shim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/bind-localhost.cjs");
+    let mut child = Command::new("node")
+        .arg("--require")
+        .arg(shim)
+        .arg(servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg("sse")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "the SSE server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mcp = config(
+        "ev",
+        obj! { "type" => "sse", "url" => format!("http://127.0.0.1:{port}/sse") },
+    );
+    let (out, api) = session(
+        &dir,
+        &mcp,
+        "echo",
+        vec![
+            standin::tools_reply(&[("t1", "mcp__ev__echo", r#"{"message":"from sse"}"#)]),
+            standin::text_reply("done"),
+        ],
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_ok(&out);
+    assert!(result_texts(&api.requests()[1]).contains("from sse"));
+}
+
+#[test]
+fn sub_agents_get_the_mcp_tools_their_definition_names() {
+    let dir = scratch("mcp-child-names");
+    let srv = scripted("streamable", &dir, &[]);
+    let agents = dir.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("named.md"),
+        "---\nname: named\ndescription: d\ntools: Read, mcp__s\n---\nYou help.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("one.md"),
+        "---\nname: one\ndescription: d\ntools: Read, mcp__s__echo\n---\nYou help.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("plain.md"),
+        "---\nname: plain\ndescription: d\ntools: Read\n---\nYou help.\n",
+    )
+    .unwrap();
+    let mcp = config("s", http(&srv.url("/mcp")));
+    for (agent, echo, poke) in [
+        ("named", true, true),
+        ("one", true, false),
+        ("plain", false, false),
+    ] {
+        let call =
+            format!(r#"{{"description": "d", "prompt": "CHILD", "subagent_type": "{agent}"}}"#);
+        let (out, api) = session(
+            &dir,
+            &mcp,
+            "delegate",
+            vec![
+                standin::tools_reply(&[("a1", "Agent", &call)]),
+                standin::text_reply("child done"),
+                standin::text_reply("parent done"),
+            ],
+        );
+        assert_ok(&out);
+        let child = body(&api.requests()[1]).get("tools").unwrap().to_json();
+        assert_eq!(child.contains("mcp__s__echo"), echo, "{agent}: {child}");
+        assert_eq!(child.contains("mcp__s__poke"), poke, "{agent}: {child}");
+    }
+}
+
+/// GET without following redirects: the status and the Location.
+fn get_location(url: &str) -> (u16, Option<String>) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    let location = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Location: ")
+                .or(l.strip_prefix("location: "))
+        })
+        .map(|l| l.trim().to_string());
+    (status, location)
+}
+
+/// `tern mcp login s`: its output lines as they come, and its stdin.
+struct Login {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Login {
+    fn start(dir: &Path, mcp: &str) -> Login {
+        let mut cmd = tern("http://127.0.0.1:9", dir);
+        cmd.args(["mcp", "login", "s", "--mcp-config", mcp])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        for stream in [Box::new(out) as Box<dyn Read + Send>, Box::new(err)] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        Login { child, lines }
+    }
+
+    /// The authorization address tern printed.
+    fn address(&self) -> String {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("tern printed no sign-in address");
+            if let Some(url) = line
+                .trim()
+                .strip_prefix("http")
+                .filter(|_| line.contains("authorize"))
+            {
+                return format!("http{url}");
+            }
+        }
+    }
+
+    fn finish(mut self) -> (bool, String) {
+        let status = self.child.wait().unwrap();
+        let said: Vec<String> = self.lines.try_iter().collect();
+        (status.success(), said.join("\n"))
+    }
+}
+
+fn token_file(dir: &Path) -> Option<PathBuf> {
+    let auth = home_of(dir).join(".local/share/tern/mcp-auth");
+    std::fs::read_dir(auth)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+}
+
+#[test]
+fn oauth_sign_in_by_pasted_address_then_by_redirect_with_refresh_and_expiry() {
+    let dir = scratch("mcp-oauth");
+    let srv = scripted(
+        "oauth",
+        &dir,
+        &[
+            ("SCRIPTED_TOKEN_TTL", "2"),
+            ("SCRIPTED_REQUIRE_RESOURCE", "1"),
+        ],
+    );
+    let mcp = config("s", http(&srv.url("/mcp")));
+    // Before signing in: the server is listed as needing it, with the way.
+    let listed = run(tern("http://127.0.0.1:9", &dir).args(["mcp", "list", "--mcp-config", &mcp]));
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        said.contains("needs-auth") && said.contains("tern mcp login s"),
+        "{said}"
+    );
+
+    // No browser here: the test plays it, and pastes where it ended up.
+    let mut login = Login::start(&dir, &mcp);
+    let address = login.address();
+    assert!(address.contains("code_challenge_method=S256") && address.contains("resource="));
+    let (status, location) = get_location(&address);
+    assert_eq!(status, 302, "the authorization server refused: {address}");
+    let back = location.unwrap();
+    assert!(back.starts_with("http://127.0.0.1:") && back.contains("code="));
+    // A wrong paste is said and a second try is taken.
+    let stdin = login.child.stdin.as_mut().unwrap();
+    writeln!(stdin, "not a code at all").unwrap();
+    writeln!(stdin, "{back}").unwrap();
+    let (ok, said) = login.finish();
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("Signed in to s") && said.contains("paste the address again"),
+        "{said}"
+    );
+    assert!(!said.contains("access_token"), "tokens printed: {said}");
+    let file = token_file(&dir).expect("no token file");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // The tokens live two seconds: each use renews them first.
+    std::thread::sleep(Duration::from_millis(2100));
+    let (out, api) = session(
+        &dir,
+        &mcp,
+        "echo",
+        vec![
+            standin::tools_reply(&[("t1", "mcp__s__echo", r#"{"text":"signed"}"#)]),
+            standin::text_reply("done"),
+        ],
+    );
+    assert_ok(&out);
+    assert!(result_texts(&api.requests()[1]).contains("echo: signed"));
+    let log = srv.requests();
+    let refreshed = log.iter().any(|r| {
+        r.str_field("path") == Some("/auth/token")
+            && r.get("body")
+                .map(Value::to_json)
+                .unwrap_or_default()
+                .contains("refresh_token")
+    });
+    assert!(refreshed, "no refresh grant in {log:?}");
+    let bearer = log.iter().any(|r| {
+        r.get("headers")
+            .and_then(|h| h.str_field("authorization"))
+            .is_some_and(|a| a.starts_with("Bearer "))
+    });
+    assert!(bearer);
+    // Nothing of the tokens in the transcript or the output.
+    let saved = std::fs::read_to_string(&file).unwrap();
+    let token = json::parse(&saved)
+        .unwrap()
+        .str_field("access_token")
+        .unwrap()
+        .to_string();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&token));
+
+    // The redirect way: the "browser" follows the address back to tern.
+    let mut login = Login::start(&dir, &mcp);
+    let address = login.address();
+    let (_, location) = get_location(&address);
+    let (status, _) = get_location(&location.unwrap());
+    assert_eq!(status, 200);
+    drop(login.child.stdin.take());
+    let (ok, said) = login.finish();
+    assert!(ok, "{said}");
+
+    // Logged out: the file is gone and the server needs a sign-in again.
+    let out =
+        run(tern("http://127.0.0.1:9", &dir).args(["mcp", "logout", "s", "--mcp-config", &mcp]));
+    assert_ok(&out);
+    assert!(token_file(&dir).is_none());
+}
+
+#[test]
+fn a_refused_renewal_asks_for_a_new_sign_in() {
+    let dir = scratch("mcp-oauth-expired");
+    let srv = scripted(
+        "oauth",
+        &dir,
+        &[("SCRIPTED_TOKEN_TTL", "1"), ("SCRIPTED_REFRESH_FAILS", "1")],
+    );
+    let mcp = config("s", http(&srv.url("/mcp")));
+    let mut login = Login::start(&dir, &mcp);
+    let address = login.address();
+    let (_, location) = get_location(&address);
+    writeln!(login.child.stdin.as_mut().unwrap(), "{}", location.unwrap()).unwrap();
+    let (ok, said) = login.finish();
+    assert!(ok, "{said}");
+    std::thread::sleep(Duration::from_millis(1100));
+    let listed = run(tern("http://127.0.0.1:9", &dir).args(["mcp", "list", "--mcp-config", &mcp]));
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        said.contains("needs-auth") && said.contains("refused to renew"),
+        "{said}"
+    );
+}
+
+/// Regression: an `https://` server made tern abort (ureq's compiled-out
+/// default roots panic when used).
+#[test]
+fn an_https_server_is_a_failed_server_not_a_crash() {
+    let dir = scratch("mcp-https");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            drop(s);
+        }
+    });
+    let mcp = config("tls", http(&format!("https://127.0.0.1:{port}/mcp")));
+    let out = run(tern("http://127.0.0.1:9", &dir).args(["mcp", "list", "--mcp-config", &mcp]));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("failed"));
+}
