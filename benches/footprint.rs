@@ -29,10 +29,61 @@ struct Sample {
     max_rss_kb: libc::c_long,
 }
 
-/// Runs the command and reads its peak RSS from wait4's rusage.
+/// Runs the command (in an empty environment but for what it sets): wall
+/// and CPU from wait4's rusage, peak RSS as GNU time reports it.
+///
+/// Not wait4's own `ru_maxrss`: the kernel carries the peak of the memory
+/// a process had before exec into it, and a child forked from this
+/// benchmark starts as a copy of it (the stand-in, its logs, generated
+/// trees), so its figure was this process's size as much as tern's.
+/// `/usr/bin/time`, a small program of its own, forks tern and reads
+/// tern's figure (`benches/setup.sh` installs it); without it the inflated
+/// figure is printed and marked with a `*`.
+// The child is reaped by wait4 (to get its rusage), not by Child::wait.
+///
+/// `measure` runs through time (its fork and exec add about half a
+/// millisecond: right for long runs); `measure_direct` runs the command
+/// itself for the wall and CPU time of short ones, its RSS marked inflated.
+fn measure(cmd: &mut Command) -> Sample {
+    run_measured(cmd, std::path::Path::new("/usr/bin/time").exists())
+}
+
+fn measure_direct(cmd: &mut Command) -> Sample {
+    run_measured(cmd, false)
+}
+
 // The child is reaped by wait4 (to get its rusage), not by Child::wait.
 #[allow(clippy::zombie_processes)]
-fn measure(cmd: &mut Command) -> Sample {
+fn run_measured(cmd: &mut Command, gnu_time: bool) -> Sample {
+    let rss_file = std::env::temp_dir().join(format!("tern-bench-rss-{}", std::process::id()));
+    if gnu_time {
+        // The program becomes time's argument (the environment and the
+        // directory set on the command are time's, and so tern's).
+        let program = cmd.get_program().to_os_string();
+        let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_os_string()).collect();
+        let mut wrapped = Command::new("/usr/bin/time");
+        wrapped
+            .arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&rss_file)
+            .arg(program)
+            .args(args);
+        // Swap in the new program and arguments with the same directory
+        // and the variables the command sets, and only those: every
+        // measured command starts from an empty environment.
+        std::mem::swap(cmd, &mut wrapped);
+        cmd.env_clear();
+        for (k, v) in wrapped.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        if let Some(dir) = wrapped.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+    }
     let began = Instant::now();
     let child = cmd
         .stdout(Stdio::null())
@@ -52,10 +103,18 @@ fn measure(cmd: &mut Command) -> Sample {
     let tv = |t: libc::timeval| {
         Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
     };
+    let max_rss_kb = if gnu_time {
+        std::fs::read_to_string(&rss_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .expect("GNU time wrote no figure")
+    } else {
+        -usage.ru_maxrss
+    };
     Sample {
         wall,
         cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
-        max_rss_kb: usage.ru_maxrss,
+        max_rss_kb,
     }
 }
 
@@ -66,12 +125,19 @@ fn report(name: &str, samples: &mut [Sample]) -> (Duration, Duration, libc::c_lo
     let mut cpus: Vec<Duration> = samples.iter().map(|s| s.cpu).collect();
     cpus.sort();
     let cpu = cpus[cpus.len() / 2];
-    let rss = samples.iter().map(|s| s.max_rss_kb).max().unwrap_or(0);
+    // A negative figure is wait4's own, inflated (see `measure`).
+    let inflated = samples.iter().any(|s| s.max_rss_kb < 0);
+    let rss = samples
+        .iter()
+        .map(|s| s.max_rss_kb.abs())
+        .max()
+        .unwrap_or(0);
     println!(
-        "{name:<30} wall {:>9.2} ms   cpu {:>9.2} ms   peak RSS {:>7} KiB   (median of {})",
+        "{name:<30} wall {:>9.2} ms   cpu {:>9.2} ms   peak RSS {:>7} KiB{}   (median of {})",
         median.as_secs_f64() * 1e3,
         cpu.as_secs_f64() * 1e3,
         rss,
+        if inflated { "*" } else { "" },
         samples.len()
     );
     (median, cpu, rss)
@@ -93,16 +159,99 @@ fn one_turn(bin: &str, url: &str, dir: &std::path::Path) -> Command {
     c
 }
 
-/// 200 model turns, each asking for one tool, then an answer.
-fn long_session(bin: &str, dir: &std::path::Path) {
+/// A stand-in for a long session: the script, one write per event, no
+/// bodies kept, and compaction requests answered (counted) on the side.
+fn session_standin(
+    replies: Vec<standin::Reply>,
+    summary: &'static str,
+) -> (
+    standin::StandIn,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let api = standin::StandIn::start(replies);
+    api.set_split(standin::Split::PerEvent);
+    api.set_body_limit(0);
+    let compactions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&compactions);
+    api.set_responder(Box::new(move |req| {
+        req.body.contains("[tern: compaction request]").then(|| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            standin::text_reply(summary)
+        })
+    }));
+    (api, compactions)
+}
+
+/// `tern -p PROMPT` in `dir` against the stand-in, everything allowed.
+/// HOME is beside the work directory: the session's own transcript must
+/// not be among the files its Grep searches.
+fn session_command(
+    bin: &str,
+    dir: &std::path::Path,
+    url: &str,
+    prompt: &str,
+    max_turns: usize,
+) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.with_extension("home"))
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-bench")
+        .stdin(Stdio::null())
+        .args([
+            "-p",
+            prompt,
+            "--max-turns",
+            &max_turns.to_string(),
+            "--permission-mode",
+            "bypassPermissions",
+        ]);
+    cmd
+}
+
+/// One `-p` turn, 30 times (the first asks the stand-in for its context
+/// window; the others find the answer kept in the state folder).
+fn turn_figures(bin: &str, url: &str, dir: &std::path::Path) -> (Duration, Duration, libc::c_long) {
+    // Wall and CPU from tern run directly; its peak RSS through time.
+    let mut turn: Vec<Sample> = (0..30)
+        .map(|_| measure_direct(&mut one_turn(bin, url, dir)))
+        .collect();
+    let rss = (0..5)
+        .map(|_| measure(&mut one_turn(bin, url, dir)).max_rss_kb)
+        .max()
+        .unwrap_or(0);
+    for t in &mut turn {
+        t.max_rss_kb = rss;
+    }
+    let figures = report("one-turn -p (stand-in)", &mut turn);
+    println!(
+        "{:<30} goal: wall ≤ 2 ms, peak RSS ≤ 4 MiB ({:.2} ms, {:.2} MiB)",
+        "",
+        figures.0.as_secs_f64() * 1e3,
+        figures.2 as f64 / 1024.0
+    );
+    figures
+}
+
+/// `turns` model turns, each asking for one tool, then an answer; the
+/// stand-in answers compaction requests, so the conversation stays within
+/// its window however long the session runs. Peak RSS, and the time a
+/// turn takes (from one request to the next: the tool, the transcript,
+/// the next request built and sent) near the start and near the end.
+fn long_session(bin: &str, dir: &std::path::Path, turns: usize) {
     let source: String = (0..100)
         .map(|i| format!("let value_{i} = compute({i}); // line {i}\n"))
         .collect();
     std::fs::write(dir.join("lib.rs"), source).expect("bench file");
     let mut replies = Vec::new();
-    for turn in 0..199 {
+    for turn in 0..turns - 1 {
         let id = format!("toolu_{turn}");
-        let call = match turn % 4 {
+        let pick = std::env::var("TERN_BENCH_MIX")
+            .ok()
+            .and_then(|m| m.parse::<usize>().ok());
+        let call = match pick.unwrap_or(turn % 4) {
             0 => ("Read", r#"{"file_path": "lib.rs"}"#.to_string()),
             1 => (
                 "Grep",
@@ -113,29 +262,49 @@ fn long_session(bin: &str, dir: &std::path::Path) {
         };
         replies.push(standin::tools_reply(&[(&id, call.0, &call.1)]));
     }
-    replies.push(standin::text_reply("All 200 turns done."));
-    let api = standin::StandIn::start(replies);
-    api.set_split(standin::Split::PerEvent);
-    api.set_body_limit(0);
-    let mut cmd = Command::new(bin);
-    cmd.current_dir(dir)
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("ANTHROPIC_API_KEY", "sk-bench")
-        .stdin(Stdio::null())
-        .args([
-            "-p",
-            "work for a long time",
-            "--max-turns",
-            "300",
-            "--permission-mode",
-            "bypassPermissions",
-        ]);
+    replies.push(standin::text_reply("All turns done."));
+    let (api, compactions) = session_standin(
+        replies,
+        "<analysis>a</analysis><summary>1. Primary request: work on</summary>",
+    );
+    let mut cmd = session_command(bin, dir, &api.url, "work for a long time", turns + 100);
     let mut s = [measure(&mut cmd)];
-    report("200-turn tool session", &mut s);
+    let (_, _, rss) = report(&format!("{turns}-turn tool session"), &mut s);
+    let reqs = api.requests();
+    let compactions = compactions.load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(
-        api.requests().len(),
-        200,
+        reqs.len() - compactions,
+        turns,
         "the session did not run all turns"
+    );
+    // Gaps between successive model requests, compaction requests left out.
+    let at: Vec<Duration> = reqs
+        .iter()
+        .filter(|r| !r.body.contains("[tern: compaction request]"))
+        .map(|r| r.at)
+        .collect();
+    let mut gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    let window = 50.min(gaps.len() / 2);
+    let median = |g: &mut [Duration]| {
+        g.sort();
+        g[g.len() / 2]
+    };
+    let n = gaps.len();
+    let early = median(&mut gaps[..window].to_vec());
+    let middle = median(&mut gaps[n / 2 - window / 2..n / 2 + window / 2].to_vec());
+    let late = median(&mut gaps[n - window..]);
+    // The conversation grows by the same amount each turn and every
+    // request carries all of it, so a turn may cost more in a straight
+    // line; super-linear growth would show as the second half growing
+    // faster than the first.
+    println!(
+        "{:<30} a turn: {:.2} ms near the start, {:.2} ms at turn {}, {:.2} ms near turn {turns} (medians of {window}); {compactions} compactions; peak RSS {:.1} MiB (goal ≤ 12 MiB)",
+        "",
+        early.as_secs_f64() * 1e3,
+        middle.as_secs_f64() * 1e3,
+        turns / 2,
+        late.as_secs_f64() * 1e3,
+        rss as f64 / 1024.0
     );
 }
 
@@ -171,32 +340,11 @@ fn compacting_session(bin: &str, dir: &std::path::Path) {
         }
     }
     replies.push(standin::text_reply("Done after 300 turns."));
-    let api = standin::StandIn::start(replies);
-    api.set_split(standin::Split::PerEvent);
-    api.set_body_limit(0);
-    let compactions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&compactions);
-    api.set_responder(Box::new(move |req| {
-        req.body.contains("[tern: compaction request]").then(|| {
-            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            standin::text_reply(
-                "<analysis>a</analysis><summary>1. Primary request: keep reading big.rs</summary>",
-            )
-        })
-    }));
-    let mut cmd = Command::new(bin);
-    cmd.current_dir(dir)
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("ANTHROPIC_API_KEY", "sk-bench")
-        .stdin(Stdio::null())
-        .args([
-            "-p",
-            "read it all",
-            "--max-turns",
-            "400",
-            "--permission-mode",
-            "bypassPermissions",
-        ]);
+    let (api, compactions) = session_standin(
+        replies,
+        "<analysis>a</analysis><summary>1. Primary request: keep reading big.rs</summary>",
+    );
+    let mut cmd = session_command(bin, dir, &api.url, "read it all", 400);
     let mut s = [measure(&mut cmd)];
     let (_, _, rss) = report("300-turn compacting session", &mut s);
     let reqs = api.requests();
@@ -269,17 +417,39 @@ fn grep_vs_ripgrep() {
         None,
         std::rc::Rc::new(tern::harness::Hooks::none()),
     );
-    for (mode, pattern, rg_flag) in [
-        ("files_with_matches", "NEEDLE_7f3a", "-l"),
-        ("count", "port_1[0-9]+ =", "-c"),
-    ] {
-        let input = tern::json::parse(&format!(
-            r#"{{"pattern": "{pattern}", "output_mode": "{mode}"}}"#
-        ))
-        .expect("input");
+    // (what, Grep's input, rg's arguments): the same question both ways.
+    let cases: [(&str, &str, &[&str]); 5] = [
+        (
+            "files_with_matches",
+            r#"{"pattern": "NEEDLE_7f3a"}"#,
+            &["-l", "NEEDLE_7f3a"],
+        ),
+        (
+            "count",
+            r#"{"pattern": "port_1[0-9]+ =", "output_mode": "count"}"#,
+            &["-c", "port_1[0-9]+ ="],
+        ),
+        (
+            "content -C 2",
+            r#"{"pattern": "NEEDLE_7f3a", "output_mode": "content", "-C": 2}"#,
+            &["-n", "-C", "2", "NEEDLE_7f3a"],
+        ),
+        (
+            "-i files",
+            r#"{"pattern": "needle_7F3A", "-i": true}"#,
+            &["-l", "-i", "needle_7F3A"],
+        ),
+        (
+            "literal prefix count",
+            r#"{"pattern": "let handler_[0-9]+ = con[a-z]+", "output_mode": "count"}"#,
+            &["-c", "let handler_[0-9]+ = con[a-z]+"],
+        ),
+    ];
+    for (mode, input, rg_args) in cases {
+        let input = tern::json::parse(input).expect("input");
         let mut best = Duration::MAX;
         let mut lines = 0;
-        for _ in 0..3 {
+        for _ in 0..5 {
             let began = Instant::now();
             let call = tern::harness::ToolUse {
                 id: "toolu_bench".into(),
@@ -298,10 +468,12 @@ fn grep_vs_ripgrep() {
         if rg_available {
             let mut rg_best = Duration::MAX;
             let mut rg_lines = 0;
-            for _ in 0..3 {
+            for _ in 0..5 {
                 let began = Instant::now();
                 let out = Command::new("rg")
-                    .args(["--hidden", "--no-require-git", rg_flag, pattern, "."])
+                    .args(["--hidden", "--no-require-git"])
+                    .args(rg_args)
+                    .arg(".")
                     .current_dir(&root)
                     .output()
                     .expect("rg");
@@ -652,7 +824,30 @@ fn main() {
                 "sse" => sse_throughput(),
                 "json" => json_wide_objects(),
                 "sandbox" => sandbox_overhead(&bin()),
-                other => println!("unknown section {other:?} (sse, json, sandbox)"),
+                "grep" => grep_vs_ripgrep(),
+                "turn" | "session" => {
+                    let bin = bin();
+                    let dir =
+                        std::env::temp_dir().join(format!("tern-bench-{}", std::process::id()));
+                    std::fs::create_dir_all(&dir).expect("bench dir");
+                    if part.trim() == "turn" {
+                        let api = standin::StandIn::start(vec![]);
+                        api.set_fallback(standin::text_reply(
+                            "The port is set in config/server.ts:12.",
+                        ));
+                        api.set_split(standin::Split::PerEvent);
+                        turn_figures(&bin, &api.url, &dir);
+                    } else {
+                        let turns = std::env::var("TERN_BENCH_TURNS")
+                            .ok()
+                            .and_then(|t| t.parse().ok());
+                        long_session(&bin, &dir, turns.unwrap_or(1000));
+                    }
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+                other => {
+                    println!("unknown section {other:?} (sse, json, sandbox, grep, turn, session)")
+                }
             }
         }
         return;
@@ -660,8 +855,12 @@ fn main() {
     let bin = bin();
 
     let mut v: Vec<Sample> = (0..50)
-        .map(|_| measure(Command::new(&bin).arg("-v")))
+        .map(|_| measure_direct(Command::new(&bin).arg("-v")))
         .collect();
+    let rss = measure(Command::new(&bin).arg("-v")).max_rss_kb;
+    for s in &mut v {
+        s.max_rss_kb = rss;
+    }
     report("tern -v", &mut v);
 
     let dir = std::env::temp_dir().join(format!("tern-bench-{}", std::process::id()));
@@ -671,12 +870,9 @@ fn main() {
         "The port is set in config/server.ts:12.",
     ));
     api.set_split(standin::Split::PerEvent);
-    let mut turn: Vec<Sample> = (0..30)
-        .map(|_| measure(&mut one_turn(&bin, &api.url, &dir)))
-        .collect();
-    let tern_turn = report("one-turn -p (stand-in)", &mut turn);
+    let tern_turn = turn_figures(&bin, &api.url, &dir);
 
-    long_session(&bin, &dir);
+    long_session(&bin, &dir, 1000);
     compacting_session(&bin, &dir);
     sandbox_overhead(&bin);
     sse_throughput();

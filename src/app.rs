@@ -25,6 +25,7 @@ mod subcommands;
 mod tui;
 #[cfg(any(feature = "web", feature = "repl"))]
 mod web;
+mod window;
 pub use doctor::doctor;
 pub use subcommands::{config_permissions, mcp_list, mcp_login, rewind, sessions};
 #[cfg(feature = "mcp")]

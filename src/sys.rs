@@ -208,6 +208,32 @@ pub fn random_bytes(buf: &mut [u8]) -> bool {
     true
 }
 
+/// Writes a small file whole and private (0600): through a temporary
+/// file beside it, renamed over the old one, so a reader or a crash never
+/// sees half of it. Its folder is made when missing.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new().recursive(true).create(dir)?;
+    }
+    let part = path.with_extension(format!("part{}", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&part)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&part, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
+    written
+}
+
 /// The real user id.
 pub fn uid() -> u32 {
     // SAFETY: getuid(2) cannot fail and takes no arguments.

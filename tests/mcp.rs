@@ -14,28 +14,13 @@ use support::*;
 use tern::json::Value;
 
 fn servers_dir() -> Option<PathBuf> {
-    if runner().is_some() {
-        skip_emulated("MCP tests", "the servers run natively");
-        return None;
-    }
-    let dir = std::env::var("TERN_MCP_DIR")
-        .map(PathBuf::from)
-        .ok()
-        .or_else(|| {
-            std::env::var("HOME")
-                .ok()
-                .map(|h| PathBuf::from(h).join(".cache/tern-mcp"))
-        })?;
-    let ready = dir.join("node_modules/.bin/mcp-server-everything").exists()
-        && dir.join("venv/bin/mcp-server-time").exists();
-    if !ready {
-        skip(
-            "MCP tests",
-            &format!("no servers in {} (run ci/mcp.sh)", dir.display()),
-        );
-        return None;
-    }
-    Some(dir)
+    mcp_servers_dir(
+        "MCP tests",
+        &[
+            "node_modules/.bin/mcp-server-everything",
+            "venv/bin/mcp-server-time",
+        ],
+    )
 }
 
 fn scripted(mode: &str, marker: &str) -> Value {
@@ -56,30 +41,7 @@ impl Drop for HttpServer {
 }
 
 fn http_everything(dir: &Path) -> (HttpServer, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let shim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/bind-localhost.cjs");
-    let child = Command::new("node")
-        .arg("--require")
-        .arg(shim)
-        .arg(dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let began = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            began.elapsed() < Duration::from_secs(20),
-            "the HTTP server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (child, port) = everything_server(dir, "streamableHttp");
     (HttpServer(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 

@@ -22,28 +22,10 @@ use tern::obj;
 
 /// Where `ci/mcp.sh` put the real servers; `None` (said) when missing.
 fn servers_dir(test: &str) -> Option<PathBuf> {
-    if runner().is_some() {
-        skip_emulated(test, "the servers run natively");
-        return None;
-    }
-    let dir = std::env::var("TERN_MCP_DIR")
-        .map(PathBuf::from)
-        .ok()
-        .or_else(|| {
-            std::env::var("HOME")
-                .ok()
-                .map(|h| PathBuf::from(h).join(".cache/tern-mcp"))
-        })?;
-    let ready = dir.join("node_modules/.bin/mcp-server-everything").exists()
-        && dir.join("venv/bin/python").exists();
-    if !ready {
-        skip(
-            test,
-            &format!("no servers in {} (run ci/mcp.sh)", dir.display()),
-        );
-        return None;
-    }
-    Some(dir)
+    mcp_servers_dir(
+        test,
+        &["node_modules/.bin/mcp-server-everything", "venv/bin/python"],
+    )
 }
 
 /// A server process the test started; killed when dropped.
@@ -420,30 +402,7 @@ fn the_reference_server_in_its_sse_mode() {
         return;
     };
     let dir = scratch("mcp-everything-sse");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let shim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/bind-localhost.cjs");
-    let mut child = Command::new("node")
-        .arg("--require")
-        .arg(shim)
-        .arg(servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
-        .arg("sse")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let began = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            began.elapsed() < Duration::from_secs(20),
-            "the SSE server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (mut child, port) = everything_server(&servers, "sse");
     let mcp = config(
         "ev",
         obj! { "type" => "sse", "url" => format!("http://127.0.0.1:{port}/sse") },

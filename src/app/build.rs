@@ -221,7 +221,7 @@ pub(super) async fn build(
             "tern: warning: MCP servers are configured, but this tern was built without the mcp feature"
         );
     }
-    let context_window = resolve_window(rt, &client).await;
+    let context_window = super::window::resolve(rt, &client).await;
     let compact = context_window <= COMPACT_WINDOW;
     registry.set_compact(compact);
     #[cfg(feature = "web")]
@@ -726,48 +726,5 @@ fn sandbox_summary(policy: Option<&crate::sandbox::SandboxPolicy>) -> Value {
     match policy {
         Some(p) => crate::sandbox::probe().summary(p),
         None => obj! { "enabled" => false },
-    }
-}
-
-/// When neither settings, the server nor the model's name say otherwise.
-const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
-
-/// The model's context window: the setting, else what a self-hosted
-/// server reports (its model name may be anything), else the name table.
-async fn resolve_window(rt: &Runtime, client: &Client) -> u64 {
-    if let Some(w) = rt.context_window {
-        return w;
-    }
-    let known = crate::context::known_window(&rt.model);
-    // Ask the server when it is likely self-hosted (its model may be
-    // called anything) or the name says nothing; a remote gateway for a
-    // known model is not asked, saving a round trip on every start.
-    if known.is_none() || is_local(&rt.client.base_url) {
-        let probe = client.clone();
-        if let Some(w) = smol::unblock(move || probe.server_window()).await {
-            if rt.verbose {
-                eprintln!("tern: the server reports a context window of {w} tokens");
-            }
-            return w;
-        }
-    }
-    known.unwrap_or(DEFAULT_CONTEXT_WINDOW)
-}
-
-/// Loopback, private-network and `.local` hosts.
-fn is_local(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
-    };
-    if host == "localhost" || host.ends_with(".local") || host.ends_with(".localhost") {
-        return true;
-    }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
-        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00,
-        Err(_) => false,
     }
 }

@@ -11,14 +11,7 @@ use crate::mcp::{self, config::Transport, oauth};
 
 /// The server of that name, if it is remote; or why not.
 fn remote_server(rt: &Runtime, name: &str) -> Result<(String, oauth::OauthConfig), String> {
-    let (configs, _) = mcp::config::load(
-        &rt.cwd,
-        &rt.mcp_settings,
-        &rt.mcp_configs,
-        rt.strict_mcp,
-        &|k| rt.env.get(k),
-        &|k| rt.child_env.removes(k),
-    );
+    let (configs, _) = super::mcp_start::configs(rt);
     let Some(cfg) = configs.into_iter().find(|c| c.name == name) else {
         return Err(format!(
             "no MCP server named '{name}' (tern mcp list shows them)"

@@ -27,14 +27,7 @@ pub async fn start(
     wait: Wait,
     carrier: Option<Rc<dyn mcp::sdk::Carrier>>,
 ) -> Option<Rc<Hub>> {
-    let (configs, warnings) = mcp::config::load(
-        &rt.cwd,
-        &rt.mcp_settings,
-        &rt.mcp_configs,
-        rt.strict_mcp,
-        &|k| rt.env.get(k),
-        &|k| rt.child_env.removes(k),
-    );
+    let (configs, warnings) = configs(rt);
     for w in warnings {
         eprintln!("tern: warning: MCP: {w}");
     }
@@ -79,6 +72,18 @@ pub async fn start(
         }
     }
     Some(hub)
+}
+
+/// Every configured server, and what was wrong with the sources.
+pub fn configs(rt: &Runtime) -> (Vec<mcp::config::ServerConfig>, Vec<String>) {
+    mcp::config::load(
+        &rt.cwd,
+        &rt.mcp_settings,
+        &rt.mcp_configs,
+        rt.strict_mcp,
+        &|k| rt.env.get(k),
+        &|k| rt.child_env.removes(k),
+    )
 }
 
 /// TLS roots and the sign-in store for remote servers.

@@ -296,7 +296,6 @@ impl Runtime {
     /// tern's state folder: where transcripts go, less `projects`
     /// (TERN_HOME, XDG_DATA_HOME/tern, ~/.local/share/tern, else a
     /// folder of this user's in the temp folder).
-    #[cfg(feature = "mcp")]
     pub fn state_root(&self) -> std::path::PathBuf {
         let places = &self.transcripts;
         let projects = places.preferred.as_ref().unwrap_or(&places.fallback);

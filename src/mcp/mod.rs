@@ -780,39 +780,48 @@ async fn fetch_tools(
 ) -> Result<Vec<Rc<dyn Tool>>, McpError> {
     let mut out: Vec<Rc<dyn Tool>> = Vec::new();
     let mut listing = Vec::new();
-    let mut cursor: Option<String> = None;
-    // Pagination, bounded so a looping cursor cannot hang the session.
-    for _ in 0..100 {
-        let params = match &cursor {
-            Some(c) => obj! { "cursor" => c.as_str() },
-            None => obj! {},
-        };
-        let page = conn
-            .request("tools/list", params)
-            .await
-            .map_err(|e| McpError::Step {
-                step: "tools/list",
-                source: Box::new(e),
-            })?;
-        for t in page
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(tool) = tool::McpTool::from_listing(server, t) {
-                out.push(Rc::new(tool));
-                listing.push(t.clone());
-            }
-        }
-        cursor = page.str_field("nextCursor").map(str::to_string);
-        if cursor.is_none() {
-            break;
+    for t in list_all(conn, "tools/list", "tools").await? {
+        if let Some(tool) = tool::McpTool::from_listing(server, &t) {
+            out.push(Rc::new(tool));
+            listing.push(t);
         }
     }
     if with_resources {
         out.extend(tool::resource_tools(server));
     }
     *server.listing.borrow_mut() = listing;
+    Ok(out)
+}
+
+/// Every entry of a paginated list (`tools/list`, `prompts/list`): each
+/// page's `nextCursor` followed, at most 100 pages, so a looping cursor
+/// cannot hang the session.
+async fn list_all(
+    conn: &Connection,
+    method: &'static str,
+    field: &str,
+) -> Result<Vec<Value>, McpError> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..100 {
+        let params = match &cursor {
+            Some(c) => obj! { "cursor" => c.as_str() },
+            None => obj! {},
+        };
+        let page = conn
+            .request(method, params)
+            .await
+            .map_err(|e| McpError::Step {
+                step: method,
+                source: Box::new(e),
+            })?;
+        if let Some(Value::Array(items)) = page.get(field) {
+            out.extend(items.iter().cloned());
+        }
+        cursor = page.str_field("nextCursor").map(str::to_string);
+        if cursor.is_none() {
+            break;
+        }
+    }
     Ok(out)
 }

@@ -19,6 +19,22 @@ pub struct Prompt {
 }
 
 impl Prompt {
+    /// Its arguments as `/help` shows them: `<needed> [optional]`.
+    fn usage(&self) -> String {
+        let words: Vec<String> = self
+            .arguments
+            .iter()
+            .map(|(a, r)| {
+                if *r {
+                    format!("<{a}>")
+                } else {
+                    format!("[{a}]")
+                }
+            })
+            .collect();
+        words.join(" ")
+    }
+
     fn from_listing(v: &Value) -> Option<Prompt> {
         Some(Prompt {
             name: v.str_field("name")?.to_string(),
@@ -39,35 +55,10 @@ impl Prompt {
     }
 }
 
-/// Every prompt of a server (bounded pagination).
+/// Every prompt of a server.
 pub(super) async fn fetch(conn: &super::rpc::Connection) -> Result<Vec<Prompt>, McpError> {
-    let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..100 {
-        let params = match &cursor {
-            Some(c) => obj! { "cursor" => c.as_str() },
-            None => obj! {},
-        };
-        let page = conn
-            .request("prompts/list", params)
-            .await
-            .map_err(|e| McpError::Step {
-                step: "prompts/list",
-                source: Box::new(e),
-            })?;
-        out.extend(
-            page.get("prompts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Prompt::from_listing),
-        );
-        cursor = page.str_field("nextCursor").map(str::to_string);
-        if cursor.is_none() {
-            break;
-        }
-    }
-    Ok(out)
+    let listing = super::list_all(conn, "prompts/list", "prompts").await?;
+    Ok(listing.iter().filter_map(Prompt::from_listing).collect())
 }
 
 /// Words as a shell would split them: spaces apart, quotes keep them together.
@@ -119,21 +110,10 @@ fn arguments(prompt: &Prompt, args: &str) -> Result<Value, String> {
         match value {
             Some(v) => map.insert(name.as_str(), v),
             None if *required => {
-                let usage: Vec<String> = prompt
-                    .arguments
-                    .iter()
-                    .map(|(a, r)| {
-                        if *r {
-                            format!("<{a}>")
-                        } else {
-                            format!("[{a}]")
-                        }
-                    })
-                    .collect();
                 return Err(format!(
                     "the prompt needs its argument {name}: /{} {}",
                     prompt.name,
-                    usage.join(" ")
+                    prompt.usage()
                 ));
             }
             None => {}
@@ -264,20 +244,9 @@ impl Hub {
         let mut out = Vec::new();
         for s in self.connected() {
             for p in s.prompts.borrow().iter() {
-                let args: Vec<String> = p
-                    .arguments
-                    .iter()
-                    .map(|(a, r)| {
-                        if *r {
-                            format!("<{a}>")
-                        } else {
-                            format!("[{a}]")
-                        }
-                    })
-                    .collect();
                 let mut what = format!("{} (MCP prompt of {})", p.description, s.name);
-                if !args.is_empty() {
-                    what = format!("{} {what}", args.join(" "));
+                if !p.arguments.is_empty() {
+                    what = format!("{} {what}", p.usage());
                 }
                 out.push((
                     super::tool::tool_name(&s.name, &p.name),

@@ -62,6 +62,21 @@ impl Remote {
     }
 }
 
+impl Remote {
+    /// A GET of the server's URL: a stream is asked for.
+    fn get(&self, headers: Vec<(String, String)>) -> smol::channel::Receiver<Piece> {
+        wire::start(
+            &self.agent,
+            Request {
+                method: "GET",
+                url: self.url.clone(),
+                headers,
+                body: None,
+            },
+        )
+    }
+}
+
 /// The tokens of one server, shared by its requests.
 pub(super) struct Auth {
     pub server: String,
@@ -390,15 +405,7 @@ impl Connection {
         let mut rx = None;
         for attempt in 0..2 {
             let headers = self.remote_headers(r, false).await?;
-            let started = wire::start(
-                &r.agent,
-                Request {
-                    method: "GET",
-                    url: r.url.clone(),
-                    headers: headers.clone(),
-                    body: None,
-                },
-            );
+            let started = r.get(headers.clone());
             let head = head(&started, &r.url).await?;
             match head.status {
                 401 if attempt == 0 => self.after_401(r, &headers).await?,
@@ -519,16 +526,7 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
             if !last_id.is_empty() {
                 headers.push(("last-event-id".into(), last_id.clone()));
             }
-            let rx = wire::start(
-                &r.agent,
-                Request {
-                    method: "GET",
-                    url: r.url.clone(),
-                    headers: headers.clone(),
-                    body: None,
-                },
-            );
-            (rx, r.url.clone(), headers)
+            (r.get(headers.clone()), r.url.clone(), headers)
         };
         let Some(head) = or_stop(head(&rx, &url), &stop).await else {
             return;

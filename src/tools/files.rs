@@ -75,5 +75,5 @@ pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
 
 /// True when the leading bytes look binary (a NUL byte, as git and grep judge).
 pub fn looks_binary(head: &[u8]) -> bool {
-    head.iter().take(8192).any(|&b| b == 0)
+    memchr::memchr(0, &head[..head.len().min(8192)]).is_some()
 }

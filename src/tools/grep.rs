@@ -19,6 +19,8 @@ pub struct Grep;
 /// Files larger than this are skipped: they are data, not source.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
 const MAX_LINE: usize = 500;
+/// Search threads at most: past a few, the disk is the limit.
+const MAX_THREADS: usize = 8;
 
 impl Tool for Grep {
     fn name(&self) -> &str {
@@ -161,16 +163,14 @@ impl Query {
         })
     }
 
-    fn files(&self) -> Result<Vec<PathBuf>, String> {
-        if self.root.is_file() {
-            return Ok(vec![self.root.clone()]);
-        }
+    /// The walk: .gitignore'd, hidden-by-.git and filtered paths left out,
+    /// the type and glob applied.
+    fn walk(&self) -> Result<(ignore::WalkBuilder, Option<Globs>), String> {
         let mut builder = super::glob::walker(
             &self.root,
             Arc::clone(&self.filter),
             Arc::clone(&self.withheld),
         );
-        builder.sort_by_file_name(|a, b| a.cmp(b));
         if let Some(t) = &self.file_type {
             let mut types = ignore::types::TypesBuilder::new();
             types.add_defaults();
@@ -187,22 +187,40 @@ impl Query {
             Some(g) => Some(compile_globs(g)?),
             None => None,
         };
-        let root = self.root.clone();
-        Ok(builder
-            .build()
-            .flatten()
-            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-            .filter(|e| {
-                globs.as_ref().is_none_or(|(by_name, by_path)| {
-                    let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
-                    by_name.is_match(e.file_name()) || by_path.is_match(rel)
-                })
-            })
-            .map(|e| e.into_path())
-            .collect())
+        Ok((builder, globs))
     }
 
-    fn run(&self, cwd: &Path) -> Result<String, String> {
+    fn wanted(&self, globs: &Option<Globs>, e: &ignore::DirEntry) -> bool {
+        e.file_type().is_some_and(|t| t.is_file())
+            && globs.as_ref().is_none_or(|(by_name, by_path)| {
+                let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
+                by_name.is_match(e.file_name()) || by_path.is_match(rel)
+            })
+    }
+
+    /// What one file gives, or None when it has no match (or is binary,
+    /// too large, unreadable).
+    fn search(&self, path: &Path, name: String) -> Option<Hit> {
+        let (data, mtime) = read_text(path)?;
+        if !self.regex.is_match(&data) {
+            return None;
+        }
+        Some(match self.mode {
+            Mode::Files => Hit::File(mtime),
+            Mode::Count if !self.multiline => Hit::Count(self.count_lines(&data)),
+            Mode::Count => Hit::Count(self.matching_lines(&data).len()),
+            Mode::Content => {
+                let mut lines = Vec::new();
+                self.content(&name, &data, &mut lines);
+                Hit::Lines(lines)
+            }
+        })
+    }
+
+    /// Walks and searches on worker threads (the search is blocking work
+    /// and files are independent); the hits are put back in the order of
+    /// a sorted walk, so the answer does not depend on the threads.
+    fn hits(&self, cwd: &Path) -> Result<Found, String> {
         let show = |p: &Path| {
             p.strip_prefix(cwd)
                 .ok()
@@ -211,32 +229,57 @@ impl Query {
                 .display()
                 .to_string()
         };
+        if self.root.is_file() {
+            let name = show(&self.root);
+            return Ok(self
+                .search(&self.root, name.clone())
+                .map(|h| (self.root.clone(), name, h))
+                .into_iter()
+                .collect());
+        }
+        let (mut builder, globs) = self.walk()?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+        builder.threads(threads);
+        let found = std::sync::Mutex::new(Vec::new());
+        builder.build_parallel().run(|| {
+            // Each thread keeps its hits and hands them over when it ends.
+            let mut batch = Batch {
+                mine: Vec::new(),
+                into: &found,
+            };
+            let globs = &globs;
+            let show = &show;
+            Box::new(move |entry| {
+                if let Ok(e) = entry
+                    && self.wanted(globs, &e)
+                {
+                    let name = show(e.path());
+                    if let Some(hit) = self.search(e.path(), name.clone()) {
+                        batch.mine.push((e.into_path(), name, hit));
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        let mut all = found
+            .into_inner()
+            .map_err(|_| "a search thread failed".to_string())?;
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(all)
+    }
+
+    fn run(&self, cwd: &Path) -> Result<String, String> {
         let mut lines: Vec<String> = Vec::new();
         let mut matched_files: Vec<(SystemTime, String)> = Vec::new();
         let limit = self.head_limit.unwrap_or(usize::MAX);
-        for path in self.files()? {
-            if self.mode == Mode::Content && lines.len() >= limit {
-                break;
-            }
-            let Some(data) = read_text(&path) else {
-                continue;
-            };
-            if !self.regex.is_match(&data) {
-                continue;
-            }
-            let name = show(&path);
-            match self.mode {
-                Mode::Files => {
-                    let mtime = std::fs::metadata(&path)
-                        .and_then(|m| m.modified())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    matched_files.push((mtime, name));
-                }
-                Mode::Count => {
-                    let n = self.matching_lines(&data).len();
-                    lines.push(format!("{name}:{n}"));
-                }
-                Mode::Content => self.content(&name, &data, &mut lines),
+        // Files whose lines were left out once the limit was reached.
+        let mut left_out = false;
+        for (_, name, hit) in self.hits(cwd)? {
+            match hit {
+                Hit::File(mtime) => matched_files.push((mtime, name)),
+                Hit::Count(n) => lines.push(format!("{name}:{n}")),
+                Hit::Lines(mut more) if lines.len() < limit => lines.append(&mut more),
+                Hit::Lines(_) => left_out = true,
             }
         }
         if self.mode == Mode::Files {
@@ -244,7 +287,7 @@ impl Query {
             lines = matched_files.into_iter().map(|(_, n)| n).collect();
         }
         let total = lines.len();
-        if total > limit {
+        if total > limit || left_out {
             lines.truncate(limit);
             lines.push(format!("(head_limit {limit}: more results were cut)"));
         }
@@ -258,12 +301,40 @@ impl Query {
         Ok(lines.join("\n"))
     }
 
+    /// Lines with a match, when no match spans lines: each match found
+    /// counts its line, and the search goes on from the next line (no
+    /// table of line starts, no second match on a counted line).
+    fn count_lines(&self, data: &[u8]) -> usize {
+        let mut lines = 0;
+        let mut at = 0;
+        while at <= data.len() {
+            let Some(m) = self.regex.find_at(data, at) else {
+                break;
+            };
+            // After the last line end there is no line (an empty match
+            // of `^` or `$` there is not one more).
+            if m.start() == data.len() && data.last().is_none_or(|&b| b == b'\n') {
+                break;
+            }
+            lines += 1;
+            at = match memchr::memchr(b'\n', &data[m.start()..]) {
+                Some(i) => m.start() + i + 1,
+                None => break,
+            };
+        }
+        lines
+    }
+
     /// Line indexes (0-based) that contain a match.
     fn matching_lines(&self, data: &[u8]) -> Vec<usize> {
         let starts = line_starts(data);
         let line_of = |offset: usize| starts.partition_point(|&s| s <= offset) - 1;
         let mut hits: Vec<usize> = Vec::new();
         for m in self.regex.find_iter(data) {
+            // An empty match after the last line end lies on no line.
+            if m.start() == data.len() && data.last().is_none_or(|&b| b == b'\n') {
+                break;
+            }
             let first = line_of(m.start());
             let last = if self.multiline && m.end() > m.start() {
                 line_of(m.end() - 1)
@@ -327,9 +398,35 @@ impl Query {
     }
 }
 
+type Found = Vec<(PathBuf, String, Hit)>;
+
+/// One search thread's hits, added to the whole when the thread is done.
+struct Batch<'a> {
+    mine: Found,
+    into: &'a std::sync::Mutex<Found>,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut all) = self.into.lock() {
+            all.append(&mut self.mine);
+        }
+    }
+}
+
+/// What a file gave: its time (files mode), its count, or its lines.
+enum Hit {
+    File(SystemTime),
+    Count(usize),
+    Lines(Vec<String>),
+}
+
+/// Globs on file names, and globs on paths below the root.
+type Globs = (globset::GlobSet, globset::GlobSet);
+
 /// Globs separated by commas or spaces; those without a `/` match file
 /// names, the others paths relative to the search root.
-fn compile_globs(text: &str) -> Result<(globset::GlobSet, globset::GlobSet), String> {
+fn compile_globs(text: &str) -> Result<Globs, String> {
     let mut by_name = globset::GlobSetBuilder::new();
     let mut by_path = globset::GlobSetBuilder::new();
     for part in text.split([',', ' ']).filter(|p| !p.is_empty()) {
@@ -357,20 +454,22 @@ fn line_starts(data: &[u8]) -> Vec<usize> {
     starts
 }
 
-/// The file's bytes, or None when it is too large or binary.
-fn read_text(path: &Path) -> Option<Vec<u8>> {
+/// The file's bytes and its time, or None when it is too large or binary.
+fn read_text(path: &Path) -> Option<(Vec<u8>, SystemTime)> {
     // Opened as Read opens: never through a last-moment symlink, never a
     // FIFO that would block the search.
     let mut file = super::read::open_regular(path).ok()?;
-    if file.metadata().ok()?.len() > MAX_FILE {
+    let meta = file.metadata().ok()?;
+    if meta.len() > MAX_FILE {
         return None;
     }
-    let mut data = Vec::new();
+    // One read for a file whose size is known (one more finds its end).
+    let mut data = Vec::with_capacity(meta.len() as usize + 1);
     std::io::Read::read_to_end(&mut file, &mut data).ok()?;
     if super::files::looks_binary(&data) {
         return None;
     }
-    Some(data)
+    Some((data, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
 }
 
 #[cfg(test)]
@@ -405,6 +504,68 @@ mod tests {
         assert_eq!(out.content, "src/b.py");
         let out = run(&Grep, &ctx, obj! { "pattern" => "8080", "glob" => "*.rs" });
         assert_eq!(out.content, "src/a.rs");
+    }
+
+    /// Many files searched on several threads: every hit is there, in the
+    /// order of a sorted walk, however the threads finished.
+    #[test]
+    fn parallel_results_are_whole_and_in_walk_order() {
+        let (ctx, dir) = context();
+        let mut want = Vec::new();
+        for d in ["a", "a-b", "b/c", "b"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+            for f in 0..75 {
+                let name = format!("{d}/f{f:02}.txt");
+                std::fs::write(dir.join(&name), format!("one\nneedle {f}\nneedle again\n"))
+                    .unwrap();
+                want.push(name);
+            }
+        }
+        want.sort_by(|a, b| std::path::Path::new(a).cmp(std::path::Path::new(b)));
+        for _ in 0..3 {
+            let out = run(
+                &Grep,
+                &ctx,
+                obj! { "pattern" => "needle", "output_mode" => "count" },
+            );
+            let got: Vec<String> = want.iter().map(|n| format!("{n}:2")).collect();
+            assert_eq!(out.content, got.join("\n"));
+            let out = run(
+                &Grep,
+                &ctx,
+                obj! { "pattern" => "needle \\d", "output_mode" => "content", "head_limit" => 250i64 },
+            );
+            let lines: Vec<&str> = out.content.lines().collect();
+            assert_eq!(lines.len(), 251, "250 and the note");
+            for (line, name) in lines[..250].iter().zip(&want) {
+                assert!(
+                    line.starts_with(&format!("{name}:2:needle")),
+                    "{line} / {name}"
+                );
+            }
+        }
+    }
+
+    /// The quick count agrees with counting matched lines one by one.
+    #[test]
+    fn line_counts_agree_with_the_line_table() {
+        let texts: [&[u8]; 5] = [b"", b"a\n", b"a\nb\n\nab ab\n", b"ab\nba", b"\n\n\n"];
+        for pattern in ["a", "^", "$", "", "a|b", "b$", "^$", "x"] {
+            let query = Query::from_input(
+                &obj! { "pattern" => pattern },
+                PathBuf::new(),
+                Arc::default(),
+            )
+            .unwrap();
+            for text in texts {
+                assert_eq!(
+                    query.count_lines(text),
+                    query.matching_lines(text).len(),
+                    "{pattern:?} in {:?}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+        }
     }
 
     #[test]

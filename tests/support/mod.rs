@@ -85,6 +85,62 @@ pub fn skip_emulated(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {test} (emulated run): {why}");
 }
 
+/// Where `ci/mcp.sh` put the real MCP servers (`TERN_MCP_DIR`, else
+/// `~/.cache/tern-mcp`), if these files are there; otherwise the test
+/// says why it cannot run (under CI, a failure).
+pub fn mcp_servers_dir(test: &str, needs: &[&str]) -> Option<PathBuf> {
+    if runner().is_some() {
+        skip_emulated(test, "the servers run natively");
+        return None;
+    }
+    let dir = std::env::var("TERN_MCP_DIR")
+        .map(PathBuf::from)
+        .ok()
+        .or_else(|| {
+            std::env::var("HOME")
+                .ok()
+                .map(|h| PathBuf::from(h).join(".cache/tern-mcp"))
+        })?;
+    if !needs.iter().all(|n| dir.join(n).exists()) {
+        skip(
+            test,
+            &format!("no servers in {} (run ci/mcp.sh)", dir.display()),
+        );
+        return None;
+    }
+    Some(dir)
+}
+
+/// The npm reference server (`server-everything`) in its `sse` or
+/// `streamableHttp` mode on a free port of 127.0.0.1, once it listens.
+pub fn everything_server(servers: &Path, mode: &str) -> (std::process::Child, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let shim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/bind-localhost.cjs");
+    let child = Command::new("node")
+        .arg("--require")
+        .arg(shim)
+        .arg(servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(20),
+            "the {mode} server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (child, port)
+}
+
 /// A fresh directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(

@@ -3,8 +3,7 @@
 //! whole (a temporary file renamed over the old one) so a crash never
 //! leaves half a token.
 
-use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::json::{self, Value};
@@ -119,21 +118,8 @@ impl Store {
             .mode(0o700)
             .create(&self.dir)?;
         let path = self.path(name, &tokens.server_url);
-        let part = path.with_extension(format!("part{}", std::process::id()));
-        let written = (|| {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&part)?;
-            f.write_all(tokens.to_value().to_json().as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&part, &path)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&part);
-        }
-        written.map(|()| path)
+        crate::sys::write_private(&path, tokens.to_value().to_json().as_bytes())?;
+        Ok(path)
     }
 
     /// Forgets the server's tokens; true if there were any.
