@@ -6,8 +6,16 @@
 //! ANTHROPIC_BASE_URL=http://127.0.0.1:PORT tern -p "hello"
 //! ```
 //!
-//! Every request gets the same short text answer. `STANDIN_PORT` picks the
-//! port.
+//! Every request gets the same short text answer, in the format of the
+//! path it came to: the Messages API, chat completions or the Responses
+//! API (Codex). `STANDIN_PORT` picks the port.
+//!
+//! `STANDIN_TOOL_TURNS=N` makes it a tool session instead: a request that
+//! offers tools and carries fewer than N-1 tool results is answered with
+//! one shell call (`Bash` on the Messages API, Codex's `exec_command` on
+//! the Responses API) running `echo turn K`, and then with the answer.
+//! It decides from the request alone, so any number of clients can run
+//! their sessions against it one after another (`benches/compare.sh`).
 
 #[path = "../tests/support/standin.rs"]
 mod standin;
@@ -18,6 +26,30 @@ fn main() {
     api.set_fallback(standin::text_reply(
         "Hello from the tern stand-in. I have no model behind me, but the wire format is real.",
     ));
+    if let Some(turns) = std::env::var("STANDIN_TOOL_TURNS")
+        .ok()
+        .and_then(|t| t.parse::<usize>().ok())
+    {
+        api.set_responder(Box::new(move |req| {
+            if !req.body.contains("\"tools\"") {
+                return None;
+            }
+            let done = req.body.matches("\"tool_result\"").count()
+                + req.body.matches("\"function_call_output\"").count();
+            if done + 1 >= turns {
+                return Some(standin::text_reply("All turns done."));
+            }
+            let id = format!("toolu_turn{done}");
+            let command = format!("echo turn {done}");
+            Some(if req.path.ends_with("/responses") {
+                let input = tern::obj! { "cmd" => command.as_str() }.to_json();
+                standin::tools_reply(&[(&id, "exec_command", &input)])
+            } else {
+                let input = tern::obj! { "command" => command.as_str() }.to_json();
+                standin::tools_reply(&[(&id, "Bash", &input)])
+            })
+        }));
+    }
     println!("{}", api.url);
     loop {
         std::thread::sleep(std::time::Duration::from_secs(3600));

@@ -11,6 +11,8 @@
 //! are the anchor's. rustls reads the same anchor back out of it
 //! (`the_anchors_survive_the_round_trip`).
 
+use std::sync::OnceLock;
+
 use rustls::pki_types::TrustAnchor;
 
 /// sha256WithRSAEncryption: the algorithm field must name one; nothing
@@ -22,6 +24,30 @@ const ALGORITHM: &[u8] = &[
 const VALIDITY: &[u8] = b"\x30\x1e\x17\x0d000101000000Z\x17\x0d491231235959Z";
 /// id-ce-nameConstraints, 2.5.29.30.
 const NAME_CONSTRAINTS: &[u8] = &[0x06, 0x03, 0x55, 0x1d, 0x1e];
+
+/// Every Mozilla root as a certificate: written once per process into
+/// one buffer that lives as long as the process (each HTTP agent borrows
+/// the same bytes; copying them per agent cost most of a short run).
+pub fn mozilla() -> &'static [&'static [u8]] {
+    static ROOTS: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let mut all = Vec::with_capacity(64 * 1024);
+        let mut ends = Vec::with_capacity(webpki_roots::TLS_SERVER_ROOTS.len());
+        for anchor in webpki_roots::TLS_SERVER_ROOTS {
+            all.extend_from_slice(&certificate(anchor));
+            ends.push(all.len());
+        }
+        let all: &'static [u8] = Box::leak(all.into_boxed_slice());
+        let mut start = 0;
+        ends.into_iter()
+            .map(|end| {
+                let one = &all[start..end];
+                start = end;
+                one
+            })
+            .collect()
+    })
+}
 
 /// Appends one DER element.
 fn der(tag: u8, content: &[u8], out: &mut Vec<u8>) {
@@ -97,6 +123,14 @@ mod tests {
             constrained += usize::from(anchor.name_constraints.is_some());
         }
         assert!(webpki_roots::TLS_SERVER_ROOTS.len() > 100);
+        // The shared list holds the same certificates, once.
+        let shared = mozilla();
+        assert_eq!(shared.len(), webpki_roots::TLS_SERVER_ROOTS.len());
+        assert_eq!(
+            shared[7],
+            certificate(&webpki_roots::TLS_SERVER_ROOTS[7]).as_slice()
+        );
+        assert!(std::ptr::eq(shared, mozilla()));
         // Mozilla constrains a few roots to some names; those constraints
         // must come through, or such a root would vouch for any name.
         assert!(constrained > 0, "no constrained root to check");

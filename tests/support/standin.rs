@@ -12,6 +12,9 @@
 
 #![allow(dead_code)]
 
+#[path = "responses.rs"]
+mod responses;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -345,6 +348,8 @@ fn serve<S: Read + Write>(
         Reply::Stream(steps) => {
             let steps = if path.ends_with("/chat/completions") {
                 to_chat_completions(steps)
+            } else if path.ends_with("/responses") {
+                responses::to_responses(steps)
             } else {
                 steps
             };
