@@ -369,7 +369,20 @@ fn parse_retry_after(s: &str) -> Option<Duration> {
     (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(3600.0)))
 }
 
+/// The roots every agent trusts: Mozilla's, and `SSL_CERT_FILE`'s.
+///
+/// The whole list is made once per process and shared: a system bundle
+/// in `SSL_CERT_FILE` (common in containers) is ~200 KB of PEM, and
+/// decoding it for each agent cost a short run several milliseconds.
 fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError> {
+    type Roots = Arc<Vec<ureq::tls::Certificate<'static>>>;
+    static MADE: std::sync::Mutex<Option<(Option<Vec<u8>>, Roots)>> = std::sync::Mutex::new(None);
+    let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((pem, roots)) = made.as_ref()
+        && pem.as_deref() == extra_pem
+    {
+        return Ok(ureq::tls::RootCerts::Specific(Arc::clone(roots)));
+    }
     let mut certs: Vec<ureq::tls::Certificate<'static>> = super::roots::mozilla()
         .iter()
         .map(|der| ureq::tls::Certificate::from_der(der))
@@ -387,7 +400,9 @@ fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError
             ));
         }
     }
-    Ok(ureq::tls::RootCerts::Specific(Arc::new(certs)))
+    let roots = Arc::new(certs);
+    *made = Some((extra_pem.map(<[u8]>::to_vec), Arc::clone(&roots)));
+    Ok(ureq::tls::RootCerts::Specific(roots))
 }
 
 #[cfg(test)]
