@@ -17,6 +17,7 @@ mod error;
 pub mod oauth;
 mod prompts;
 mod remote;
+mod report;
 mod rpc;
 pub mod sdk;
 mod tool;
@@ -535,90 +536,6 @@ impl Hub {
         }
     }
 
-    /// For `system/init`: `[{name, status, source}]` (and the reason of a failure).
-    pub fn summary(&self) -> Vec<Value> {
-        self.servers
-            .borrow()
-            .iter()
-            .map(|s| {
-                let status = s.status();
-                let mut v = obj! {
-                    "name" => s.name.as_str(),
-                    "status" => status.word(),
-                    "source" => source_word(&s.config),
-                };
-                if let Some(m) = v.as_object_mut() {
-                    match status {
-                        Status::Connected => m.insert("tools", s.tool_count()),
-                        Status::Failed(r) => m.insert("error", r),
-                        Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
-                        Status::NeedsAuth(why) => m.insert(
-                            "error",
-                            format!("{why}; sign in with: tern mcp login {}", s.name),
-                        ),
-                        _ => {}
-                    }
-                }
-                v
-            })
-            .collect()
-    }
-
-    /// For the `mcp_status` control request: Claude Code's McpServerStatus.
-    pub fn status_report(&self) -> Vec<Value> {
-        self.servers
-            .borrow()
-            .iter()
-            .map(|s| {
-                let status = s.status();
-                let tools: Vec<Value> = s
-                    .listing
-                    .borrow()
-                    .iter()
-                    .map(|t| {
-                        let read_only = t
-                            .get("annotations")
-                            .and_then(|a| a.get("readOnlyHint"))
-                            .and_then(Value::as_bool);
-                        let mut entry = obj! { "name" => t.str_field("name").unwrap_or_default() };
-                        if let Some(m) = entry.as_object_mut() {
-                            if let Some(d) = t.str_field("description") {
-                                m.insert("description", d);
-                            }
-                            if let Some(r) = read_only {
-                                m.insert("annotations", obj! { "readOnly" => r });
-                            }
-                        }
-                        entry
-                    })
-                    .collect();
-                let mut v = obj! {
-                    "name" => s.name.as_str(),
-                    "status" => status.word(),
-                    "config" => config_summary(&s.config),
-                    "scope" => s.config.source.as_str(),
-                    "source" => source_word(&s.config),
-                    "tools" => tools,
-                };
-                if let Some(m) = v.as_object_mut() {
-                    if let Some(info) = s.server_info.borrow().clone() {
-                        m.insert("serverInfo", info);
-                    }
-                    match status {
-                        Status::Failed(r) => m.insert("error", r),
-                        Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
-                        Status::NeedsAuth(why) => m.insert(
-                            "error",
-                            format!("{why}; sign in with: tern mcp login {}", s.name),
-                        ),
-                        _ => {}
-                    }
-                }
-                v
-            })
-            .collect()
-    }
-
     pub async fn shutdown(&self) {
         for s in self.servers() {
             let conn = s.conn.borrow_mut().take();
@@ -644,31 +561,6 @@ fn held_for_approval(server: &Server) -> Result<(), McpError> {
         return Err(McpError::NeedsApproval(server.name.clone()));
     }
     Ok(())
-}
-
-/// "sdk" for servers inside the SDK application, else where the
-/// definition came from.
-fn source_word(cfg: &ServerConfig) -> &str {
-    match cfg.transport {
-        Ok(config::Transport::Sdk) => "sdk",
-        _ => cfg.source.as_str(),
-    }
-}
-
-/// The transport part of a configuration, without secrets (no env values
-/// or headers).
-fn config_summary(cfg: &ServerConfig) -> Value {
-    match &cfg.transport {
-        Ok(config::Transport::Stdio { command, args, .. }) => obj! {
-            "type" => "stdio",
-            "command" => command.as_str(),
-            "args" => args.iter().map(|a| Value::from(a.as_str())).collect::<Vec<_>>(),
-        },
-        Ok(config::Transport::Http { url, .. }) => obj! { "type" => "http", "url" => url.as_str() },
-        Ok(config::Transport::Sse { url, .. }) => obj! { "type" => "sse", "url" => url.as_str() },
-        Ok(config::Transport::Sdk) => obj! { "type" => "sdk", "name" => cfg.name.as_str() },
-        Err(_) => obj! {},
-    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -377,7 +377,9 @@ fn parse_retry_after(s: &str) -> Option<Duration> {
 fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError> {
     type Roots = Arc<Vec<ureq::tls::Certificate<'static>>>;
     static MADE: std::sync::Mutex<Option<(Option<Vec<u8>>, Roots)>> = std::sync::Mutex::new(None);
-    let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut made = MADE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((pem, roots)) = made.as_ref()
         && pem.as_deref() == extra_pem
     {
