@@ -19,15 +19,11 @@ impl Hub {
                     "source" => source_word(&s.config),
                 };
                 if let Some(m) = v.as_object_mut() {
-                    match status {
-                        Status::Connected => m.insert("tools", s.tool_count()),
-                        Status::Failed(r) => m.insert("error", r),
-                        Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
-                        Status::NeedsAuth(why) => m.insert(
-                            "error",
-                            format!("{why}; sign in with: tern mcp login {}", s.name),
-                        ),
-                        _ => {}
+                    if status == Status::Connected {
+                        m.insert("tools", s.tool_count());
+                    }
+                    if let Some(e) = error_of(&s.name, &status) {
+                        m.insert("error", e);
                     }
                 }
                 v
@@ -75,19 +71,23 @@ impl Hub {
                     if let Some(info) = s.server_info.borrow().clone() {
                         m.insert("serverInfo", info);
                     }
-                    match status {
-                        Status::Failed(r) => m.insert("error", r),
-                        Status::NeedsApproval => m.insert("error", APPROVAL_HINT),
-                        Status::NeedsAuth(why) => m.insert(
-                            "error",
-                            format!("{why}; sign in with: tern mcp login {}", s.name),
-                        ),
-                        _ => {}
+                    if let Some(e) = error_of(&s.name, &status) {
+                        m.insert("error", e);
                     }
                 }
                 v
             })
             .collect()
+    }
+}
+
+/// Why a server is not usable, and what to do about it, if it is not.
+fn error_of(name: &str, status: &Status) -> Option<String> {
+    match status {
+        Status::Failed(r) => Some(r.clone()),
+        Status::NeedsApproval => Some(APPROVAL_HINT.to_string()),
+        Status::NeedsAuth(why) => Some(format!("{why}; sign in with: tern mcp login {name}")),
+        _ => None,
     }
 }
 
