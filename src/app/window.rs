@@ -37,7 +37,15 @@ pub(super) async fn resolve(rt: &Runtime, client: &Client) -> u64 {
         let key = format!("{}\n{}", rt.client.base_url, rt.model);
         // 0: the server was asked and said nothing usable.
         let answer = match cached(&file, &key, now()) {
-            Some(w) => w,
+            Some(w) => {
+                if rt.verbose && w > 0 {
+                    eprintln!(
+                        "tern: the server reports a context window of {w} tokens (kept from an earlier start in {})",
+                        file.display()
+                    );
+                }
+                w
+            }
             None => {
                 let probe = client.clone();
                 let w = smol::unblock(move || probe.server_window())
