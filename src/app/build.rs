@@ -479,7 +479,12 @@ pub(super) async fn build(
     printer.include_partial = rt.include_partial;
     printer.info.agents = agent_names(&agent);
     printer.info.skills = skills.iter().map(|s| s.name.clone()).collect();
-    printer.info.slash_commands = slash_commands(rt, &agent);
+    // Only stream-json's init names them (the SDK's session names them
+    // at each prompt); reading the command folders is no part of a text
+    // run's start.
+    if rt.format == crate::cli::OutputFormat::StreamJson && !rt.stream_input {
+        printer.info.slash_commands = slash_commands(rt, &agent);
+    }
     Ok(Parts {
         agent,
         printer,

@@ -13,6 +13,7 @@
 //! its own), be reconnected, and be switched off and on again.
 
 pub mod config;
+mod content;
 mod error;
 pub mod oauth;
 mod prompts;
@@ -394,22 +395,21 @@ impl Hub {
                     };
                     let conn = server.conn.borrow().clone();
                     // Switched off while it was starting: stays off.
-                    if *server.status.borrow() == Status::Disabled {
-                        let conn = server.conn.borrow_mut().take();
-                        if let Some(c) = conn {
-                            c.shutdown(Duration::from_millis(500)).await;
+                    let off = *server.status.borrow() == Status::Disabled;
+                    match result {
+                        Ok(()) if !off => *server.status.borrow_mut() = Status::Connected,
+                        _ => {
+                            if let (Err(e), false) = (result, off) {
+                                *server.status.borrow_mut() = match e.login_reason() {
+                                    Some(why) => Status::NeedsAuth(why.to_string()),
+                                    None => Status::Failed(e.to_string()),
+                                };
+                            }
+                            let conn = server.conn.borrow_mut().take();
+                            if let Some(c) = conn {
+                                c.shutdown(Duration::from_millis(500)).await;
+                            }
                         }
-                    } else if let Err(e) = result {
-                        *server.status.borrow_mut() = match e.login_reason() {
-                            Some(why) => Status::NeedsAuth(why.to_string()),
-                            None => Status::Failed(e.to_string()),
-                        };
-                        let conn = server.conn.borrow_mut().take();
-                        if let Some(c) = conn {
-                            c.shutdown(Duration::from_millis(500)).await;
-                        }
-                    } else {
-                        *server.status.borrow_mut() = Status::Connected;
                     }
                     let _ = done.send(()).await;
                     // A remote server whose connection drops is connected

@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use super::{Hub, McpError, Server, Status};
+use super::{Hub, McpError, Server, Status, content};
 use crate::json::Value;
 use crate::obj;
 
@@ -128,84 +128,15 @@ fn arguments(prompt: &Prompt, args: &str) -> Result<Value, String> {
     Ok(Value::Object(map))
 }
 
-/// MCP content (a prompt message's or a resource's) as the blocks of a
-/// user message: text as it is, images as images, the rest described.
-pub(super) fn blocks_of(content: &Value, out: &mut Vec<Value>) {
-    match content.str_field("type") {
-        Some("text") => out.push(
-            obj! { "type" => "text", "text" => content.str_field("text").unwrap_or_default() },
-        ),
-        Some("image") => match (content.str_field("data"), content.str_field("mimeType")) {
-            (Some(data), Some(kind)) if crate::media::is_image_type(kind) => out.push(obj! {
-                "type" => "image",
-                "source" => obj! { "type" => "base64", "media_type" => kind, "data" => data },
-            }),
-            _ => out.push(text(&described(content))),
-        },
-        Some("resource") => {
-            let r = content.get("resource").cloned().unwrap_or_default();
-            resource_blocks(&r, out);
-        }
-        Some("resource_link") => out.push(text(&format!(
-            "[resource link {} {}]",
-            content.str_field("uri").unwrap_or_default(),
-            content.str_field("name").unwrap_or_default()
-        ))),
-        _ => out.push(text(&described(content))),
-    }
+/// MCP content as the blocks of a user message.
+fn blocks_of(item: &Value, out: &mut Vec<Value>) {
+    let mut parts = Vec::new();
+    content::parts(item, &mut parts);
+    out.extend(parts.into_iter().map(content::block));
 }
 
 fn text(t: &str) -> Value {
     obj! { "type" => "text", "text" => t }
-}
-
-/// One resource's contents: text with its address; an image blob as an
-/// image; any other blob named with its type and size.
-pub(super) fn resource_blocks(r: &Value, out: &mut Vec<Value>) {
-    let uri = r.str_field("uri").unwrap_or_default();
-    let kind = r
-        .str_field("mimeType")
-        .unwrap_or("application/octet-stream");
-    if let Some(t) = r.str_field("text") {
-        out.push(text(&format!("[resource {uri}]\n{t}")));
-    } else if let Some(blob) = r.str_field("blob") {
-        if crate::media::is_image_type(kind) {
-            out.push(text(&format!("[resource {uri}: {kind}]")));
-            out.push(obj! {
-                "type" => "image",
-                "source" => obj! { "type" => "base64", "media_type" => kind, "data" => blob },
-            });
-        } else {
-            out.push(text(&format!(
-                "[resource {uri}: {kind}, {} — binary, not shown]",
-                size_of_base64(blob)
-            )));
-        }
-    }
-}
-
-/// "audio/wav, 1.6 KB" for content the model cannot take.
-pub(super) fn described(content: &Value) -> String {
-    let kind = content.str_field("type").unwrap_or("unknown");
-    let mime = content.str_field("mimeType").unwrap_or("unknown type");
-    match content.str_field("data") {
-        Some(data) => format!(
-            "[{kind} content: {mime}, {} — the model takes no {kind}; not passed on]",
-            size_of_base64(data)
-        ),
-        None => format!("[{kind} content, not shown]"),
-    }
-}
-
-pub(super) fn size_of_base64(data: &str) -> String {
-    let bytes = data.trim_end_matches('=').len() * 3 / 4;
-    if bytes < 1024 {
-        format!("{bytes} bytes")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1} KB", bytes as f64 / 1024.0)
-    } else {
-        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
-    }
 }
 
 /// `@server:uri` mentions in a prompt: at the start or after a space,
@@ -358,7 +289,9 @@ impl Hub {
                         .into_iter()
                         .flatten()
                     {
-                        resource_blocks(c, &mut out);
+                        let mut parts = Vec::new();
+                        content::resource(c, &mut parts);
+                        out.extend(parts.into_iter().map(content::block));
                     }
                 }
                 Err(e) => out.push(text(&format!("[@{name}:{uri} could not be read: {e}]"))),
@@ -436,22 +369,5 @@ mod tests {
             ]
         );
         assert!(mentions("@").is_empty() && mentions("@:x://y").is_empty());
-    }
-
-    #[test]
-    fn content_the_model_cannot_take_is_described_with_its_size() {
-        let mut out = Vec::new();
-        let audio =
-            crate::json::parse(r#"{"type":"audio","mimeType":"audio/wav","data":"AAAAAAAA"}"#)
-                .unwrap();
-        blocks_of(&audio, &mut out);
-        assert!(out[0].to_json().contains("audio/wav, 6 bytes"), "{out:?}");
-        let blob = crate::json::parse(
-            r#"{"type":"resource","resource":{"uri":"blob://x","mimeType":"image/png","blob":"iVBORw0KGgo="}}"#,
-        )
-        .unwrap();
-        blocks_of(&blob, &mut out);
-        assert_eq!(out[2].str_field("type"), Some("image"));
-        assert_eq!(size_of_base64(&"A".repeat(4 * 1024)), "3.0 KB");
     }
 }

@@ -26,6 +26,7 @@ use super::oauth::{self, AuthError, Store, Tokens};
 use super::rpc::Connection;
 use super::wire::{self, Failure, Head, Piece, Request};
 use crate::json::{self, Value};
+use crate::policy::url;
 
 pub(super) struct Remote {
     pub agent: ureq::Agent,
@@ -74,6 +75,40 @@ impl Remote {
                 body: None,
             },
         )
+    }
+}
+
+impl Remote {
+    /// Ends a streamable-HTTP session with a DELETE, waiting at most
+    /// `grace` (a server may refuse with 405; nothing more is owed then).
+    /// The HTTP+SSE transport's session ends with its stream.
+    pub(super) async fn end_session(&self, grace: Duration) {
+        let Some(session) = self.session.borrow().clone().filter(|_| !self.legacy.get()) else {
+            return;
+        };
+        let mut headers = vec![("mcp-session-id".to_string(), session)];
+        headers.extend(self.headers.iter().cloned());
+        // The token as it is: a session being left is not worth a renewal.
+        if let Some(token) = self.auth.as_ref().and_then(|a| a.tokens.borrow().clone()) {
+            headers.push((
+                "authorization".into(),
+                format!("Bearer {}", token.access_token),
+            ));
+        }
+        let rx = wire::start(
+            &self.agent,
+            Request {
+                method: "DELETE",
+                url: self.url.clone(),
+                headers,
+                body: None,
+            },
+        );
+        let _ = smol::future::or(async { rx.recv().await.ok().map(drop) }, async {
+            smol::Timer::after(grace).await;
+            None
+        })
+        .await;
     }
 }
 
@@ -195,39 +230,39 @@ async fn error_body(rx: &smol::channel::Receiver<Piece>) -> String {
 
 /// Resolves the endpoint an SSE stream named against the stream's URL;
 /// it must stay on the same origin (the stream could otherwise send the
-/// session's messages, and its token, anywhere).
+/// session's messages, and its token, anywhere). Both are read by the
+/// strict URL reader policy uses, so a trick that hides another host in
+/// the text (`user@host`, `\\`, numeric forms) is refused, not compared.
 pub(super) fn endpoint(base: &str, named: &str) -> Result<String, String> {
-    let origin = |u: &str| -> Option<String> {
-        let (scheme, rest) = u.split_once("://")?;
-        let host = rest.split(['/', '?', '#']).next()?;
-        Some(format!(
-            "{}://{}",
-            scheme.to_ascii_lowercase(),
-            host.to_ascii_lowercase()
-        ))
-    };
-    let base_origin = origin(base).ok_or_else(|| format!("{base} is not an absolute URL"))?;
+    let origin = url::parse(base)
+        .map_err(|e| format!("{base}: {e}"))?
+        .origin();
     let named = named.trim();
-    let full = if named.contains("://") {
+    let absolute = named.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    let full = if absolute {
         named.to_string()
     } else if named.starts_with("//") {
         return Err(format!(
             "the server named the endpoint {named} on another host"
         ));
     } else if named.starts_with('/') {
-        format!("{base_origin}{named}")
+        format!("{origin}{named}")
     } else {
         let path = base.split(['?', '#']).next().unwrap_or(base);
         let dir = &path[..path.rfind('/').map_or(path.len(), |i| i + 1)];
         format!("{dir}{named}")
     };
-    if origin(&full).as_deref() != Some(base_origin.as_str()) || full.chars().any(char::is_control)
-    {
-        return Err(format!(
-            "the server named the endpoint {named}, which is not on {base_origin}; refused"
-        ));
+    match url::parse(&full) {
+        Ok(u) if u.origin() == origin => Ok(u.to_string()),
+        _ => Err(format!(
+            "the server named the endpoint {named}, which is not on {origin}; refused"
+        )),
     }
-    Ok(full)
 }
 
 impl Connection {
@@ -611,8 +646,19 @@ mod tests {
             endpoint(base, "http://127.0.0.1:5/m").unwrap(),
             "http://127.0.0.1:5/m"
         );
+        // A URL in the query is not an absolute endpoint.
+        assert_eq!(
+            endpoint(base, "/messages?next=http://evil.example/").unwrap(),
+            "http://127.0.0.1:5/messages?next=http://evil.example/"
+        );
+        // A browser reads `/\\host` as `//host`; here it is a path on the
+        // same origin, and goes there escaped.
+        let escaped = endpoint(base, "/\\evil.example/m").unwrap();
+        assert!(escaped.starts_with("http://127.0.0.1:5/%5C"), "{escaped}");
         for evil in [
             "http://evil.example/m",
+            "http://2130706433:5/m",
+            "http://127.0.0.1:5\\@evil.example/m",
             "//evil.example/m",
             "https://127.0.0.1:5/m",
             "http://127.0.0.1:6/m",

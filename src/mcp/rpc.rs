@@ -343,32 +343,8 @@ impl Connection {
         let already = self.closed.borrow().is_some();
         self.close("shut down".into());
         if let Link::Remote(r) = &self.link {
-            // A streamable-HTTP session is ended with a DELETE (a server
-            // may refuse with 405; nothing more is owed then).
-            let session = r.session.borrow().clone();
-            if let (Some(session), false, false) = (session, r.legacy.get(), already) {
-                let mut headers = vec![("mcp-session-id".to_string(), session)];
-                headers.extend(r.headers.iter().cloned());
-                if let Some(token) = r.auth.as_ref().and_then(|a| a.tokens.borrow().clone()) {
-                    headers.push((
-                        "authorization".into(),
-                        format!("Bearer {}", token.access_token),
-                    ));
-                }
-                let rx = super::wire::start(
-                    &r.agent,
-                    super::wire::Request {
-                        method: "DELETE",
-                        url: r.url.clone(),
-                        headers,
-                        body: None,
-                    },
-                );
-                let _ = smol::future::or(async { rx.recv().await.ok().map(drop) }, async {
-                    smol::Timer::after(grace).await;
-                    None
-                })
-                .await;
+            if !already {
+                r.end_session(grace).await;
             }
             return;
         }

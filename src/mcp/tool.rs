@@ -9,6 +9,7 @@ use std::rc::{Rc, Weak};
 use smol::future::FutureExt;
 
 use super::Server;
+use super::content::{self, Part};
 use crate::json::{Value, parse};
 use crate::obj;
 use crate::policy::Permit;
@@ -241,36 +242,16 @@ fn cut(mut text: String) -> String {
 }
 
 fn call_output(result: &Value) -> ToolOutput {
-    let mut text = Vec::new();
-    let mut images = Vec::new();
+    let mut parts = Vec::new();
     for item in result
         .get("content")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
-        match item.str_field("type") {
-            Some("text") => text.push(item.str_field("text").unwrap_or_default().to_string()),
-            Some("image") => {
-                if let (Some(data), Some(kind)) =
-                    (item.str_field("data"), item.str_field("mimeType"))
-                {
-                    images.push((kind.to_string(), data.to_string()));
-                }
-            }
-            Some("resource") => {
-                let r = item.get("resource").cloned().unwrap_or_default();
-                resource_part(&r, &mut text, &mut images);
-            }
-            Some("resource_link") => text.push(format!(
-                "[resource link {} {}]",
-                item.str_field("uri").unwrap_or_default(),
-                item.str_field("name").unwrap_or_default()
-            )),
-            Some(_) => text.push(super::prompts::described(item)),
-            None => {}
-        }
+        content::parts(item, &mut parts);
     }
+    let (mut text, images) = split(parts);
     if let Some(structured) = result.get("structuredContent") {
         text.push(format!("structuredContent: {}", structured.to_json()));
     }
@@ -305,42 +286,32 @@ fn list_output(result: &Value) -> ToolOutput {
 }
 
 fn read_output(result: &Value) -> ToolOutput {
-    let mut text = Vec::new();
-    let mut images = Vec::new();
+    let mut parts = Vec::new();
     for c in result
         .get("contents")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
-        resource_part(c, &mut text, &mut images);
+        content::resource(c, &mut parts);
     }
+    let (text, images) = split(parts);
     let mut out = ToolOutput::ok(cut(text.join("\n")));
     out.images = images;
     out
 }
 
-/// A resource's contents: its text; an image or PDF blob passed on as
-/// one (the model takes those); any other blob named with its type and
-/// size.
-fn resource_part(r: &Value, text: &mut Vec<String>, attached: &mut Vec<(String, String)>) {
-    let uri = r.str_field("uri").unwrap_or_default();
-    let kind = r
-        .str_field("mimeType")
-        .unwrap_or("application/octet-stream");
-    if let Some(t) = r.str_field("text") {
-        text.push(format!("[resource {uri}]\n{t}"));
-    } else if let Some(blob) = r.str_field("blob") {
-        let size = super::prompts::size_of_base64(blob);
-        if crate::media::is_image_type(kind) || kind == "application/pdf" {
-            text.push(format!("[resource {uri}: {kind}, {size}, attached]"));
-            attached.push((kind.to_string(), blob.to_string()));
-        } else {
-            text.push(format!(
-                "[resource {uri}: {kind}, {size} — binary, not passed on]"
-            ));
+/// A tool result's text lines, and the media it carries beside them.
+fn split(parts: Vec<Part>) -> (Vec<String>, Vec<(String, String)>) {
+    let mut text = Vec::new();
+    let mut media = Vec::new();
+    for p in parts {
+        match p {
+            Part::Text(t) => text.push(t),
+            Part::Media { kind, data } => media.push((kind, data)),
         }
     }
+    (text, media)
 }
 
 #[cfg(test)]

@@ -66,17 +66,14 @@ pub(super) struct Request {
 pub(super) fn start(agent: &ureq::Agent, req: Request) -> smol::channel::Receiver<Piece> {
     let (tx, rx) = smol::channel::bounded(64);
     let agent = agent.clone();
-    let spawned = std::thread::Builder::new()
+    // With no thread the receiver finds the channel closed at once, and
+    // the caller reports a broken exchange.
+    let _ = std::thread::Builder::new()
         .name("tern-mcp-http".into())
         .spawn(move || {
             let end = exchange(&agent, req, &tx);
             let _ = tx.send_blocking(Piece::End(end));
         });
-    if let Err(e) = spawned {
-        // No thread: the receiver sees the channel closed at once and the
-        // caller reports a broken exchange.
-        drop(e);
-    }
     rx
 }
 
@@ -91,25 +88,10 @@ fn exchange(
     for (k, v) in &req.headers {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    let sent = match req.body {
-        Some(body) => builder
-            .body(body)
-            .map_err(|e| Failure::Broken(e.to_string()))
-            .and_then(|r| {
-                agent
-                    .run(r)
-                    .map_err(|e| Failure::Unreachable(std::sync::Arc::new(e)))
-            }),
-        None => builder
-            .body(())
-            .map_err(|e| Failure::Broken(e.to_string()))
-            .and_then(|r| {
-                agent
-                    .run(r)
-                    .map_err(|e| Failure::Unreachable(std::sync::Arc::new(e)))
-            }),
+    let response = match req.body {
+        Some(body) => send(agent, builder.body(body))?,
+        None => send(agent, builder.body(()))?,
     };
-    let response = sent?;
     let header = |n: &str| {
         response
             .headers()
@@ -166,6 +148,16 @@ fn exchange(
         }
     }
     Ok(())
+}
+
+fn send(
+    agent: &ureq::Agent,
+    request: Result<ureq::http::Request<impl ureq::AsSendBody>, ureq::http::Error>,
+) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+    let request = request.map_err(|e| Failure::Broken(e.to_string()))?;
+    agent
+        .run(request)
+        .map_err(|e| Failure::Unreachable(std::sync::Arc::new(e)))
 }
 
 /// The agent for one remote server: the model client's roots (with

@@ -63,6 +63,17 @@ impl fmt::Display for WebUrl {
     }
 }
 
+impl WebUrl {
+    /// `scheme://host[:port]`: what a same-origin check compares.
+    pub fn origin(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        match self.port {
+            Some(p) => format!("{scheme}://{}:{p}", self.host),
+            None => format!("{scheme}://{}", self.host),
+        }
+    }
+}
+
 impl Host {
     /// Loopback, private, link-local and other addresses that are not the
     /// public internet, and `localhost` with its subdomains.

@@ -58,14 +58,6 @@ fn parse(u: &str) -> Result<WebUrl, String> {
     url::parse(u).map_err(|e| format!("{u}: {e}"))
 }
 
-fn origin(u: &WebUrl) -> String {
-    let scheme = if u.https { "https" } else { "http" };
-    match u.port {
-        Some(p) => format!("{scheme}://{}:{p}", u.host),
-        None => format!("{scheme}://{}", u.host),
-    }
-}
-
 fn path_of(u: &WebUrl) -> &str {
     let p = u.path.split(['?', '#']).next().unwrap_or("");
     p.trim_end_matches('/')
@@ -109,7 +101,7 @@ pub fn endpoints(
     if let Some(m) = named {
         candidates.push(m);
     }
-    let base = origin(&server);
+    let base = server.origin();
     let path = path_of(&server);
     if !path.is_empty() {
         candidates.push(format!("{base}/.well-known/oauth-protected-resource{path}"));
@@ -127,7 +119,7 @@ pub fn endpoints(
         Some(doc) => {
             if let Some(named) = doc.str_field("resource") {
                 let theirs = parse(named)?;
-                let same = origin(&theirs) == base
+                let same = theirs.origin() == base
                     && (path == path_of(&theirs)
                         || path.starts_with(&format!("{}/", path_of(&theirs))));
                 if !same {
@@ -149,7 +141,7 @@ pub fn endpoints(
     };
     let issuer_url = parse(&issuer)?;
     check_endpoint("authorization server", &issuer)?;
-    let iss_base = origin(&issuer_url);
+    let iss_base = issuer_url.origin();
     let iss_path = path_of(&issuer_url);
     let mut places = vec![
         format!("{iss_base}/.well-known/oauth-authorization-server{iss_path}"),
