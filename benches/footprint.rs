@@ -445,7 +445,12 @@ fn grep_vs_ripgrep() {
             &["-c", "let handler_[0-9]+ = con[a-z]+"],
         ),
     ];
+    // TERN_BENCH_GREP=content: only the cases whose name holds it.
+    let only = std::env::var("TERN_BENCH_GREP").unwrap_or_default();
     for (mode, input, rg_args) in cases {
+        if !mode.contains(only.as_str()) {
+            continue;
+        }
         let input = tern::json::parse(input).expect("input");
         let mut best = Duration::MAX;
         let mut lines = 0;

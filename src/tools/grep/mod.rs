@@ -14,6 +14,8 @@ use super::{
 use crate::json::{Value, parse};
 use crate::policy::ReadFilter;
 
+mod lines;
+
 pub struct Grep;
 
 /// Files larger than this are skipped: they are data, not source.
@@ -111,10 +113,7 @@ struct Query {
     regex: Regex,
     root: PathBuf,
     mode: Mode,
-    line_numbers: bool,
-    before: usize,
-    after: usize,
-    multiline: bool,
+    shape: lines::Shape,
     head_limit: Option<usize>,
     glob: Option<String>,
     file_type: Option<String>,
@@ -151,10 +150,12 @@ impl Query {
             regex,
             root,
             mode,
-            line_numbers: input.get("-n").and_then(Value::as_bool).unwrap_or(true),
-            before: opt_usize(input, "-B").unwrap_or(context),
-            after: opt_usize(input, "-A").unwrap_or(context),
-            multiline,
+            shape: lines::Shape {
+                numbers: input.get("-n").and_then(Value::as_bool).unwrap_or(true),
+                before: opt_usize(input, "-B").unwrap_or(context),
+                after: opt_usize(input, "-A").unwrap_or(context),
+                multiline,
+            },
             head_limit: opt_usize(input, "head_limit").filter(|&n| n > 0),
             glob: input.str_field("glob").map(str::to_string),
             file_type: input.str_field("type").map(str::to_string),
@@ -202,19 +203,24 @@ impl Query {
     /// too large, unreadable).
     fn search(&self, path: &Path, name: String) -> Option<Hit> {
         let (data, mtime) = read_text(path)?;
-        if !self.regex.is_match(&data) {
-            return None;
-        }
-        Some(match self.mode {
-            Mode::Files => Hit::File(mtime),
-            Mode::Count if !self.multiline => Hit::Count(self.count_lines(&data)),
-            Mode::Count => Hit::Count(self.matching_lines(&data).len()),
+        let hit = match self.mode {
+            Mode::Files => return self.regex.is_match(&data).then_some(Hit::File(mtime)),
+            // These find the first match themselves; asking first whether
+            // there is one would search the file's head twice.
+            Mode::Count if !self.shape.multiline => Hit::Count(lines::count(&self.regex, &data)),
+            Mode::Count => Hit::Count(lines::matching(&self.regex, &data, true).len()),
             Mode::Content => {
-                let mut lines = Vec::new();
-                self.content(&name, &data, &mut lines);
-                Hit::Lines(lines)
+                let mut out = Vec::new();
+                lines::content(&self.regex, &self.shape, &name, &data, &mut out);
+                Hit::Lines(out)
             }
-        })
+        };
+        // A file without a matching line says nothing.
+        match &hit {
+            Hit::Count(0) => None,
+            Hit::Lines(l) if l.is_empty() => None,
+            _ => Some(hit),
+        }
     }
 
     /// Walks and searches on worker threads (the search is blocking work
@@ -300,102 +306,6 @@ impl Query {
         }
         Ok(lines.join("\n"))
     }
-
-    /// Lines with a match, when no match spans lines: each match found
-    /// counts its line, and the search goes on from the next line (no
-    /// table of line starts, no second match on a counted line).
-    fn count_lines(&self, data: &[u8]) -> usize {
-        let mut lines = 0;
-        let mut at = 0;
-        while at <= data.len() {
-            let Some(m) = self.regex.find_at(data, at) else {
-                break;
-            };
-            // After the last line end there is no line (an empty match
-            // of `^` or `$` there is not one more).
-            if m.start() == data.len() && data.last().is_none_or(|&b| b == b'\n') {
-                break;
-            }
-            lines += 1;
-            at = match memchr::memchr(b'\n', &data[m.start()..]) {
-                Some(i) => m.start() + i + 1,
-                None => break,
-            };
-        }
-        lines
-    }
-
-    /// Line indexes (0-based) that contain a match.
-    fn matching_lines(&self, data: &[u8]) -> Vec<usize> {
-        let starts = line_starts(data);
-        let line_of = |offset: usize| starts.partition_point(|&s| s <= offset) - 1;
-        let mut hits: Vec<usize> = Vec::new();
-        for m in self.regex.find_iter(data) {
-            // An empty match after the last line end lies on no line.
-            if m.start() == data.len() && data.last().is_none_or(|&b| b == b'\n') {
-                break;
-            }
-            let first = line_of(m.start());
-            let last = if self.multiline && m.end() > m.start() {
-                line_of(m.end() - 1)
-            } else {
-                first
-            };
-            for l in first..=last {
-                if hits.last() != Some(&l) {
-                    hits.push(l);
-                }
-            }
-        }
-        hits
-    }
-
-    fn content(&self, name: &str, data: &[u8], out: &mut Vec<String>) {
-        let starts = line_starts(data);
-        let hits = self.matching_lines(data);
-        let line_text = |i: usize| {
-            let end = starts.get(i + 1).copied().unwrap_or(data.len());
-            let raw = &data[starts[i]..end];
-            let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            let text = String::from_utf8_lossy(raw);
-            let shown = cut(&text, MAX_LINE);
-            if shown.len() < text.len() {
-                format!("{shown}…")
-            } else {
-                shown.to_string()
-            }
-        };
-        let count = starts.len();
-        let mut printed_to: Option<usize> = None; // last line index printed
-        for (k, &hit) in hits.iter().enumerate() {
-            let from = hit.saturating_sub(self.before);
-            let from = printed_to.map_or(from, |p| from.max(p + 1));
-            let to = (hit + self.after).min(count - 1);
-            if let Some(p) = printed_to
-                && from > p + 1
-                && (self.before > 0 || self.after > 0)
-            {
-                out.push("--".into());
-            }
-            for i in from..=to {
-                if printed_to.is_some_and(|p| i <= p) {
-                    continue;
-                }
-                let sep = if hits[k..].binary_search(&i).is_ok() {
-                    ':'
-                } else {
-                    '-'
-                };
-                if self.line_numbers {
-                    out.push(format!("{name}{sep}{}{sep}{}", i + 1, line_text(i)));
-                } else {
-                    out.push(format!("{name}{sep}{}", line_text(i)));
-                }
-                printed_to = Some(i);
-            }
-        }
-    }
 }
 
 type Found = Vec<(PathBuf, String, Hit)>;
@@ -442,16 +352,6 @@ fn compile_globs(text: &str) -> Result<Globs, String> {
     }
     let build = |b: globset::GlobSetBuilder| b.build().map_err(|e| format!("invalid glob: {e}"));
     Ok((build(by_name)?, build(by_path)?))
-}
-
-fn line_starts(data: &[u8]) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend(
-        memchr::memchr_iter(b'\n', data)
-            .map(|i| i + 1)
-            .filter(|&s| s < data.len()),
-    );
-    starts
 }
 
 /// The file's bytes and its time, or None when it is too large or binary.
@@ -559,8 +459,8 @@ mod tests {
             .unwrap();
             for text in texts {
                 assert_eq!(
-                    query.count_lines(text),
-                    query.matching_lines(text).len(),
+                    lines::count(&query.regex, text),
+                    lines::matching(&query.regex, text, false).len(),
                     "{pattern:?} in {:?}",
                     String::from_utf8_lossy(text)
                 );
@@ -595,6 +495,25 @@ mod tests {
             out.content,
             "src/a.rs:    let port = 8080;\nsrc/a.rs:    serve(port);"
         );
+    }
+
+    /// A match only after the last line end is on no line: the file is
+    /// not counted (it was once listed as `src/a.rs:0`).
+    #[test]
+    fn a_file_whose_only_match_is_past_its_last_line_is_not_counted() {
+        let (ctx, _) = tree();
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "\\z", "output_mode" => "count", "path" => "src/a.rs" },
+        );
+        assert_eq!(out.content, "No matches found");
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "\\z", "output_mode" => "content", "path" => "src/a.rs" },
+        );
+        assert_eq!(out.content, "No matches found");
     }
 
     #[test]
