@@ -371,17 +371,26 @@ fn parse_retry_after(s: &str) -> Option<Duration> {
 
 /// The roots every agent trusts: Mozilla's, and `SSL_CERT_FILE`'s.
 ///
-/// The whole list is made once per process and shared: a system bundle
-/// in `SSL_CERT_FILE` (common in containers) is ~200 KB of PEM, and
-/// decoding it for each agent cost a short run several milliseconds.
+/// Without `SSL_CERT_FILE` ureq is handed Mozilla's anchors as they are
+/// (`WebPki`), read only at the first TLS connection: writing them out
+/// as certificates was a sixth of a one-turn run's instructions, paid
+/// even against an `http://` server. ureq replaces its roots when given
+/// certificates, so with `SSL_CERT_FILE` every root goes in as one.
+///
+/// That list is made once per process and shared: a system bundle in
+/// `SSL_CERT_FILE` (common in containers) is ~200 KB of PEM, and decoding
+/// it for each agent cost a short run several milliseconds.
 fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError> {
+    let Some(extra_pem) = extra_pem else {
+        return Ok(ureq::tls::RootCerts::WebPki);
+    };
     type Roots = Arc<Vec<ureq::tls::Certificate<'static>>>;
-    static MADE: std::sync::Mutex<Option<(Option<Vec<u8>>, Roots)>> = std::sync::Mutex::new(None);
+    static MADE: std::sync::Mutex<Option<(Vec<u8>, Roots)>> = std::sync::Mutex::new(None);
     let mut made = MADE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((pem, roots)) = made.as_ref()
-        && pem.as_deref() == extra_pem
+        && pem.as_slice() == extra_pem
     {
         return Ok(ureq::tls::RootCerts::Specific(Arc::clone(roots)));
     }
@@ -389,21 +398,19 @@ fn root_certs(extra_pem: Option<&[u8]>) -> Result<ureq::tls::RootCerts, ApiError
         .iter()
         .map(|der| ureq::tls::Certificate::from_der(der))
         .collect();
-    if let Some(pem) = extra_pem {
-        let before = certs.len();
-        for item in ureq::tls::parse_pem(pem) {
-            if let Ok(ureq::tls::PemItem::Certificate(c)) = item {
-                certs.push(c);
-            }
-        }
-        if certs.len() == before {
-            return Err(ApiError::Config(
-                "SSL_CERT_FILE contains no PEM certificates".into(),
-            ));
+    let before = certs.len();
+    for item in ureq::tls::parse_pem(extra_pem) {
+        if let Ok(ureq::tls::PemItem::Certificate(c)) = item {
+            certs.push(c);
         }
     }
+    if certs.len() == before {
+        return Err(ApiError::Config(
+            "SSL_CERT_FILE contains no PEM certificates".into(),
+        ));
+    }
     let roots = Arc::new(certs);
-    *made = Some((extra_pem.map(<[u8]>::to_vec), Arc::clone(&roots)));
+    *made = Some((extra_pem.to_vec(), Arc::clone(&roots)));
     Ok(ureq::tls::RootCerts::Specific(roots))
 }
 
@@ -445,7 +452,12 @@ mod tests {
             ureq::tls::RootCerts::Specific(certs) => certs.len(),
             _ => 0,
         };
-        let builtin = count(root_certs(None).unwrap());
+        // Without SSL_CERT_FILE, Mozilla's anchors go to ureq as they are.
+        assert!(matches!(
+            root_certs(None).unwrap(),
+            ureq::tls::RootCerts::WebPki
+        ));
+        let builtin = webpki_roots::TLS_SERVER_ROOTS.len();
         assert!(builtin > 100, "Mozilla roots missing");
         let pem = include_bytes!("../../tests/fixtures/extra-ca.pem");
         assert_eq!(count(root_certs(Some(pem)).unwrap()), builtin + 1);
