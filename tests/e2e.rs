@@ -620,3 +620,51 @@ fn a_pydantic_schema_is_held_to_its_references_and_bounds() {
         "{result}"
     );
 }
+
+/// The scratch folder is made at the first spill, not at start: a run
+/// whose output fits inline leaves no `tern-*` folder in TMPDIR; a
+/// command that prints more than a result holds gets the whole of it
+/// kept there, in a private folder, for the model to read.
+#[test]
+fn the_scratch_folder_is_made_only_when_output_is_spilled() {
+    let dir = scratch("spill");
+    let folders = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("tern-"))
+            .map(|e| e.path())
+            .collect()
+    };
+    let go = |command: &str| {
+        let api = StandIn::start(vec![
+            standin::tools_reply(&[("toolu_1", "Bash", &format!(r#"{{"command": "{command}"}}"#))]),
+            standin::text_reply("done"),
+        ]);
+        let out =
+            run(tern(&api.url, &dir).args(["-p", "go", "--permission-mode", "bypassPermissions"]));
+        assert_ok(&out);
+        tool_results(&api.requests()[1])[0].to_json()
+    };
+    let small = go("echo small");
+    assert!(small.contains("small"), "{small}");
+    assert!(
+        folders(&dir).is_empty(),
+        "made for nothing: {:?}",
+        folders(&dir)
+    );
+
+    let big = go("seq 1 300000");
+    let made = folders(&dir);
+    assert_eq!(made.len(), 1, "{made:?}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&made[0]).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
+    let at = big.find("full output saved to ").expect("no spill note") + 21;
+    let path = &big[at..at + big[at..].find(')').unwrap()];
+    assert!(path.starts_with(made[0].to_str().unwrap()), "{path}");
+    let kept = std::fs::read_to_string(path).unwrap();
+    assert_eq!(kept.lines().count(), 300_000);
+    assert_eq!(kept.lines().last(), Some("300000"));
+}

@@ -108,12 +108,9 @@ pub(super) async fn build(
     let checkpoints = transcript
         .as_ref()
         .map(|t| checkpoint::Checkpoints::open(t.path()));
-    // Made private (mkdtemp) and used through a descriptor: sandboxed
-    // commands may write to /tmp.
-    let scratch = Scratch::create(&rt.temp_dir).map_err(|source| Failure::Scratch {
-        dir: rt.temp_dir.clone(),
-        source,
-    })?;
+    // Made private (mkdtemp) at the first spill and used through a
+    // descriptor: sandboxed commands may write to /tmp.
+    let scratch = Scratch::private(&rt.temp_dir);
     let mut registry = Registry::builtin();
     let (web_search, web_search_note) = rt.web_search_tool();
     if let Some(note) = web_search_note {
@@ -170,7 +167,18 @@ pub(super) async fn build(
         registry.names()
     };
     let server_tools = registry.server_tools();
-    let scratchpad = rt.coordinator.then(|| scratch.path().join("scratchpad"));
+    let scratchpad = match rt.coordinator {
+        true => Some(
+            scratch
+                .make()
+                .map_err(|source| Failure::Scratch {
+                    dir: rt.temp_dir.clone(),
+                    source,
+                })?
+                .join("scratchpad"),
+        ),
+        false => None,
+    };
     if let Some(dir) = &scratchpad
         && let Err(source) = std::fs::create_dir_all(dir)
     {
@@ -567,7 +575,9 @@ impl Parts {
         }
         // Spill files are referenced by tool results the model has seen; they
         // stay for the user to inspect unless nothing was spilled.
-        let _ = std::fs::remove_dir(self.scratch.path());
+        if let Some(dir) = self.scratch.made_path() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 

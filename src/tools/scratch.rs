@@ -6,7 +6,13 @@
 //! descriptor; sub-folders and files are made through descriptors with
 //! `O_NOFOLLOW`/`O_EXCL`. A command that swaps the folder, or a name in
 //! it, for a symlink makes a spill fail; it never redirects one.
+//!
+//! The folder is made at the first spill, not at start: most runs spill
+//! nothing, and making and removing it was a tenth of a one-turn run's
+//! system time. Its name is unknown until then, so nothing can be
+//! planted there beforehand.
 
+use std::cell::OnceCell;
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -14,46 +20,74 @@ use std::rc::Rc;
 
 #[derive(Clone, Debug)]
 pub struct Scratch {
-    path: PathBuf,
-    /// The folder made by `create`; `None` for a plain path (tests), made
-    /// on first use.
-    root: Option<Rc<OwnedFd>>,
-    /// Sub-folders below `root`, made on first use.
+    root: Rc<Root>,
+    /// Sub-folders below the root (one per sub-agent), made on first use.
     sub: Vec<String>,
 }
 
+#[derive(Debug)]
+enum Root {
+    /// A private folder to make in this temporary directory.
+    Private {
+        temp_dir: PathBuf,
+        made: OnceCell<(PathBuf, OwnedFd)>,
+    },
+    /// A plain path (tests), made on first use.
+    Plain(PathBuf),
+}
+
 impl Scratch {
-    /// A fresh private folder in `temp_dir` (the configuration's
-    /// temporary directory).
-    pub fn create(temp_dir: &Path) -> std::io::Result<Scratch> {
-        let (path, fd) = crate::sys::private_dir(temp_dir, "tern-")?;
-        Ok(Scratch {
-            path,
-            root: Some(Rc::new(fd)),
+    /// The session's folder, to be made in `temp_dir` (the configuration's
+    /// temporary directory) when first written.
+    pub fn private(temp_dir: &Path) -> Scratch {
+        Scratch {
+            root: Rc::new(Root::Private {
+                temp_dir: temp_dir.to_path_buf(),
+                made: OnceCell::new(),
+            }),
             sub: Vec::new(),
-        })
+        }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The folder's path, once it exists (a plain path always).
+    pub fn made_path(&self) -> Option<PathBuf> {
+        let root = match &*self.root {
+            Root::Private { made, .. } => made.get()?.0.clone(),
+            Root::Plain(p) => p.clone(),
+        };
+        Some(self.sub.iter().fold(root, |p, s| p.join(s)))
+    }
+
+    /// Makes the folder now (a coordinator's workers are told its path
+    /// before anything is spilled); returns its path.
+    pub fn make(&self) -> std::io::Result<PathBuf> {
+        self.dir()?;
+        self.made_path().ok_or(std::io::ErrorKind::NotFound.into())
     }
 
     /// A sub-folder (one per sub-agent), made when first written.
     pub fn sub(&self, name: &str) -> Scratch {
         let mut s = self.clone();
-        s.path = self.path.join(name);
         s.sub.push(name.replace('/', "_"));
         s
     }
 
     fn dir(&self) -> std::io::Result<OwnedFd> {
-        let mut fd = match &self.root {
-            Some(r) => r.try_clone()?,
-            None => {
-                let parent = self.path.parent().unwrap_or(Path::new("/"));
+        let mut fd = match &*self.root {
+            Root::Private { temp_dir, made } => {
+                let fd = match made.get() {
+                    Some((_, fd)) => fd,
+                    None => {
+                        let new = crate::sys::private_dir(temp_dir, "tern-")?;
+                        &made.get_or_init(|| new).1
+                    }
+                };
+                fd.try_clone()?
+            }
+            Root::Plain(path) => {
+                let parent = path.parent().unwrap_or(Path::new("/"));
                 std::fs::create_dir_all(parent)?;
-                let name = self
-                    .path
+                let name = path
                     .file_name()
                     .and_then(|n| n.to_str())
                     .ok_or(std::io::ErrorKind::InvalidInput)?;
@@ -61,10 +95,8 @@ impl Scratch {
                 crate::sys::private_subdir(&p, name)?
             }
         };
-        if self.root.is_some() {
-            for s in &self.sub {
-                fd = crate::sys::private_subdir(&fd, s)?;
-            }
+        for s in &self.sub {
+            fd = crate::sys::private_subdir(&fd, s)?;
         }
         Ok(fd)
     }
@@ -73,15 +105,15 @@ impl Scratch {
     pub fn create_file(&self, name: &str) -> std::io::Result<(PathBuf, File)> {
         let dir = self.dir()?;
         let f = crate::sys::create_new_in(&dir, name)?;
-        Ok((self.path.join(name), f))
+        let path = self.made_path().ok_or(std::io::ErrorKind::NotFound)?;
+        Ok((path.join(name), f))
     }
 }
 
 impl From<PathBuf> for Scratch {
     fn from(path: PathBuf) -> Scratch {
         Scratch {
-            path,
-            root: None,
+            root: Rc::new(Root::Plain(path)),
             sub: Vec::new(),
         }
     }
@@ -95,12 +127,14 @@ mod tests {
     /// write a spill file wherever the link pointed.
     #[test]
     fn a_swapped_folder_never_redirects_a_spill() {
-        let s = Scratch::create(&std::env::temp_dir()).unwrap();
+        let s = Scratch::private(&std::env::temp_dir());
+        assert_eq!(s.made_path(), None, "made before anything was spilled");
+        let made = s.make().unwrap();
         let elsewhere = std::env::temp_dir().join(format!("tern-elsewhere-{}", fastrand::u64(..)));
         std::fs::create_dir_all(&elsewhere).unwrap();
-        let moved = s.path().with_extension("moved");
-        std::fs::rename(s.path(), &moved).unwrap();
-        std::os::unix::fs::symlink(&elsewhere, s.path()).unwrap();
+        let moved = made.with_extension("moved");
+        std::fs::rename(&made, &moved).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &made).unwrap();
         let (_, mut f) = s.create_file("out.txt").unwrap();
         std::io::Write::write_all(&mut f, b"spilled").unwrap();
         assert!(!elsewhere.join("out.txt").exists(), "followed the symlink");
