@@ -64,7 +64,9 @@ impl fmt::Display for WebUrl {
 }
 
 impl WebUrl {
-    /// `scheme://host[:port]`: what a same-origin check compares.
+    /// `scheme://host[:port]`: what a same-origin check compares (MCP's
+    /// OAuth discovery and SSE endpoints).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub fn origin(&self) -> String {
         let scheme = if self.https { "https" } else { "http" };
         match self.port {
