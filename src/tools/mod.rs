@@ -521,11 +521,6 @@ impl Registry {
         self.compact = compact;
     }
 
-    /// The input schema of a registered tool.
-    pub fn schema(&self, name: &str) -> Option<Value> {
-        self.get(name).map(|t| t.input_schema())
-    }
-
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
         self.tools
             .iter()
@@ -636,8 +631,7 @@ mod tests {
     fn builtin_schemas_are_objects_with_properties() {
         let reg = Registry::builtin();
         for name in reg.names() {
-            let schema = reg.schema(&name).unwrap();
-            let schema = &schema;
+            let schema = &reg.get(&name).unwrap().input_schema();
             assert_eq!(schema.str_field("type"), Some("object"), "{name}");
             assert!(
                 schema
@@ -671,8 +665,14 @@ mod tests {
                 "Skill"
             ]
         );
+        // Each definition carries its own tool's schema.
+        let defs = reg.definitions();
+        let edit = defs
+            .iter()
+            .find(|d| d.str_field("name") == Some("Edit"))
+            .unwrap();
         assert!(
-            reg.schema("Edit")
+            edit.get("input_schema")
                 .unwrap()
                 .get("properties")
                 .unwrap()
