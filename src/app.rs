@@ -67,6 +67,9 @@ async fn session(ex: &'static LocalExecutor<'static>, mut args: Args) -> Result<
         .await
     };
     let mut rt = config::resolve(args, Inputs::from_process(stdin)?)?;
+    // Configuration has its copy: the credentials leave /proc/<tern>/environ.
+    let unerased = rt.child_env.erase_from_own_environment();
+    rt.warnings.extend(unerased);
     rt.check_credentials()?;
     for warning in &rt.warnings {
         eprintln!("tern: warning: {warning}");

@@ -425,3 +425,176 @@ pub fn set_no_new_privs() -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Takes every variable whose name `erase` picks out of this process's
+/// environment, and overwrites each such `NAME=value` with zeros in the
+/// block the kernel shows as `/proc/<pid>/environ`: the strings the
+/// process started with, which unsetting a variable leaves in place, so
+/// any process of the same user (or root) could still read them there.
+/// Returns how many entries were zeroed.
+///
+/// Each variable is unset first, so libc's `environ` points at none of
+/// the strings about to be zeroed and no later `getenv` sees a half-gone
+/// value. The bytes are then written through `/proc/self/mem` at the
+/// block's bounds from `/proc/self/stat`, after checking that the memory
+/// there is the block `/proc/self/environ` showed (an emulator's /proc
+/// describes the host process, not this one). `Err` says why the block
+/// could not be cleaned (no /proc, qemu-user); the variables are unset
+/// all the same.
+///
+/// Call it once, early, while no other thread reads the environment.
+pub fn erase_from_environ(erase: &dyn Fn(&[u8]) -> bool) -> std::io::Result<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::FileExt;
+    let block = std::fs::read("/proc/self/environ")?;
+    // (offset in the block, length) of each entry to erase.
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    let mut names: Vec<&[u8]> = Vec::new();
+    let mut offset = 0;
+    for entry in block.split(|b| *b == 0) {
+        let name = entry.split(|b| *b == b'=').next().unwrap_or_default();
+        if !name.is_empty() && erase(name) {
+            found.push((offset, entry.len()));
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        offset += entry.len() + 1;
+    }
+    if found.is_empty() {
+        return Ok(0);
+    }
+    for name in &names {
+        // SAFETY: std's environment lock is held for the change, and the
+        // caller runs this before any other thread could read the
+        // environment behind that lock (libc's getenv). The name is not
+        // empty and holds neither '=' nor NUL, so unsetenv accepts it.
+        unsafe { std::env::remove_var(std::ffi::OsStr::from_bytes(name)) };
+    }
+    let (start, end) = environ_bounds()?;
+    if end.checked_sub(start) != Some(block.len() as u64) {
+        return Err(std::io::Error::other(
+            "/proc/self/stat and /proc/self/environ disagree about the environment's size",
+        ));
+    }
+    let mem = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/proc/self/mem")?;
+    let mut seen = vec![0u8; block.len()];
+    mem.read_exact_at(&mut seen, start)?;
+    if seen != block {
+        return Err(std::io::Error::other(
+            "the memory at the environment's address is not the environment (an emulated /proc?)",
+        ));
+    }
+    for (offset, len) in &found {
+        mem.write_all_at(&vec![0u8; *len], start + *offset as u64)?;
+    }
+    // What a reader sees now.
+    let after = std::fs::read("/proc/self/environ")?;
+    let left = after
+        .split(|b| *b == 0)
+        .filter(|e| !e.is_empty())
+        .any(|e| erase(e.split(|b| *b == b'=').next().unwrap_or_default()));
+    if left {
+        return Err(std::io::Error::other(
+            "the erased variables are still in /proc/self/environ",
+        ));
+    }
+    Ok(found.len())
+}
+
+/// `env_start` and `env_end` of `/proc/self/stat` (fields 50 and 51,
+/// counted after the parenthesised command name, which may hold spaces).
+fn environ_bounds() -> std::io::Result<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    let bad = || std::io::Error::other("/proc/self/stat has no environment bounds");
+    let after_name = stat.rsplit_once(')').ok_or_else(bad)?.1;
+    // The first field after the name is field 3.
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let field = |n: usize| -> std::io::Result<u64> {
+        fields
+            .get(n - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .ok_or_else(bad)
+    };
+    let (start, end) = (field(50)?, field(51)?);
+    if start == 0 || end <= start {
+        return Err(bad());
+    }
+    Ok((start, end))
+}
+
+/// prctl(PR_SET_DUMPABLE, 0): other processes of the same user can no
+/// longer attach to tern or read its memory (where configuration keeps the
+/// API key once it is out of the environment: a same-user reader of
+/// `/proc/<tern>/mem` finds it in several places), and tern leaves no
+/// core dump.
+/// The cost: tern's owner-only /proc files become root's, so a non-root
+/// tern can no longer open its own `/proc/self/environ`, `mem` or `auxv`
+/// (hence after [`erase_from_environ`]); `stat`, `status`, `maps`, `fd/`,
+/// `exe`, `task/` stay readable to it, and nothing else of tern reads the
+/// others. A debugger of the same user cannot attach either. Every
+/// program tern execs (its own helpers through `/proc/self/fd/N`
+/// included) is dumpable again.
+pub fn set_undumpable() -> std::io::Result<()> {
+    // SAFETY: PR_SET_DUMPABLE takes integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Set for the copy of this test binary that erases its own block.
+    const CHILD: &str = "TERN_TEST_ERASE_CHILD";
+
+    /// Runs in a process of its own (this test binary again, one test),
+    /// since erasing changes the whole process's environment.
+    #[test]
+    fn erasing_zeroes_the_block_and_unsets_the_variable() {
+        if std::env::var_os("TERN_TEST_RUNNER").is_some_and(|r| !r.is_empty()) {
+            eprintln!(
+                "SKIPPED the environ erasure test (emulated run): qemu-user's /proc is the host's"
+            );
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["sys::tests::erase_in_child", "--exact", "--nocapture"])
+            .args(["--test-threads", "1"])
+            .env(CHILD, "1")
+            .env("TERN_SECRET_A", "hunter2-a")
+            .env("TERN_SECRET_B", "hunter2-b")
+            .env("TERN_KEPT", "visible")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("erased 2"), "{text}");
+    }
+
+    #[test]
+    fn erase_in_child() {
+        if std::env::var_os(CHILD).is_none() {
+            return;
+        }
+        let before = std::fs::read("/proc/self/environ").unwrap();
+        let n = super::erase_from_environ(&|name| name.starts_with(b"TERN_SECRET_")).unwrap();
+        let after = std::fs::read("/proc/self/environ").unwrap();
+        // Same size, the entries zeroed whole, the rest untouched.
+        assert_eq!(before.len(), after.len());
+        let text = String::from_utf8_lossy(&after);
+        assert!(!text.contains("hunter2") && !text.contains("TERN_SECRET"));
+        assert!(text.contains("TERN_KEPT=visible"));
+        assert!(std::env::var_os("TERN_SECRET_A").is_none());
+        assert_eq!(std::env::var("TERN_KEPT").as_deref(), Ok("visible"));
+        // Nothing left to do a second time.
+        assert_eq!(
+            super::erase_from_environ(&|n| n.starts_with(b"TERN_SECRET_")).unwrap(),
+            0
+        );
+        println!("erased {n}");
+    }
+}

@@ -145,6 +145,8 @@ async fn examine(
             return r;
         }
     };
+    let unerased = rt.child_env.erase_from_own_environment();
+    rt.warnings.extend(unerased);
     endpoint(&mut r, &mut rt).await;
     settings(&mut r, &rt);
     sandbox(&mut r, &rt);

@@ -16,7 +16,13 @@ use smol::LocalExecutor;
 fn runtime(mut args: Args) -> Option<config::Runtime> {
     args.prompt = Some(String::new());
     match Inputs::from_process(None).and_then(|inputs| config::resolve(args, inputs)) {
-        Ok(rt) => Some(rt),
+        Ok(mut rt) => {
+            // Before an MCP server or a browser starts: see ChildEnv.
+            for w in rt.child_env.erase_from_own_environment() {
+                eprintln!("tern: warning: {w}");
+            }
+            Some(rt)
+        }
         Err(e) => {
             eprintln!("tern: {e}");
             None
