@@ -7,7 +7,10 @@
 //! Glob, Write, Edit; `..` after the link taken as the kernel takes it);
 //! a Read deny rule bypassed by searching the whole tree; protected paths
 //! (`.git/config` with `core.fsmonitor`, settings, `.mcp.json`, hooks)
-//! written in acceptEdits; Read of a FIFO or a device.
+//! written in acceptEdits; Read of a FIFO or a device; a
+//! `sandbox.filesystem.denyRead` path reached by a tool other than
+//! sandboxed Bash (Read, Grep, Glob, Edit, NotebookEdit, an unsandboxed
+//! `cat`, a memory import, the REPL's inner calls).
 
 mod support;
 
@@ -439,4 +442,201 @@ fn read_refuses_fifos_and_devices_without_hanging() {
     // Let the blocked opener go.
     let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
     let _ = rx.recv_timeout(Duration::from_secs(5));
+}
+
+/// A notebook whose one cell holds a secret.
+const SECRET_NOTEBOOK: &str = r#"{"cells":[{"cell_type":"code","id":"c1","metadata":{},"source":["key = 'hunter2-nb'"],"outputs":[],"execution_count":null}],"metadata":{},"nbformat":4,"nbformat_minor":5}"#;
+
+/// One turn of `calls` from `dir`; the tool results and the first
+/// request's system prompt (where memory files go).
+fn turn_and_system(dir: &Path, calls: &[(&str, Value)], args: &[&str]) -> (Vec<Value>, String) {
+    let inputs: Vec<(String, &str, String)> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, input))| (format!("toolu_{i}"), *tool, input.to_json()))
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = inputs
+        .iter()
+        .map(|(id, t, j)| (id.as_str(), *t, j.as_str()))
+        .collect();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&refs),
+        standin::text_reply("done"),
+    ]);
+    let out = run(tern(&api.url, dir)
+        .args(["-p", "go", "--output-format", "json"])
+        .args(args));
+    assert_ok(&out);
+    let reqs = api.requests();
+    let results = tool_results(&reqs[1]);
+    assert_eq!(results.len(), calls.len());
+    let system = body(&reqs[0])
+        .get("system")
+        .map(Value::to_json)
+        .unwrap_or_default();
+    (results, system)
+}
+
+/// `sandbox.filesystem.denyRead` from any settings layer, sandbox on or
+/// off, holds for every tool that reads: without it each call below shows
+/// a secret; with it none does, and the refusal names the setting and the
+/// file. A denied directory covers what is in it; `~` and absolute paths
+/// work as in the sandbox.
+#[test]
+fn deny_read_holds_for_every_tool_that_reads() {
+    let (repo, _) = layout("deny-read");
+    let home = home_of(&repo);
+    let reset = || {
+        std::fs::write(repo.join(".env"), "API_KEY=hunter2-dotenv\n").unwrap();
+        std::fs::create_dir_all(repo.join("keys")).unwrap();
+        std::fs::write(repo.join("keys/prod.key"), "hunter2-prodkey\n").unwrap();
+        std::fs::write(repo.join("keys/book.ipynb"), SECRET_NOTEBOOK).unwrap();
+        std::fs::write(home.join("secret.txt"), "hunter2-home\n").unwrap();
+    };
+    std::fs::write(repo.join("main.rs"), "// hunter2-src\n").unwrap();
+    std::fs::write(repo.join("CLAUDE.md"), "Notes.\n\n@.env\n@keys/prod.key\n").unwrap();
+    let calls = [
+        ("Read", obj! { "file_path" => ".env" }),
+        ("Read", obj! { "file_path" => "~/secret.txt" }),
+        (
+            "Grep",
+            obj! { "pattern" => "hunter2", "output_mode" => "content" },
+        ),
+        ("Glob", obj! { "pattern" => "**/*" }),
+        ("Read", obj! { "file_path" => "keys/book.ipynb" }),
+        (
+            "NotebookEdit",
+            obj! { "notebook_path" => "keys/book.ipynb", "cell_id" => "c1", "new_source" => "key = 1" },
+        ),
+        (
+            "Edit",
+            obj! { "file_path" => ".env", "old_string" => "API_KEY", "new_string" => "KEY" },
+        ),
+        ("Bash", obj! { "command" => "cat .env keys/prod.key" }),
+        (
+            "Write",
+            obj! { "file_path" => "keys/new.txt", "content" => "x" },
+        ),
+    ];
+    let bypass = ["--permission-mode", "bypassPermissions"];
+
+    // Without the setting every call reaches a secret.
+    reset();
+    let (open, system) = turn_and_system(&repo, &calls, &bypass);
+    let shown: Vec<&str> = open.iter().map(content).collect();
+    assert!(shown[0].contains("hunter2-dotenv"), "{shown:?}");
+    assert!(shown[1].contains("hunter2-home"), "{shown:?}");
+    assert!(shown[2].contains("hunter2-dotenv") && shown[2].contains("hunter2-prodkey"));
+    assert!(shown[3].contains(".env") && shown[3].contains("keys/prod.key"));
+    assert!(shown[4].contains("hunter2-nb"), "{shown:?}");
+    assert!(!is_error(&open[5]) && !is_error(&open[6]), "{open:?}");
+    assert!(shown[7].contains("hunter2-prodkey"), "{shown:?}");
+    assert!(!is_error(&open[8]) && repo.join("keys/new.txt").exists());
+    std::fs::remove_file(repo.join("keys/new.txt")).unwrap();
+    assert!(system.contains("hunter2-dotenv") && system.contains("hunter2-prodkey"));
+    // Unsandboxed, a read-only `cat` inside the project runs unasked.
+    reset();
+    let cat = [("Bash", obj! { "command" => "cat .env" })];
+    let (asked, _) = turn_and_system(&repo, &cat, &[]);
+    assert!(content(&asked[0]).contains("hunter2-dotenv"), "{asked:?}");
+
+    // The same paths in denyRead: the project's own settings (relative
+    // paths, sandbox off; a narrowing, so taken from an untrusted
+    // checkout), or the user's (`~`, absolute, sandbox on).
+    let project = r#"{"sandbox":{"filesystem":{"denyRead":[".env","keys","~/secret.txt"]}}}"#;
+    let user = obj! { "sandbox" => obj! {
+        "enabled" => true,
+        "filesystem" => obj! { "denyRead" => vec![
+            Value::from(repo.join(".env").display().to_string()),
+            Value::from(format!("{}/keys/", repo.display())),
+            Value::from("~/secret.txt"),
+        ] },
+    } }
+    .to_json();
+    let layers = [
+        (repo.join(".claude/settings.json"), project.to_string()),
+        (home.join(".claude/settings.json"), user),
+    ];
+    for (file, settings) in &layers {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, settings).unwrap();
+        reset();
+        let who = file.display().to_string();
+        let (guarded, system) = turn_and_system(&repo, &calls, &bypass);
+        let shown: Vec<&str> = guarded.iter().map(content).collect();
+        for i in [0, 1, 4, 5, 6, 7, 8] {
+            assert!(is_error(&guarded[i]), "{who}: call {i}: {:?}", guarded[i]);
+            // Edit and NotebookEdit stop earlier still: what they would
+            // change was never read (the policy's refusal of them is a
+            // unit test in config/sandbox.rs).
+            let unread = matches!(i, 5 | 6) && shown[i].contains("has not been read");
+            assert!(
+                unread
+                    || shown[i].contains("sandbox.filesystem.denyRead") && shown[i].contains(&who),
+                "{who}: call {i}: {}",
+                shown[i]
+            );
+        }
+        assert!(!repo.join("keys/new.txt").exists(), "{who}");
+        assert!(!shown.iter().any(|s| s.contains("hunter2-dotenv")), "{who}");
+        assert!(
+            !shown.iter().any(|s| s.contains("hunter2-prodkey")),
+            "{who}"
+        );
+        assert!(!shown.iter().any(|s| s.contains("hunter2-home")), "{who}");
+        assert!(!shown.iter().any(|s| s.contains("hunter2-nb")), "{who}");
+        assert!(shown[2].contains("hunter2-src") && shown[2].contains("left out"));
+        assert!(shown[3].contains("main.rs"), "{who}: {}", shown[3]);
+        assert!(!shown[3].contains(".env") && !shown[3].contains("keys/"));
+        assert_eq!(
+            std::fs::read_to_string(repo.join(".env")).unwrap(),
+            "API_KEY=hunter2-dotenv\n",
+            "{who}: Edit changed it"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.join("keys/book.ipynb")).unwrap(),
+            SECRET_NOTEBOOK
+        );
+        assert!(
+            !system.contains("hunter2-dotenv") && !system.contains("hunter2-prodkey"),
+            "{who}: a memory import read it"
+        );
+        // Not auto-allowed (nor run) in default mode either.
+        let (asked, _) = turn_and_system(&repo, &cat, &[]);
+        assert!(is_error(&asked[0]), "{who}: {asked:?}");
+        assert!(!content(&asked[0]).contains("hunter2"), "{who}: {asked:?}");
+        std::fs::remove_file(file).unwrap();
+    }
+}
+
+/// The REPL's inner calls go through the same pipeline: denyRead holds
+/// for its `cat` and `rg` too.
+#[cfg(feature = "repl")]
+#[test]
+fn deny_read_holds_for_the_repl_inner_calls() {
+    if support::repl::emulated("deny_read_holds_for_the_repl_inner_calls") {
+        return;
+    }
+    let (repo, _) = layout("deny-read-repl");
+    std::fs::write(repo.join(".env"), "API_KEY=hunter2-dotenv\n").unwrap();
+    let code = support::repl::code(
+        "const r = []; \
+         try { r.push(cat('.env')); } catch (e) { r.push(String(e)); } \
+         try { r.push(rg('hunter2')); } catch (e) { r.push(String(e)); } \
+         r.join('\\n')",
+    );
+    let bypass = ["--permission-mode", "bypassPermissions"];
+    let open = support::repl::session(&repo, std::slice::from_ref(&code), &bypass);
+    let text = support::repl::text(&open[0]);
+    assert!(text.contains("hunter2-dotenv"), "{text}");
+    let settings = obj! { "sandbox" => obj! { "filesystem" => obj! {
+        "denyRead" => vec![Value::from(repo.join(".env").display().to_string())],
+    } } }
+    .to_json();
+    let mut args = bypass.to_vec();
+    args.extend(["--settings", &settings]);
+    let guarded = support::repl::session(&repo, &[code], &args);
+    let text = support::repl::text(&guarded[0]);
+    assert!(!text.contains("hunter2-dotenv"), "{text}");
+    assert!(text.contains("sandbox.filesystem.denyRead"), "{text}");
 }

@@ -18,7 +18,10 @@
 //! resolved path lies inside the repository, the user's config folders
 //! (`~/.claude`, tern's config folder) or a place the user's own settings
 //! allow (`allowedMemoryImports`); the others are skipped and reported to
-//! the caller, which says so in `system/init` and with `--verbose`.
+//! the caller, which says so in `system/init` and with `--verbose`. A file
+//! a Read deny rule names (`Read(./.env)`, or a path in
+//! `sandbox.filesystem.denyRead`) is skipped the same way: an import
+//! puts it in front of the model as surely as Read would.
 
 use std::path::{Path, PathBuf};
 
@@ -39,10 +42,23 @@ pub struct Skipped {
     pub path: PathBuf,
     /// The memory file that imported it (None for a file found in place).
     pub from: Option<PathBuf>,
+    /// The deny rule that names it (described), when that is why.
+    pub denied_by: Option<String>,
 }
 
 impl std::fmt::Display for Skipped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(rule) = &self.denied_by {
+            let by = match &self.from {
+                Some(from) => format!(" (imported by {})", from.display()),
+                None => String::new(),
+            };
+            return write!(
+                f,
+                "{}{by} was not read: {rule} denies reading it",
+                self.path.display()
+            );
+        }
         match &self.from {
             Some(from) => write!(
                 f,
@@ -59,9 +75,15 @@ impl std::fmt::Display for Skipped {
     }
 }
 
-/// Where memory may come from: resolved folders (and files).
-#[derive(Debug, Clone, Default)]
-pub struct Allowed(Vec<PathBuf>);
+/// Where memory may come from: resolved folders (and files), less what a
+/// Read deny rule names.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    roots: Vec<PathBuf>,
+    denied: Vec<crate::policy::Rule>,
+    /// For `~` and relative paths in those rules.
+    base: crate::policy::Base,
+}
 
 impl Allowed {
     /// The repository root of `cwd`, the user's config folders, and
@@ -78,11 +100,33 @@ impl Allowed {
             (None, None) => {}
         }
         roots.extend(extra.iter().cloned());
-        Allowed(roots.iter().map(|r| crate::policy::canonical(r)).collect())
+        Allowed {
+            roots: roots.iter().map(|r| crate::policy::canonical(r)).collect(),
+            denied: Vec::new(),
+            base: crate::policy::Base::new(cwd, var("HOME")),
+        }
+    }
+
+    /// Leaves out what the Read deny rules among `rules` name.
+    pub fn denying(mut self, rules: &[crate::policy::Rule]) -> Allowed {
+        self.denied = rules
+            .iter()
+            .filter(|r| r.behavior == crate::policy::Behavior::Deny && r.covers_tool("Read"))
+            .cloned()
+            .collect();
+        self
     }
 
     fn covers(&self, resolved: &Path) -> bool {
-        self.0.iter().any(|r| resolved.starts_with(r))
+        self.roots.iter().any(|r| resolved.starts_with(r))
+    }
+
+    /// The deny rule that names this resolved path, described.
+    fn denied(&self, resolved: &Path) -> Option<String> {
+        self.denied
+            .iter()
+            .find(|r| r.names_path("Read", resolved, &self.base))
+            .map(crate::policy::Rule::describe)
     }
 }
 
@@ -159,10 +203,12 @@ fn include(
     if !key.is_file() {
         return;
     }
-    if !allowed.covers(&key) {
+    let denied_by = allowed.denied(&key);
+    if denied_by.is_some() || !allowed.covers(&key) {
         out.skipped.push(Skipped {
             path: key,
             from: from.map(Path::to_path_buf),
+            denied_by,
         });
         return;
     }
@@ -355,7 +401,11 @@ mod tests {
         let paths = locate(&env, &repo);
 
         // Unchecked (everything allowed): the secrets would be sent.
-        let everywhere = Allowed(vec![PathBuf::from("/")]);
+        let everywhere = Allowed {
+            roots: vec![PathBuf::from("/")],
+            denied: Vec::new(),
+            base: crate::policy::Base::new(&repo, None),
+        };
         let all = load(&paths, Some(&home), &everywhere);
         let text: String = all.files.iter().map(|f| f.text.clone()).collect();
         assert!(text.contains("PRIVATE KEY") && text.contains("OTHER SECRET"));
@@ -383,5 +433,43 @@ mod tests {
         let loaded = load(&paths, Some(&home), &allowed);
         let text: String = loaded.files.iter().map(|f| f.text.clone()).collect();
         assert!(text.contains("shared style") && !text.contains("PRIVATE KEY"));
+    }
+
+    #[test]
+    fn a_read_deny_rule_keeps_a_file_out_of_memory() {
+        let repo = std::env::temp_dir().join(format!(
+            "tern-mem-deny-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(repo.join("keys")).unwrap();
+        let repo = crate::policy::canonical(&repo);
+        std::fs::write(repo.join("CLAUDE.md"), "@.env\n@keys/a.key\n@notes.md\n").unwrap();
+        std::fs::write(repo.join(".env"), "DOTENV SECRET").unwrap();
+        std::fs::write(repo.join("keys/a.key"), "KEY SECRET").unwrap();
+        std::fs::write(repo.join("notes.md"), "plain notes").unwrap();
+        let env = |_: &str| None;
+        let rules = [
+            crate::policy::Rule::parse("Read(./.env)", crate::policy::Behavior::Deny, None),
+            crate::policy::Rule::parse(
+                &format!("Read(/{}/keys)", repo.display()),
+                crate::policy::Behavior::Deny,
+                None,
+            ),
+            // Other tools' and other behaviours' rules change nothing here.
+            crate::policy::Rule::parse("Edit(./notes.md)", crate::policy::Behavior::Deny, None),
+            crate::policy::Rule::parse("Read(./notes.md)", crate::policy::Behavior::Ask, None),
+        ];
+        let allowed = Allowed::new(&env, &repo, &[]).denying(&rules);
+        let loaded = load(&[repo.join("CLAUDE.md")], None, &allowed);
+        let text: String = loaded.files.iter().map(|f| f.text.clone()).collect();
+        assert!(!text.contains("SECRET"), "{text}");
+        assert!(text.contains("plain notes"));
+        assert_eq!(loaded.skipped.len(), 2);
+        let said = loaded.skipped[0].to_string();
+        assert!(
+            said.contains("the rule Read(./.env)") && said.contains("denies"),
+            "{said}"
+        );
     }
 }

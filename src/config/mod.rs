@@ -517,6 +517,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
             .iter()
             .map(|t| Rule::parse(t, Behavior::Deny, Some(cli_origin.clone()))),
     );
+    rules.extend(sandbox::deny_read_rules(&layered.sandbox));
 
     let mut mode = match (args.permission_mode, &layered.default_mode) {
         (Some(m), _) => m,
@@ -629,7 +630,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
     let memory = memory::load(
         &memory::locate(&env, &inputs.cwd),
         home.as_deref(),
-        &memory::Allowed::new(&env, &inputs.cwd, &layered.memory_imports),
+        &memory::Allowed::new(&env, &inputs.cwd, &layered.memory_imports).denying(&rules),
     );
     let (skills, skill_warnings) = skills::discover(&skills::dirs(&inputs.cwd, home.as_deref()));
     #[cfg(feature = "voice")]

@@ -52,8 +52,9 @@ pub struct SandboxSettings {
     pub allow_tmp: Option<bool>,
     pub excluded_commands: Vec<String>,
     pub allow_unsandboxed_commands: Option<bool>,
-    /// `sandbox.filesystem.denyRead`: unreadable for sandboxed commands.
-    pub deny_read: Vec<PathBuf>,
+    /// `sandbox.filesystem.denyRead`, with the file that named each path:
+    /// unreadable for sandboxed commands and, as deny rules, every tool.
+    pub deny_read: Vec<(PathBuf, Origin)>,
     /// `sandbox.filesystem.denyWrite`: put back after each sandboxed command.
     pub deny_write: Vec<PathBuf>,
     /// `sandbox.network.allowAllUnixSockets` (default yes).

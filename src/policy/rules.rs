@@ -153,6 +153,23 @@ impl Rule {
             _ => false,
         }
     }
+
+    /// Does this rule name `path` (resolved) for `tool`? For what reads
+    /// files into the conversation outside a tool call (memory imports),
+    /// which must honour the same deny rules as Read.
+    pub(crate) fn names_path(&self, tool: &str, path: &Path, base: &Base) -> bool {
+        if !self.covers_tool(tool) {
+            return false;
+        }
+        let Some(spec) = &self.spec else {
+            return true;
+        };
+        let rule_base = self
+            .origin
+            .as_ref()
+            .map_or(base.cwd.as_path(), |o| o.base.as_path());
+        PathPattern::new(spec, rule_base, base).matches(path)
+    }
 }
 
 /// Splits a tool list the way the CLI accepts it: commas and spaces,
@@ -254,6 +271,12 @@ impl PathPattern {
             return false;
         }
         self.root.starts_with(dir) || (self.glob.is_some() && dir.starts_with(&self.root))
+    }
+
+    /// The one path a pattern without wildcards names (it covers what is
+    /// below it too).
+    pub(crate) fn plain(&self) -> Option<&Path> {
+        self.plain.as_deref()
     }
 
     /// Does the pattern cover this resolved path (or a directory above it)?

@@ -248,7 +248,9 @@ pub(super) fn merge_layer(
                     .collect()
             };
             sandbox.allow_write.extend(paths("allowWrite"));
-            sandbox.deny_read.extend(paths("denyRead"));
+            sandbox
+                .deny_read
+                .extend(paths("denyRead").into_iter().map(|p| (p, origin.clone())));
             sandbox.deny_write.extend(paths("denyWrite"));
             sandbox.allow_tmp = fs
                 .get("allowTmp")

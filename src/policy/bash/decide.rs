@@ -129,6 +129,9 @@ impl Policy {
                             r.describe()
                         ));
                     }
+                    // A tree read whole inside the sandbox cannot reach
+                    // what its denyRead hides.
+                    Match::Possible if self.sandbox_hides(r, input) => {}
                     Match::Possible => possible = possible.or(Some(r)),
                     Match::No => {}
                 }
@@ -409,6 +412,24 @@ impl Policy {
             return Match::Possible;
         }
         Match::No
+    }
+
+    /// Does the sandbox this command runs in hide everything `r` names
+    /// (a path in its `denyRead`, which a sandboxed command cannot open
+    /// whether mounts or landlock enforce it)?
+    fn sandbox_hides(&self, r: &Rule, input: &Value) -> bool {
+        let (Some(sandbox), Some(spec)) = (&self.sandbox, r.spec.as_deref()) else {
+            return false;
+        };
+        let pattern = self.pattern(r, spec);
+        let Some(named) = pattern.plain() else {
+            return false;
+        };
+        super::sandbox_applies(sandbox, input)
+            && sandbox
+                .deny_read
+                .iter()
+                .any(|d| named.starts_with(crate::policy::canonical(d)))
     }
 
     fn path_rule(&self, r: &Rule, spec: &str, p: &Path) -> bool {
