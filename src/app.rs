@@ -27,7 +27,7 @@ mod tui;
 mod web;
 mod window;
 pub use doctor::doctor;
-pub use subcommands::{config_permissions, mcp_list, mcp_login, rewind, sessions};
+pub use subcommands::{config_permissions, mcp_list, mcp_login, rewind, sessions, trust};
 #[cfg(feature = "mcp")]
 mod mcp_login;
 #[cfg(feature = "mcp")]
@@ -66,7 +66,16 @@ async fn session(ex: &'static LocalExecutor<'static>, mut args: Args) -> Result<
         })
         .await
     };
+    let again = args.clone();
     let mut rt = config::resolve(args, Inputs::from_process(stdin)?)?;
+    if interactive && rt.trust.to_ask() {
+        match settle_trust(rt, again)? {
+            Some(trusted) => rt = trusted,
+            None => return Ok(Exit::Success),
+        }
+    } else {
+        crate::frontend::trust::notice(&rt.trust);
+    }
     // Configuration has its copy: the credentials leave /proc/<tern>/environ.
     let unerased = rt.child_env.erase_from_own_environment();
     rt.warnings.extend(unerased);
@@ -100,6 +109,27 @@ async fn session(ex: &'static LocalExecutor<'static>, mut args: Args) -> Result<
     };
     parts.finish().await;
     Ok(exit)
+}
+
+/// Asks the person about the directory's own settings and records the
+/// answer. On a yes the configuration is resolved again, so everything is
+/// read afresh with them in (nothing from before the answer is reused); on
+/// a no the session goes on without them. `None`: the person chose to quit.
+fn settle_trust(rt: config::Runtime, mut args: Args) -> Result<Option<config::Runtime>, Failure> {
+    use crate::frontend::trust::{Answer, ask};
+    let answer = ask(&rt.trust);
+    if answer == Answer::Quit {
+        return Ok(None);
+    }
+    let yes = answer == Answer::Trust;
+    if let Err(e) = rt.trust_store.answer(&rt.trust.dir, &rt.trust.items, yes) {
+        eprintln!("tern: warning: cannot remember the answer ({e}); it holds for this run only");
+        args.trust_project = yes;
+    }
+    if !yes {
+        return Ok(Some(rt));
+    }
+    Ok(Some(config::resolve(args, Inputs::from_process(None)?)?))
 }
 
 /// With nothing configured, finds a model server on this machine and

@@ -13,7 +13,7 @@ pub enum OutputFormat {
     StreamJson,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Args {
     pub prompt: Option<String>,
     pub print: bool,
@@ -68,6 +68,9 @@ pub struct Args {
     pub mcp_configs: Vec<String>,
     /// `--strict-mcp-config`: only servers from `--mcp-config`.
     pub strict_mcp: bool,
+    /// `--trust-project`: this run trusts the project's own settings
+    /// whole (hooks, allow rules, mode, directories, MCP servers).
+    pub trust_project: bool,
 }
 
 /// Claude Code flags that tern accepts without acting on them (each named
@@ -162,6 +165,13 @@ pub enum Command {
     McpLogout(Args, String),
     /// `tern doctor`: what a session would use and whether it works.
     Doctor(Args),
+    /// `tern trust [DIR]`, `tern trust --revoke [DIR]`: a person's answer
+    /// about a directory's settings, for scripted use.
+    Trust {
+        args: Args,
+        dir: Option<String>,
+        revoke: bool,
+    },
     /// `tern rewind <session> [--to <uuid>] [--dry-run]`.
     Rewind {
         session: String,
@@ -190,6 +200,7 @@ Usage: tern [OPTIONS] [PROMPT]
        tern mcp list
        tern mcp login NAME | tern mcp logout NAME
        tern doctor [--output-format json]
+       tern trust [DIR] | tern trust --revoke [DIR]
        tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
 With -p, tern answers PROMPT (or standard input) and exits; scripts and CI
@@ -230,6 +241,8 @@ Options:
       --settings <FILE|JSON>      Extra settings (above project and user files)
       --setting-sources <LIST>    Which settings files to read: user,project,local
       --add-dir <DIR>             Another working directory (repeatable)
+      --trust-project             Use this directory's own settings (hooks, allow rules,
+                                  mode, MCP servers) for this run, as 'tern trust' would
   -v, --version                   Print the version
   -h, --help                      Print this help
 
@@ -241,6 +254,7 @@ Environment:
                                             for (kind=URL,…; default llama.cpp :8080, Ollama
                                             :11434, LM Studio :1234, vLLM :8000; none: off)
   TERN_HOME                                 Where transcripts go (default ~/.local/share/tern)
+  TERN_TRUST_PROJECT=1                      Same as --trust-project
   SSL_CERT_FILE                             Extra CA certificates (PEM)
   HTTPS_PROXY, NO_PROXY                     Proxy settings
 
@@ -255,6 +269,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     // Only meaningful after `tern rewind`.
     let mut to: Option<String> = None;
     let mut dry_run = false;
+    let mut revoke = false;
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
@@ -361,6 +376,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Long("coordinator") => a.coordinator = true,
             Long("mcp-config") => a.mcp_configs.push(text(&mut parser, "--mcp-config")?),
             Long("strict-mcp-config") => a.strict_mcp = true,
+            Long("trust-project") => a.trust_project = true,
+            Long("revoke") => revoke = true,
             Long("permission-prompt-tool") => {
                 let v = text(&mut parser, "--permission-prompt-tool")?;
                 if v != "stdio" {
@@ -495,6 +512,22 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         } else {
             Command::McpLogout(a, name.clone())
         });
+    }
+    // `tern trust`, `tern trust DIR`; a longer line is a prompt.
+    if let [first, rest @ ..] = words.as_slice()
+        && first == "trust"
+        && rest.len() <= 1
+        && !a.print
+    {
+        let dir = rest.first().cloned();
+        return Ok(Command::Trust {
+            args: a,
+            dir,
+            revoke,
+        });
+    }
+    if revoke {
+        return Err(UsageError("--revoke belongs to 'tern trust'".into()));
     }
     if words == ["doctor"] {
         return Ok(Command::Doctor(a));

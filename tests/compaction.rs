@@ -208,7 +208,7 @@ fn when_compaction_cannot_help_the_session_ends_with_the_numbers() {
     replies.push(standin::text_reply("unreachable"));
     let api = StandIn::start(replies);
     summarise_on_request(&api);
-    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+    let out = run(trusted(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
     assert_eq!(out.status.code(), Some(1));
     let errors = last_result(&out).get("errors").unwrap().to_json();
     assert!(
@@ -240,7 +240,7 @@ fn pre_compact_hooks_match_on_the_trigger() {
         replies.push(standin::text_reply("finished"));
         let api = StandIn::start(replies);
         summarise_on_request(&api);
-        let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+        let out = run(trusted(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
         let compacted = api.requests().iter().any(is_compaction);
         assert_eq!(compacted, !refuses, "matcher {matcher}");
         assert_eq!(out.status.success(), !refuses, "matcher {matcher}");

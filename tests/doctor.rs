@@ -57,9 +57,14 @@ fn a_healthy_setup_says_what_it_uses_and_exits_0() {
     )
     .unwrap();
     let api = healthy_server();
-    let out = run(&mut doctor(&dir, &api.url));
+    // The test wrote the project's settings, and trusts them.
+    let out = run(doctor(&dir, &api.url).env("TERN_TRUST_PROJECT", "1"));
     let screen = text(&out);
     assert_eq!(out.status.code(), Some(0), "{screen}");
+    assert!(
+        line(&screen, "directory").contains("trusted for this run (TERN_TRUST_PROJECT)"),
+        "{screen}"
+    );
     assert!(line(&screen, "base").contains(&api.url), "{screen}");
     assert!(line(&screen, "base").contains("[ANTHROPIC_BASE_URL]"));
     assert!(line(&screen, "model").contains("claude-haiku-4-5  [settings: model]"));

@@ -519,7 +519,7 @@ fn interrupting_a_hook_kills_its_process_group() {
         "Bash",
         r#"{"command": "true"}"#,
     )])]);
-    let child = tern(&api.url, &dir)
+    let child = trusted(&api.url, &dir)
         .args(["-p", "go", "--permission-mode", "bypassPermissions"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

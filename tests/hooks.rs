@@ -44,7 +44,7 @@ fn pre_tool_use_exit_2_blocks_and_the_model_sees_stderr() {
         standin::tools_reply(&[("toolu_rm", "Bash", r#"{"command": "rm keep.txt"}"#)]),
         standin::text_reply("ok"),
     ]);
-    let out = run(tern(&api.url, &dir).args([
+    let out = run(trusted(&api.url, &dir).args([
         "-p",
         "clean up",
         "--permission-mode",
@@ -87,7 +87,7 @@ esac"#,
         ]),
         standin::text_reply("ok"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
+    let out = run(trusted(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
     assert_ok(&out);
     assert!(
         dir.join("second").exists() && !dir.join("first").exists(),
@@ -128,7 +128,7 @@ fn context_from_hooks_reaches_the_next_request() {
         standin::tools_reply(&[("toolu_g", "Glob", r#"{"pattern": "*"}"#)]),
         standin::text_reply("ok"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "what now?"]));
+    let out = run(trusted(&api.url, &dir).args(["-p", "what now?"]));
     assert_ok(&out);
     let reqs = api.requests();
     assert!(
@@ -165,7 +165,7 @@ fn stop_hook_sends_the_model_back_once() {
         standin::text_reply("done early"),
         standin::text_reply("tests pass, done"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "fix it", "--output-format", "json"]));
+    let out = run(trusted(&api.url, &dir).args(["-p", "fix it", "--output-format", "json"]));
     assert_ok(&out);
     let reqs = api.requests();
     assert_eq!(reqs.len(), 2);
@@ -198,7 +198,7 @@ fn hooks_receive_session_facts_and_project_dir() {
         standin::tools_reply(&[("toolu_r", "Glob", r#"{"pattern": "*.md"}"#)]),
         standin::text_reply("ok"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+    let out = run(trusted(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
     assert_ok(&out);
     let text = std::fs::read_to_string(&dump).unwrap();
     let (json_line, env_line) = text.split_once("DIR=").unwrap();
@@ -255,7 +255,7 @@ esac"#,
             standin::tools_reply(&[("toolu_2", "Bash", r#"{"command": "touch no.txt"}"#)]),
             standin::text_reply("done"),
         ]);
-        let out = run(tern(&api.url, &dir).args(["-p", "touch two"]));
+        let out = run(trusted(&api.url, &dir).args(["-p", "touch two"]));
         assert_ok(&out);
         assert_eq!(dir.join("ok.txt").exists(), hooked);
         assert!(!dir.join("no.txt").exists());
@@ -302,7 +302,7 @@ fn subagent_start_hooks_give_the_child_context() {
         standin::text_reply("child done"),
         standin::text_reply("parent done"),
     ]);
-    assert_ok(&run(tern(&api.url, &dir).args(["-p", "x"])));
+    assert_ok(&run(trusted(&api.url, &dir).args(["-p", "x"])));
     let reqs = api.requests();
     assert!(reqs[1].body.contains("CHILD-CONTEXT from the hook"));
     assert!(!reqs[0].body.contains("CHILD-CONTEXT") && !reqs[2].body.contains("CHILD-CONTEXT"));

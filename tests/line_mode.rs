@@ -303,7 +303,13 @@ fn an_idle_prompt_after_an_answer_is_a_notification() {
     )
     .unwrap();
     let api = StandIn::start(vec![standin::text_reply("Answered.")]);
-    let tmux = start("idle", &dir, &api, "TERN_IDLE_NOTIFY_MS=400");
+    // The hook is the test's own: trusted for the run.
+    let tmux = start(
+        "idle",
+        &dir,
+        &api,
+        "TERN_IDLE_NOTIFY_MS=400 TERN_TRUST_PROJECT=1",
+    );
     let idle = dir.join("idle.jsonl");
     // Waiting for the first prompt is not idling after an answer.
     std::thread::sleep(Duration::from_millis(1200));

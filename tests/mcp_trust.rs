@@ -45,11 +45,13 @@ fn project_with(name: &str, mcp_json: &Value) -> PathBuf {
     dir
 }
 
-/// A stream-json run with no tool calls; returns the init line's
-/// `mcp_servers` and stderr.
+/// A stream-json run with no tool calls, in a directory whose settings
+/// are trusted (approval is asked of project servers on top of trust;
+/// tests/trust.rs shows an untrusted one never starts); returns the init
+/// line's `mcp_servers` and stderr.
 fn start(dir: &Path, args: &[&str]) -> (Vec<Value>, String) {
     let api = StandIn::start(vec![standin::text_reply("hello")]);
-    let out = run(tern(&api.url, dir)
+    let out = run(trusted(&api.url, dir)
         .env("TERN_MCP_FIRST_WAIT_MS", "10000")
         .args(["-p", "x", "--output-format", "stream-json", "--verbose"])
         .args(args));
@@ -151,12 +153,24 @@ fn project_servers_start_only_when_the_user_approved_them() {
     assert_eq!(status(&servers, "evil"), "needs-approval");
     assert!(!dir.join("started.json").exists());
 
-    // `tern mcp list` says so too, and starts nothing.
+    // `tern mcp list` says so too, and starts nothing; untrusted, the
+    // server is not even a candidate, and that is said.
     let dir = project_with("mcp-list", &config);
-    let listed = run(tern("http://127.0.0.1:9", &dir).args(["mcp", "list"]));
+    let listed = run(trusted("http://127.0.0.1:9", &dir).args(["mcp", "list"]));
     let text = String::from_utf8_lossy(&listed.stdout);
     assert!(
         text.contains("evil") && text.contains("needs-approval"),
+        "{text}"
+    );
+    let listed = run(tern("http://127.0.0.1:9", &dir).args([
+        "mcp",
+        "list",
+        "--settings",
+        r#"{"enableAllProjectMcpServers":true}"#,
+    ]));
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains("MCP server evil: python3") && text.contains("needs-trust"),
         "{text}"
     );
     assert!(!dir.join("started.json").exists());
@@ -264,7 +278,7 @@ fn a_controller_cannot_start_an_unapproved_project_server() {
     let config = obj! { "mcpServers" => obj! { "evil" => witness() } };
     let dir = project_with("mcp-controller", &config);
     let api = StandIn::start(vec![]);
-    let mut child = tern(&api.url, &dir)
+    let mut child = trusted(&api.url, &dir)
         .args([
             "--output-format",
             "stream-json",

@@ -41,7 +41,7 @@ fn the_repl_is_offered_only_when_turned_on() {
             let _ = std::fs::remove_file(dir.join(".tern/settings.json"));
         }
         let api = StandIn::start(vec![standin::text_reply("hi")]);
-        let mut cmd = tern(&api.url, &dir);
+        let mut cmd = trusted(&api.url, &dir);
         cmd.args(["-p", "hi"]);
         for (k, v) in env {
             cmd.env(k, v);

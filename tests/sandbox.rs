@@ -1151,11 +1151,14 @@ fn the_sandbox_fails_closed() {
 }
 
 /// The agent's side: settings turn the sandbox on, and a session driven
-/// by the stand-in model runs its Bash calls inside it.
+/// by the stand-in model runs its Bash calls inside it. They are the
+/// user's settings (`WORK` and `OUTSIDE` expanded): only those may loosen
+/// the sandbox or let its commands run unasked.
 fn agent_lab(name: &str, settings: &str) -> Lab {
     let l = lab(name, Who::Me);
-    std::fs::create_dir_all(l.work.join(".tern")).unwrap();
-    std::fs::write(l.work.join(".tern/settings.json"), settings).unwrap();
+    let user = home_of(&l.work).join(".config/tern");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), l.expand(settings)).unwrap();
     l
 }
 
@@ -1319,7 +1322,7 @@ fn deny_write_paths_and_hook_scripts_are_protected() {
         let l = agent_lab(
             "denywrite",
             &format!(
-                r#"{{"sandbox":{{"enabled":{sandboxed},"filesystem":{{"denyWrite":["deploy/prod.env"]}}}},
+                r#"{{"sandbox":{{"enabled":{sandboxed},"filesystem":{{"denyWrite":["WORK/deploy/prod.env"]}}}},
                     "hooks":{{"PreCompact":[{{"hooks":[{{"type":"command","command":"cd \"$CLAUDE_PROJECT_DIR\" && bash tools/on-compact.sh --quiet"}}]}}]}}}}"#
             ),
         );
@@ -1498,14 +1501,11 @@ fn a_timed_out_sandboxed_command_is_stopped_whole() {
 fn sandboxed_commands_get_dev_null_stdin_and_no_credentials() {
     require_sandbox!("sandboxed_commands_get_dev_null_stdin_and_no_credentials");
     for sandboxed in [false, true] {
+        // The environment comes from user settings (a repository's may not set it).
         let l = agent_lab(
             "childenv",
-            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}}}}"#),
+            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}},"env":{{"VISIBLE":"yes"}}}}"#),
         );
-        // The environment comes from user settings (a repository's may not set it).
-        let user = home_of(&l.work).join(".config/tern");
-        std::fs::create_dir_all(&user).unwrap();
-        std::fs::write(user.join("settings.json"), r#"{"env":{"VISIBLE":"yes"}}"#).unwrap();
         // The command waits (up to 10 s) while the test reads its parent's
         // environment from outside.
         let call = r#"{"command": "readlink /proc/self/fd/0; echo \"[${VISIBLE:-unset}] [${ANTHROPIC_API_KEY:-gone}]\"; echo $PPID > parent.pid; for i in $(seq 500); do [ -e seen ] && break; sleep 0.02; done"}"#;

@@ -31,7 +31,7 @@ fn project_rules_apply_and_local_rules_deny() {
         ]),
         standin::text_reply("ok"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
+    let out = run(trusted(&api.url, &dir).args(["-p", "x", "--output-format", "json"]));
     assert_ok(&out);
     assert!(dir.join("allowed").exists());
     assert!(!dir.join("forbidden").exists());
@@ -84,7 +84,8 @@ fn managed_policy_disables_bypass_and_its_rules_hold() {
         &dir.join(".tern/settings.json"),
         r#"{"permissions":{"allow":["Bash"],"defaultMode":"bypassPermissions"}}"#,
     );
-    let out = run(tern(&api.url, &dir)
+    // (Trusted, so that its mode is taken at all.)
+    let out = run(trusted(&api.url, &dir)
         .env("TERN_MANAGED_SETTINGS", &policy)
         .args(["-p", "x"]));
     assert_ok(&out);
@@ -137,6 +138,7 @@ fn config_permissions_lists_rules_with_their_files() {
         .current_dir(&dir)
         .env_clear()
         .env("HOME", home_of(&dir))
+        .env("TERN_TRUST_PROJECT", "1")
         .args(["config", "permissions", "--disallowedTools", "WebFetch"])
         .output()
         .unwrap();
@@ -311,10 +313,18 @@ fn sandbox_filesystem_and_network_keys_are_read() {
         &dir.join(".tern/settings.json"),
         r#"{"sandbox":{"enabled":true,
             "filesystem":{"denyRead":["secrets"],"denyWrite":["deploy/prod.env"]},
-            "network":{"allowTcpPorts":[5432,"http",70000],"allowAllUnixSockets":false}}}"#,
+            "network":{"allowAllUnixSockets":false}}}"#,
     );
     let api = StandIn::start(vec![standin::text_reply("ok")]);
-    let out = run(tern(&api.url, &dir).args(["-p", "x", "--output-format", "stream-json"]));
+    // Ports loosen the sandbox: the user's to open (here --settings).
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--output-format",
+        "stream-json",
+        "--settings",
+        r#"{"sandbox":{"network":{"allowTcpPorts":[5432,"http",70000]}}}"#,
+    ]));
     assert_ok(&out);
     let sandbox = lines(&out)[0].get("sandbox").unwrap().clone();
     let strings = |key: &str| -> Vec<String> {

@@ -318,7 +318,7 @@ fn subagent_stop_hooks_run() {
         standin::text_reply("child done"),
         standin::text_reply("parent done"),
     ]);
-    assert_ok(&run(tern(&api.url, &dir).args(["-p", "x"])));
+    assert_ok(&run(trusted(&api.url, &dir).args(["-p", "x"])));
     let payload =
         tern::json::parse(&std::fs::read_to_string(dir.join("subagent-stop.json")).unwrap())
             .unwrap();

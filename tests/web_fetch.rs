@@ -90,7 +90,7 @@ fn asks_by_default_and_a_domain_rule_allows() {
         r#"{"permissions":{"allow":["WebFetch(domain:127.0.0.1)"]}}"#,
     )
     .unwrap();
-    assert_ok(&run(tern(&api.url, &dir).args(["-p", "x"])));
+    assert_ok(&run(trusted(&api.url, &dir).args(["-p", "x"])));
     assert!(!is_error(&tool_results(&api.requests()[1])[0]));
     assert_eq!(site.hits().len(), 2);
     let (r, _) = fetch_once(

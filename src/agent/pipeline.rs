@@ -82,6 +82,9 @@ pub struct Pipeline {
     denials: RefCell<Vec<Value>>,
     /// The model has been told the rules of plan mode since it began.
     plan_noted: std::cell::Cell<bool>,
+    /// Where "always" answers are saved (without it, in the working
+    /// directory's local settings only).
+    local_rules: Option<crate::config::settings::LocalRules>,
 }
 
 impl Pipeline {
@@ -103,6 +106,7 @@ impl Pipeline {
             reports: Rc::default(),
             denials: RefCell::new(Vec::new()),
             plan_noted: std::cell::Cell::new(false),
+            local_rules: None,
         };
         pipeline.set_reports(Rc::default());
         pipeline
@@ -135,6 +139,10 @@ impl Pipeline {
     }
 
     /// Prior file contents are kept here before Edit and Write.
+    pub(crate) fn set_local_rules(&mut self, rules: crate::config::settings::LocalRules) {
+        self.local_rules = Some(rules);
+    }
+
     pub fn set_checkpoints(&mut self, checkpoints: crate::session::checkpoint::Checkpoints) {
         self.checkpoints = Some(RefCell::new(checkpoints));
     }
@@ -596,7 +604,11 @@ impl Pipeline {
             Some(self.granted_origin(save)),
         ));
         if save {
-            let notice = match crate::config::settings::add_local_allow(&self.policy.cwd, rule) {
+            let saved = match &self.local_rules {
+                Some(rules) => rules.save(rule),
+                None => crate::config::settings::add_local_allow(&self.policy.cwd, rule),
+            };
+            let notice = match saved {
                 Ok(path) => {
                     Report::notice(Level::Info, format!("saved {rule} to {}", path.display()))
                 }

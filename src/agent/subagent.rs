@@ -70,6 +70,8 @@ pub struct Host {
     /// Where children's transcripts go (`<session>/subagents/`).
     pub transcript_dir: Option<PathBuf>,
     pub session_id: String,
+    /// Where "always" answers are saved.
+    pub(crate) local_rules: Option<crate::config::settings::LocalRules>,
     pub background: Rc<Background>,
     /// Messages for this agent from its parent (SendMessage), read at the
     /// start of its next iteration.
@@ -194,25 +196,6 @@ impl Background {
     fn done(&self, notice: String) {
         self.running.set(self.running.get().saturating_sub(1));
         let _ = self.tx.try_send(notice);
-    }
-}
-
-/// Ranks modes from most to least restrictive, so a child can only move
-/// towards the former.
-fn rank(mode: Mode) -> u8 {
-    match mode {
-        Mode::Plan => 0,
-        Mode::DontAsk => 1,
-        Mode::Default => 2,
-        Mode::AcceptEdits => 3,
-        Mode::BypassPermissions => 4,
-    }
-}
-
-pub fn narrower(parent: Mode, wanted: Option<Mode>) -> Mode {
-    match wanted {
-        Some(w) if rank(w) < rank(parent) => w,
-        _ => parent,
     }
 }
 
@@ -509,7 +492,7 @@ impl Host {
             registry.set_dynamic(Rc::clone(source), hidden);
         }
         let mut policy = Policy::new(
-            narrower(self.mode, def.permission_mode),
+            self.mode.narrower(def.permission_mode),
             self.rules.clone(),
             &self.cwd,
             &self.extra_dirs,
@@ -569,6 +552,7 @@ impl Host {
             max_depth: self.max_depth,
             transcript_dir: self.transcript_dir.clone(),
             session_id: self.session_id.clone(),
+            local_rules: self.local_rules.clone(),
             background,
             inbox: Rc::clone(inbox),
             workers: RefCell::new(HashMap::new()),
@@ -585,6 +569,9 @@ impl Host {
             Rc::clone(&self.hooks),
         );
         pipeline.set_subagents(host);
+        if let Some(rules) = &self.local_rules {
+            pipeline.set_local_rules(rules.clone());
+        }
         let mut system = self.system.clone();
         if !def.prompt.trim().is_empty() {
             system.push(def.prompt.clone());

@@ -325,6 +325,7 @@ pub(super) async fn build(
         context_window,
         max_output_tokens: max_tokens,
         memory: memory_summary(rt),
+        trust: rt.trust.to_value(),
     };
     if rt.verbose {
         for s in &rt.memory_skipped {
@@ -359,11 +360,7 @@ pub(super) async fn build(
         }
     }
     let result_limit = compact.then_some(context_window as usize * 3 / 4);
-    let (defs, def_warnings) = subagent::defs::load(&subagent::defs::dirs(
-        &rt.cwd,
-        rt.home.as_deref(),
-        rt.config_home.as_deref(),
-    ));
+    let (defs, def_warnings) = subagent::defs::load(&rt.agent_dirs);
     for w in def_warnings {
         eprintln!("tern: warning: agent definition {w}");
     }
@@ -401,6 +398,7 @@ pub(super) async fn build(
             .as_ref()
             .map(|t| t.path().with_extension("").join("subagents")),
         session_id: session_id.clone(),
+        local_rules: Some(rt.local_rules()),
         background: Rc::default(),
         inbox: Rc::default(),
         workers: Default::default(),
@@ -458,6 +456,7 @@ pub(super) async fn build(
         Rc::clone(&hooks),
     );
     pipeline.set_subagents(host);
+    pipeline.set_local_rules(rt.local_rules());
     // The session's own loop also carries what parts without a pipeline
     // (MCP, the transcript writer, sub-agents) have to say.
     pipeline.set_reports(crate::report::notices());
@@ -526,7 +525,7 @@ fn start_tui(rt: &Runtime, context_window: u64) -> std::io::Result<Rc<crate::fro
             (name.to_string(), about.to_string())
         })
         .collect();
-    for c in commands::load(&commands::dirs(&rt.cwd, rt.home.as_deref())) {
+    for c in commands::load(&rt.command_dirs) {
         names.push((format!("/{}", c.name), c.description.clone()));
     }
     let status = crate::frontend::tui::Status {
@@ -590,11 +589,7 @@ pub(super) fn slash_commands(rt: &Runtime, agent: &Agent<'_>) -> Vec<String> {
         .filter_map(|(usage, _)| usage.split_whitespace().next())
         .map(|n| n.trim_start_matches('/').to_string())
         .collect();
-    out.extend(
-        commands::load(&commands::dirs(&rt.cwd, rt.home.as_deref()))
-            .into_iter()
-            .map(|c| c.name),
-    );
+    out.extend(commands::load(&rt.command_dirs).into_iter().map(|c| c.name));
     out.extend(
         agent
             .pipeline()

@@ -149,6 +149,7 @@ async fn examine(
     rt.warnings.extend(unerased);
     endpoint(&mut r, &mut rt).await;
     settings(&mut r, &rt);
+    trust(&mut r, &rt);
     sandbox(&mut r, &rt);
     #[cfg(feature = "mcp")]
     mcp(&mut r, ex, &rt).await;
@@ -333,6 +334,61 @@ fn settings(r: &mut Report, rt: &Runtime) {
             rt.rules.len()
         ),
     );
+}
+
+/// Whether this directory's own settings are trusted, each item they
+/// would add that was left out, and what they tried that only the user
+/// may set.
+fn trust(r: &mut Report, rt: &Runtime) {
+    const S: &str = "trust";
+    let t = &rt.trust;
+    use crate::config::trust::Standing;
+    let state = match t.standing() {
+        Standing::Nothing => (
+            State::Info,
+            "the project's settings add nothing that runs or widens".to_string(),
+        ),
+        Standing::Trusted => (
+            State::Ok,
+            match t.by {
+                Some(why) => format!("trusted for this run ({why})"),
+                None => "trusted (recorded; pinned to what was trusted)".to_string(),
+            },
+        ),
+        other => (
+            State::Warn,
+            format!(
+                "{}: what the project adds below is not used (tern trust, after a look)",
+                other.as_str()
+            ),
+        ),
+    };
+    r.add(
+        S,
+        "directory",
+        state.0,
+        format!("{}: {}", t.dir.display(), state.1),
+    );
+    for i in t.ignored() {
+        let mark = if i.changed { " (new or changed)" } else { "" };
+        r.add(
+            S,
+            "not used",
+            State::Warn,
+            format!("{}{mark}  [{}]", i.what, i.file),
+        );
+    }
+    for u in &t.user_only {
+        r.add(
+            S,
+            "user only",
+            State::Warn,
+            format!(
+                "{} in {} ignored: only user settings, --settings and managed policy may set it",
+                u.what, u.file
+            ),
+        );
+    }
 }
 
 /// Where `/voice` records from and sends to; the key only as "set".

@@ -46,7 +46,7 @@ pub(super) async fn lines(rt: &Runtime, parts: &mut Parts, input: Rc<line::Input
         .then(|| Value::Array(std::mem::take(&mut parts.first_prompt)));
     let mut session = super::lines::Lines {
         input,
-        custom: commands::load(&commands::dirs(&rt.cwd, rt.home.as_deref())),
+        custom: commands::load(&rt.command_dirs),
         cwd: rt.cwd.clone(),
         transcripts: rt.transcripts.clone(),
         transcript: &mut parts.transcript,

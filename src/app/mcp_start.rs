@@ -77,7 +77,6 @@ pub async fn start(
 /// Every configured server, and what was wrong with the sources.
 pub fn configs(rt: &Runtime) -> (Vec<mcp::config::ServerConfig>, Vec<String>) {
     mcp::config::load(
-        &rt.cwd,
         &rt.mcp_settings,
         &rt.mcp_configs,
         rt.strict_mcp,
@@ -96,10 +95,27 @@ pub fn remote_setup(rt: &Runtime) -> mcp::RemoteSetup {
 
 /// `tern mcp list`.
 pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> Exit {
+    // The project's own servers that trust left out: named, never started.
+    let untrusted: Vec<String> = rt
+        .trust
+        .ignored()
+        .filter(|i| i.kind == crate::config::trust::Kind::Mcp)
+        .map(|i| format!("{}  needs-trust (the directory's settings are not trusted: tern trust, after a look)", i.what))
+        .collect();
     let Some(hub) = start(ex, rt, Wait::All, None).await else {
-        println!("no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)");
+        if untrusted.is_empty() {
+            println!(
+                "no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)"
+            );
+        }
+        for line in &untrusted {
+            println!("{line}");
+        }
         return Exit::Success;
     };
+    for line in &untrusted {
+        println!("{line}");
+    }
     let mut failed = false;
     for s in hub.servers() {
         match s.status() {

@@ -1,5 +1,5 @@
 //! The subcommands that are not a session: `tern mcp list`, `tern
-//! sessions`, `tern rewind` and `tern config permissions`.
+//! sessions`, `tern rewind`, `tern config permissions` and `tern trust`.
 
 use super::exit::Exit;
 use crate::cli::Args;
@@ -43,6 +43,75 @@ fn transcripts() -> Option<(std::path::PathBuf, Places)> {
             None
         }
     }
+}
+
+/// `tern trust [DIR]`: a person's yes to the directory's own settings as
+/// they are now, for scripted use (the interactive start asks the same);
+/// `--revoke` takes it back. The record is pinned: whatever changes later
+/// is left out until trusted again.
+pub fn trust(mut args: Args, dir: Option<&str>, revoke: bool) -> Exit {
+    args.prompt = Some(String::new());
+    // Resolved as a session there would be, not trusted whole for it.
+    args.trust_project = false;
+    let inputs = match Inputs::from_process(None) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return Exit::Failure;
+        }
+    };
+    let wanted = dir.map_or_else(|| inputs.cwd.clone(), |d| inputs.cwd.join(d));
+    let Some(cwd) = config::trust::resolved(&wanted).filter(|p| p.is_dir()) else {
+        eprintln!("tern: {} is not a directory", wanted.display());
+        return Exit::Failure;
+    };
+    let rt = match config::resolve(args, Inputs { cwd, ..inputs }) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return Exit::Failure;
+        }
+    };
+    let t = &rt.trust;
+    if revoke {
+        return match rt.trust_store.revoke(&t.dir) {
+            Ok(true) => {
+                println!("{} is no longer trusted", t.dir.display());
+                Exit::Success
+            }
+            Ok(false) => {
+                println!("{} was not trusted", t.dir.display());
+                Exit::Success
+            }
+            Err(e) => {
+                eprintln!("tern: {e}");
+                Exit::Failure
+            }
+        };
+    }
+    if let Err(e) = rt.trust_store.answer(&t.dir, &t.items, true) {
+        eprintln!("tern: {e}");
+        return Exit::Failure;
+    }
+    if t.items.is_empty() {
+        println!(
+            "trusted {}: its settings add nothing that runs or widens now; anything they add later is left out until trusted",
+            t.dir.display()
+        );
+    } else {
+        println!("trusted {}, its settings as they are now:", t.dir.display());
+        for i in &t.items {
+            println!("  {}  [{}]", i.what, i.file);
+        }
+        println!("A change to any of these, or a new one, is left out until trusted again.");
+    }
+    for u in &t.user_only {
+        eprintln!(
+            "tern: {}: {} is never used from a project (only your own settings may set it)",
+            u.file, u.what
+        );
+    }
+    Exit::Success
 }
 
 /// `tern mcp list`: starts each configured server and says how it went.
@@ -139,6 +208,7 @@ pub fn config_permissions(args: Args) -> Exit {
     for w in &rt.warnings {
         eprintln!("tern: warning: {w}");
     }
+    crate::frontend::trust::notice(&rt.trust);
     let policy = Policy::new(rt.mode, rt.rules, &rt.cwd, &rt.extra_dirs);
     let mut out = format!("permission mode: {}\nworking directories:\n", policy.mode);
     for d in &policy.working_dirs {

@@ -57,7 +57,7 @@ fn ending_note(ending: &Ending, turns: u32) -> Option<String> {
 }
 
 pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
-    let custom = commands::load(&commands::dirs(&rt.cwd, rt.home.as_deref()));
+    let custom = commands::load(&rt.command_dirs);
     let place = Place {
         custom: &custom,
         cwd: &rt.cwd,

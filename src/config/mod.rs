@@ -12,11 +12,12 @@ mod repl;
 mod sandbox;
 pub mod settings;
 pub(crate) mod skills;
+pub(crate) mod trust;
 use sandbox::{hook_files, sandbox_policy};
 mod web;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{Args, OutputFormat};
@@ -152,10 +153,11 @@ pub struct Runtime {
     /// configurations (files, flags, an SDK's `initialize`) expands from
     /// it. Every other knob that comes from a variable is a field here.
     pub(crate) env: Env,
-    /// `HOME` and `XDG_CONFIG_HOME`: where the user's agent definitions
-    /// and commands live.
-    pub(crate) home: Option<PathBuf>,
-    pub(crate) config_home: Option<PathBuf>,
+    /// Where agent definitions and custom slash commands are read (the
+    /// project's and the user's folders): text the model or the person
+    /// reads, which runs nothing and can only narrow.
+    pub(crate) agent_dirs: Vec<PathBuf>,
+    pub(crate) command_dirs: Vec<PathBuf>,
     /// `TMPDIR`, else `/tmp`: the scratch folder and the transcripts'
     /// fallback are made there.
     pub(crate) temp_dir: PathBuf,
@@ -174,6 +176,11 @@ pub struct Runtime {
     /// The shell Bash commands run in: `bash` when tern's `PATH` has it,
     /// else `/bin/sh`.
     pub(crate) shell: String,
+    /// How far the project's own settings were trusted, and what of them
+    /// was left out.
+    pub(crate) trust: trust::Trust,
+    /// Where a person's answers about directories are kept.
+    pub(crate) trust_store: trust::store::Store,
 }
 
 /// How long MCP servers may take.
@@ -293,6 +300,14 @@ impl Inputs {
 }
 
 impl Runtime {
+    /// Where a person's "always" answers are saved.
+    pub(crate) fn local_rules(&self) -> settings::LocalRules {
+        settings::LocalRules {
+            project: self.cwd.clone(),
+            store: self.trust_store.clone(),
+        }
+    }
+
     /// tern's state folder: where transcripts go, less `projects`
     /// (TERN_HOME, XDG_DATA_HOME/tern, ~/.local/share/tern, else a
     /// folder of this user's in the temp folder).
@@ -359,6 +374,31 @@ impl Runtime {
         self.discover = None;
         notes
     }
+}
+
+/// Where custom slash commands are read, most specific first: the
+/// project's, then the user's.
+fn command_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![cwd.join(".tern/commands"), cwd.join(".claude/commands")];
+    if let Some(h) = home {
+        out.push(h.join(".config/tern/commands"));
+        out.push(h.join(".claude/commands"));
+    }
+    out
+}
+
+/// Where agent definitions are read, most specific first.
+fn agent_dirs(cwd: &Path, home: Option<&Path>, config_home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![cwd.join(".tern/agents"), cwd.join(".claude/agents")];
+    if let Some(c) = config_home {
+        out.push(c.join("tern/agents"));
+    } else if let Some(h) = home {
+        out.push(h.join(".config/tern/agents"));
+    }
+    if let Some(h) = home {
+        out.push(h.join(".claude/agents"));
+    }
+    out
 }
 
 /// The `.md` files of a folder, sorted (agent definitions, commands);
@@ -435,7 +475,28 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
     let mut locations = settings::Locations::standard(&env, &inputs.cwd);
     locations.cli = args.settings.clone();
     locations.sources = args.setting_sources.clone();
-    let layered = settings::load(&locations).map_err(ConfigError::Unusable)?;
+    locations.mcp_json = !args.strict_mcp;
+    let transcripts = crate::session::transcript::Places::new(&env, &temp_dir);
+    let trust_store = trust::store::Store::beside(transcripts.preferred.as_deref());
+    let layers = settings::read(&locations).map_err(ConfigError::Unusable)?;
+    let project = trust::resolved(&inputs.cwd).unwrap_or_else(|| inputs.cwd.clone());
+    let home_dir = locations.home.as_deref();
+    let grant = match trust::whole(
+        args.trust_project,
+        &env,
+        args.setting_sources.as_deref(),
+        trust::listed(&project, &layers.trusted_directories(home_dir)),
+    ) {
+        Some(why) => trust::Grant::Whole(why),
+        None => {
+            let (grant, problem) = trust_store.grant(&project);
+            warnings.extend(problem);
+            grant
+        }
+    };
+    let mut gate = trust::Gate::new(grant);
+    let layered = layers.merge(&mut gate, home_dir);
+    let trust = gate.finish(project);
     warnings.extend(layered.warnings.iter().cloned());
 
     let mut provenance = Provenance::default();
@@ -557,6 +618,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         .collect();
     protected.extend(locations.user_dirs.iter().cloned());
     protected.push(locations.managed.clone());
+    // Writing the record is granting trust.
+    protected.extend(trust_store.path().map(std::path::Path::to_path_buf));
     let sandbox = sandbox_policy(
         &layered.sandbox,
         &layered.hooks,
@@ -648,6 +711,12 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         skills,
     };
 
+    let agent_dirs = agent_dirs(
+        &inputs.cwd,
+        home.as_deref(),
+        env("XDG_CONFIG_HOME").map(PathBuf::from).as_deref(),
+    );
+    let command_dirs = command_dirs(&inputs.cwd, home.as_deref());
     Ok(Runtime {
         prompt,
         print: args.print,
@@ -676,7 +745,9 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
             &layered.pass_env,
         ),
         sandbox,
-        sandbox_auto_allow: layered.sandbox.auto_allow_bash.unwrap_or(true),
+        // Only a sandbox the user turned on lets its commands run unasked.
+        sandbox_auto_allow: layered.sandbox.enabled_by_user
+            && layered.sandbox.auto_allow_bash.unwrap_or(true),
         protected,
         hooks: layered.hooks,
         system,
@@ -728,10 +799,12 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         web_timeout: millis("TERN_WEBFETCH_TIMEOUT_MS", 30_000)?,
         #[cfg(feature = "web")]
         web_max_bytes: number("TERN_WEBFETCH_MAX_BYTES")?.map_or(5 * 1024 * 1024, |n| n as usize),
-        transcripts: crate::session::transcript::Places::new(&env, &temp_dir),
+        transcripts,
         temp_dir,
-        home,
-        config_home: env("XDG_CONFIG_HOME").map(PathBuf::from),
+        trust,
+        trust_store,
+        agent_dirs,
+        command_dirs,
         max_agent_depth: inputs
             .env
             .get("TERN_MAX_AGENT_DEPTH")

@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::trust::Gate;
 use crate::json::{self, Value};
 
 pub use crate::policy::{Behavior, Origin, Source};
@@ -43,6 +44,10 @@ pub struct HookEntry {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SandboxSettings {
     pub enabled: Option<bool>,
+    /// A layer the user writes turned it on. A project may turn the
+    /// sandbox on too (that only narrows), but its commands then still
+    /// ask: auto-allowing them would widen what runs without a question.
+    pub enabled_by_user: bool,
     pub fail_if_unavailable: Option<bool>,
     pub auto_allow_bash: Option<bool>,
     pub allow_write: Vec<PathBuf>,
@@ -177,6 +182,8 @@ pub struct Locations {
     pub sources: Option<Vec<String>>,
     /// What `~/` in a settings path means.
     pub home: Option<PathBuf>,
+    /// Read the project's `.mcp.json` (not with `--strict-mcp-config`).
+    pub mcp_json: bool,
 }
 
 impl Locations {
@@ -200,6 +207,7 @@ impl Locations {
             cli: None,
             sources: None,
             home: var("HOME"),
+            mcp_json: true,
         }
     }
 }
@@ -239,6 +247,7 @@ const KNOWN_KEYS: &[&str] = &[
     "alwaysThinkingEnabled",
     "webSearch",
     "voice",
+    "trustedDirectories",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -255,6 +264,7 @@ fn web_search_layer(
     file: &str,
     out: &mut WebSearchSettings,
     warnings: &mut Vec<String>,
+    gate: &mut Gate,
 ) {
     let domains = |key: &str| -> Vec<String> {
         v.get(key)
@@ -279,16 +289,34 @@ fn web_search_layer(
     }
     let allowed = domains("allowedDomains");
     if !allowed.is_empty() && !trusted {
-        warnings.push(format!(
-            "{file}: webSearch.allowedDomains ignored (only user settings, --settings and managed policy may set it)"
-        ));
+        gate.user_only("webSearch.allowedDomains".into(), file);
     } else {
         out.allowed_domains.extend(allowed);
     }
     out.blocked_domains.extend(domains("blockedDomains"));
 }
 
-pub fn load(loc: &Locations) -> Result<Settings, String> {
+/// Every layer read and merged, the project's items admitted by `gate`.
+#[cfg(test)]
+pub fn load(loc: &Locations, gate: &mut Gate) -> Result<Settings, String> {
+    Ok(read(loc)?.merge(gate, loc.home.as_deref()))
+}
+
+/// The settings files as read, before any is merged: the control plane
+/// looks at the user's own (`trustedDirectories`) to decide how far the
+/// project's are trusted, then merges.
+pub struct Layers {
+    /// Ascending precedence (stable, so tern's file follows Claude Code's).
+    layers: Vec<Layer>,
+    /// The project's `.mcp.json`: its path and its `mcpServers`.
+    mcp_json: Option<(String, Value)>,
+    warnings: Vec<String>,
+    broken: Vec<String>,
+}
+
+/// Reads every layer `loc` names; Err only for an unusable managed policy
+/// or `--settings`.
+pub fn read(loc: &Locations) -> Result<Layers, String> {
     let mut layers: Vec<(Origin, Value, String)> = Vec::new();
     let mut warnings = Vec::new();
     let mut broken = Vec::new();
@@ -296,9 +324,21 @@ pub fn load(loc: &Locations) -> Result<Settings, String> {
         (Some(list), Some(name)) => list.iter().any(|n| n == name),
         _ => true,
     };
+    // In the home folder, the project's `.claude/settings.json` is the
+    // user's own file: read once, as the user's.
+    let user_files: Vec<PathBuf> = loc
+        .user_dirs
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d.join("settings.json")).ok())
+        .collect();
 
     let mut add = |source: Source, path: PathBuf, base: PathBuf, warnings: &mut Vec<String>| {
         if !wanted(source) {
+            return Ok(());
+        }
+        if matches!(source, Source::Project | Source::Local)
+            && std::fs::canonicalize(&path).is_ok_and(|p| user_files.contains(&p))
+        {
             return Ok(());
         }
         let before = warnings.len();
@@ -357,25 +397,73 @@ pub fn load(loc: &Locations) -> Result<Settings, String> {
         PathBuf::from("/"),
         &mut warnings,
     )?;
-
     layers.extend(inline);
-    let mut out = Settings::default();
-    // Ascending precedence (stable, so tern's file follows Claude Code's).
     layers.sort_by_key(|(o, _, _)| o.source);
-    for (origin, value, text) in &layers {
-        merge_layer(
-            &mut out,
-            origin,
-            value,
-            text,
-            loc.home.as_deref(),
-            &mut warnings,
-        );
+    let mcp_json = if loc.mcp_json {
+        read_mcp_json(&loc.project, &mut warnings)
+    } else {
+        None
+    };
+    Ok(Layers {
+        layers,
+        mcp_json,
+        warnings,
+        broken,
+    })
+}
+
+/// The project's `.mcp.json` servers: they are the repository's, and go
+/// through the same gate as its settings.
+fn read_mcp_json(project: &Path, warnings: &mut Vec<String>) -> Option<(String, Value)> {
+    let path = project.join(".mcp.json");
+    let text = std::fs::read_to_string(&path).ok()?;
+    match json::parse(&text) {
+        Ok(v) => Some((
+            ".mcp.json".to_string(),
+            v.get("mcpServers").cloned().unwrap_or(Value::Null),
+        )),
+        Err(e) => {
+            warnings.push(format!("{}: {e}; no servers read from it", path.display()));
+            None
+        }
     }
-    out.warnings = warnings;
-    out.broken = broken;
-    out.files = layers.iter().map(|(o, _, _)| o.file.clone()).collect();
-    Ok(out)
+}
+
+impl Layers {
+    /// `trustedDirectories` from the layers the user writes (user,
+    /// `--settings`, managed policy), resolved against each file's folder.
+    pub fn trusted_directories(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        self.layers
+            .iter()
+            .filter(|(o, _, _)| o.source.is_trusted())
+            .flat_map(|(o, v, _)| {
+                v.get("trustedDirectories")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|p| expand_path(p, &o.base, home))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// One view of every layer, lowest precedence first; what a project
+    /// layer would add goes through `gate`.
+    pub fn merge(self, gate: &mut Gate, home: Option<&Path>) -> Settings {
+        let mut warnings = self.warnings;
+        let mut out = Settings::default();
+        if let Some((file, servers)) = &self.mcp_json {
+            merge::project_servers(&mut out, file, servers, gate);
+        }
+        for (origin, value, text) in &self.layers {
+            merge_layer(&mut out, origin, value, text, home, &mut warnings, gate);
+        }
+        out.warnings = warnings;
+        out.broken = self.broken;
+        out.files = self.layers.iter().map(|(o, _, _)| o.file.clone()).collect();
+        out
+    }
 }
 
 type Layer = (Origin, Value, String);
@@ -422,6 +510,28 @@ fn read_layer(
     }
     warnings.push(format!("{problem}; file skipped"));
     Ok(None)
+}
+
+/// Where a person's "always" answers go: the project's local settings,
+/// and the trust record, since the rule is the person's own (untrusted,
+/// a local settings file's allow rules are not used).
+#[derive(Debug, Clone)]
+pub(crate) struct LocalRules {
+    pub(crate) project: PathBuf,
+    pub(crate) store: super::trust::store::Store,
+}
+
+impl LocalRules {
+    /// Saves `rule`; the file's path, or why it could not be saved.
+    pub(crate) fn save(&self, rule: &str) -> Result<PathBuf, String> {
+        let path = add_local_allow(&self.project, rule)?;
+        let dir = super::trust::resolved(&self.project).unwrap_or_else(|| self.project.clone());
+        let item = super::trust::allow_item(rule, &path.display().to_string());
+        self.store
+            .add(&dir, &item)
+            .map_err(|e| format!("saved to {}, but {e}", path.display()))?;
+        Ok(path)
+    }
 }
 
 /// Adds an allow rule to the project's `.tern/settings.local.json` (the

@@ -60,7 +60,11 @@ fn environment_knobs_are_resolved_once() {
         // The first turn never waits much past the start timeout.
         assert_eq!(rt.mcp_timeouts.first_wait, Duration::from_millis(1500));
     }
-    assert_eq!(rt.home, Some(PathBuf::from("/home/u")));
+    assert!(rt.command_dirs.contains(&PathBuf::from("/home/u/.claude/commands")));
+    assert!(
+        rt.agent_dirs
+            .contains(&PathBuf::from("/home/u/.config/tern/agents"))
+    );
     assert_eq!(rt.temp_dir, PathBuf::from("/var/tmp"));
     assert_eq!(
         rt.transcripts.preferred,
@@ -71,7 +75,7 @@ fn environment_knobs_are_resolved_once() {
     assert_eq!(rt.env.get("MCP_TIMEOUT").as_deref(), Some("1000"));
     let defaults = resolve_with(args(), &[("ANTHROPIC_API_KEY", "k")], None).unwrap();
     assert_eq!(defaults.max_agent_depth, DEFAULT_MAX_AGENT_DEPTH);
-    assert_eq!(defaults.home, None);
+    assert_eq!(defaults.command_dirs.len(), 2, "the project's only");
     assert_eq!(defaults.temp_dir, PathBuf::from("/tmp"));
     let dir = std::env::temp_dir().join(format!("tern-shell-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -1,10 +1,11 @@
 //! Slash commands of line mode: the built-in ones and the user's own,
 //! Markdown files in `.tern/commands/` or `.claude/commands/` (project)
-//! and `~/.config/tern/commands/` or `~/.claude/commands/` (user). A file
+//! and `~/.config/tern/commands/` or `~/.claude/commands/` (user), as the
+//! configuration lists them (`Runtime::command_dirs`). A file
 //! `review.md` becomes `/review`; `$ARGUMENTS` in it is replaced by what
 //! follows the command.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("/help", "this list"),
@@ -60,15 +61,6 @@ pub enum Command {
     /// A custom command, expanded into the prompt to send.
     Prompt(String),
     Unknown(String),
-}
-
-pub fn dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut out = vec![cwd.join(".tern/commands"), cwd.join(".claude/commands")];
-    if let Some(h) = home {
-        out.push(h.join(".config/tern/commands"));
-        out.push(h.join(".claude/commands"));
-    }
-    out
 }
 
 /// Custom commands, earlier directories winning over later ones.

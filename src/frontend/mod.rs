@@ -11,6 +11,7 @@ pub mod commands;
 pub mod line;
 mod preview;
 pub mod sdk;
+pub(crate) mod trust;
 #[cfg(feature = "tui")]
 pub mod tui;
 
@@ -55,6 +56,9 @@ pub struct SessionInfo {
     /// `{files, not_read: [{path, imported_by, reason}]}`: memory files
     /// read, and those left out because they lie outside the repository.
     pub memory: Value,
+    /// `{state, directory, by, ignored, user_only}`: how far the project's
+    /// own settings were trusted, and what of them was left out.
+    pub trust: Value,
 }
 
 /// The Claude Code release line whose flags and stream-json tern matches.
@@ -313,6 +317,7 @@ impl Printer {
             "sandbox" => self.info.sandbox.clone(),
             "discovered_server" => self.info.discovered.clone(),
             "memory" => self.info.memory.clone(),
+            "trust" => self.info.trust.clone(),
             "uuid" => new_uuid(),
         };
         let strings = |list: &[String]| -> Vec<Value> {

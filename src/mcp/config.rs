@@ -1,6 +1,7 @@
-//! Which MCP servers to start: `.mcp.json` in the project, `mcpServers` in
-//! the settings files, and `--mcp-config` (files or inline JSON; with
-//! `--strict-mcp-config`, only those). `${VAR}` and `${VAR:-default}` are
+//! Which MCP servers to start: `.mcp.json` in the project and `mcpServers`
+//! in the settings files (both as the configuration read them, a project's
+//! only as far as it is trusted), and `--mcp-config` (files or inline JSON;
+//! with `--strict-mcp-config`, only those). `${VAR}` and `${VAR:-default}` are
 //! expanded in commands, arguments, environment values, URLs and headers.
 //!
 //! A server the repository defines (`.mcp.json`, the project's settings
@@ -8,8 +9,6 @@
 //! approved (`enabledMcpjsonServers`, `enableAllProjectMcpServers` in the
 //! user's settings), and its `${VAR}`s never expand to a credential kept
 //! from children. `--mcp-config` and the user's settings are the user's.
-
-use std::path::Path;
 
 use super::error::ConfigProblem;
 use crate::json::{self, Value};
@@ -51,7 +50,6 @@ pub struct ServerConfig {
 /// Reads every source in order; a later definition of a name replaces an
 /// earlier one. Problems with a whole source come back as warnings.
 pub fn load(
-    cwd: &Path,
     settings_servers: &[(String, Value, bool)],
     cli: &[String],
     strict: bool,
@@ -81,21 +79,8 @@ pub fn load(
         }
     };
     if !strict {
-        let project = cwd.join(".mcp.json");
-        if let Ok(text) = std::fs::read_to_string(&project) {
-            match json::parse(&text) {
-                Ok(v) => add(
-                    v.get("mcpServers").unwrap_or(&Value::Null),
-                    ".mcp.json",
-                    true,
-                    &mut out,
-                ),
-                Err(e) => warnings.push(format!(
-                    "{}: {e}; no servers read from it",
-                    project.display()
-                )),
-            }
-        }
+        // The project's `.mcp.json` arrives among these, already through
+        // the trust gate of the configuration.
         for (source, servers, trusted) in settings_servers {
             add(servers, source, !trusted, &mut out);
         }
@@ -226,19 +211,17 @@ mod tests {
 
     #[test]
     fn sources_merge_and_strict_keeps_only_the_command_line() {
-        let dir = std::env::temp_dir().join(format!("tern-mcpcfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join(".mcp.json"),
-            r#"{"mcpServers":{"files":{"command":"srv","args":["--root","${HOME:-/}"]},"old":{"type":"sse","url":"http://x"}}}"#,
+        let project = crate::json::parse(
+            r#"{"files":{"command":"srv","args":["--root","${HOME:-/}"]},"old":{"type":"sse","url":"http://x"}}"#,
         )
         .unwrap();
+        let settings = [(".mcp.json".to_string(), project, false)];
         let env = |_: &str| None;
         let cli = vec![
             r#"{"mcpServers":{"web":{"url":"http://127.0.0.1:1/mcp","headers":{"X":"y"}}}}"#
                 .to_string(),
         ];
-        let (all, warnings) = load(&dir, &[], &cli, false, &env, &|_| false);
+        let (all, warnings) = load(&settings, &cli, false, &env, &|_| false);
         assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["files", "old", "web"]);
@@ -257,7 +240,7 @@ mod tests {
                 headers: vec![]
             })
         );
-        let (strict, _) = load(&dir, &[], &cli, true, &env, &|_| false);
+        let (strict, _) = load(&settings, &cli, true, &env, &|_| false);
         assert!(all[0].from_project && !all[2].from_project);
         assert_eq!(strict.len(), 1);
     }

@@ -91,6 +91,27 @@ impl Mode {
             Mode::DontAsk => "dontAsk",
         }
     }
+
+    /// Most restrictive first: plan refuses anything not read-only,
+    /// dontAsk refuses every question, then default, acceptEdits, bypass.
+    fn rank(self) -> u8 {
+        match self {
+            Mode::Plan => 0,
+            Mode::DontAsk => 1,
+            Mode::Default => 2,
+            Mode::AcceptEdits => 3,
+            Mode::BypassPermissions => 4,
+        }
+    }
+
+    /// `self` unless `wanted` restricts more: a sub-agent's definition and
+    /// an untrusted project may only move a mode this way.
+    pub fn narrower(self, wanted: Option<Mode>) -> Mode {
+        match wanted {
+            Some(w) if w.rank() < self.rank() => w,
+            _ => self,
+        }
+    }
 }
 
 impl fmt::Display for Mode {

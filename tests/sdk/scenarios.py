@@ -365,7 +365,13 @@ async def ask_and_plan():
 
     messages = []
     async with ClaudeSDKClient(
-        options=options(can_use_tool=decide, permission_mode="plan")
+        # The test's project settings hold its Notification hooks: asked
+        # for by name, which is how a program trusts them for its run.
+        options=options(
+            can_use_tool=decide,
+            permission_mode="plan",
+            setting_sources=["user", "project"],
+        )
     ) as client:
         await client.query("plan the database work, then do it")
         async for m in client.receive_response():

@@ -188,6 +188,16 @@ pub fn tern(url: &str, dir: &Path) -> Command {
     c
 }
 
+/// [`tern`] in a directory whose own settings the test wrote and trusts
+/// for the run, as their author would (`TERN_TRUST_PROJECT=1`, which
+/// `--trust-project` also says). Without it a project's hooks, allow
+/// rules, looser mode, directories and MCP servers are left out.
+pub fn trusted(url: &str, dir: &Path) -> Command {
+    let mut c = tern(url, dir);
+    c.env("TERN_TRUST_PROJECT", "1");
+    c
+}
+
 /// Runs to completion, killing tern if it takes over a minute so that a
 /// broken build fails the test instead of hanging the suite.
 pub fn run(cmd: &mut Command) -> Output {

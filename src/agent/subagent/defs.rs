@@ -1,8 +1,9 @@
 //! Agent definitions: Markdown files with a frontmatter header, read from
 //! `.tern/agents/` and `.claude/agents/` in the project and
 //! `~/.config/tern/agents/` and `~/.claude/agents/` for the user, plus the
-//! built-in general-purpose agent. Project files win over user files of
-//! the same name.
+//! built-in general-purpose agent (the configuration lists the folders:
+//! `Runtime::agent_dirs`). Project files win over user files of the same
+//! name.
 //!
 //! ```text
 //! ---
@@ -53,20 +54,6 @@ pub fn general_purpose() -> AgentDef {
             .into(),
         source: "built-in".into(),
     }
-}
-
-/// Directories searched, most specific first.
-pub fn dirs(cwd: &Path, home: Option<&Path>, config_home: Option<&Path>) -> Vec<PathBuf> {
-    let mut out = vec![cwd.join(".tern/agents"), cwd.join(".claude/agents")];
-    if let Some(c) = config_home {
-        out.push(c.join("tern/agents"));
-    } else if let Some(h) = home {
-        out.push(h.join(".config/tern/agents"));
-    }
-    if let Some(h) = home {
-        out.push(h.join(".claude/agents"));
-    }
-    out
 }
 
 /// Every definition found, the built-in first; problems are returned as

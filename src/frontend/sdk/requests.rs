@@ -303,7 +303,7 @@ fn initialize(
             let env = |k: &str| session.env.get(k);
             let text = obj! { "mcpServers" => servers.clone() }.to_json();
             let (found, warnings) =
-                crate::mcp::config::load(&session.cwd, &[], &[text], true, &env, &|_| false);
+                crate::mcp::config::load(&[], &[text], true, &env, &|_| false);
             if let Some(w) = warnings.first() {
                 return Err(format!("initialize field 'mcpServers': {w}"));
             }
