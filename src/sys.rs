@@ -561,7 +561,8 @@ mod tests {
             );
             return;
         }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
+        // Through /proc/self/exe: a build may replace the file meanwhile.
+        let out = std::process::Command::new("/proc/self/exe")
             .args(["sys::tests::erase_in_child", "--exact", "--nocapture"])
             .args(["--test-threads", "1"])
             .env(CHILD, "1")
