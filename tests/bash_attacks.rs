@@ -43,6 +43,28 @@ enum Setup {
     LookAlikeRepos,
     Cargo,
     Make,
+    /// `.git/config` starting with a UTF-8 byte-order mark.
+    Bom,
+    /// `.git/config` with a byte that is not UTF-8.
+    NonUtf8,
+    /// A submodule whose config (`.git/modules/sm/config`) runs a program.
+    Submodule,
+    /// The same two levels down (`modules/mid/modules/inner/config`).
+    NestedSubmodule,
+    /// A submodule with a `.git` directory of its own in the work tree.
+    EmbeddedSubmodule,
+    /// A linked worktree's `config.worktree`.
+    WorktreeConfig,
+    /// A partial clone (`pc/`) whose promisor remote is an `ext::` command.
+    Promisor,
+    /// `sub2/.git` names a repository outside the project.
+    GitdirOutside,
+    /// Repositories whose config names an outside file: `k1/` with
+    /// `blame.ignoreRevsFile`, `k2/` with `include.path`.
+    FileKeys,
+    /// Repositories reading objects from outside: `a1/` through
+    /// `objects/info/alternates`, `a2/` through a linked `objects/`.
+    ObjectSources,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -626,6 +648,50 @@ static ATTACKS: &[Attack] = &[
         Mark("c6"),
     ),
     s("repo config", Make, "make -n", Mark("c7")),
+    // A repository's `.git` read the way git reads it (issue 32).
+    s("repo config", Bom, "git status", Mark("c11")),
+    s("repo config", NonUtf8, "git status", Mark("c12")),
+    s("repo config", Submodule, "git status", Mark("c13")),
+    s("repo config", NestedSubmodule, "git status", Mark("c14")),
+    s("repo config", EmbeddedSubmodule, "git status", Mark("c16")),
+    s(
+        "repo config",
+        WorktreeConfig,
+        "cd wt && git status",
+        Mark("c17"),
+    ),
+    s(
+        "repo config",
+        Promisor,
+        "cd pc && git show HEAD~1:a.txt",
+        Mark("c15"),
+    ),
+    s(
+        "repo outside",
+        GitdirOutside,
+        "cd sub2 && git log -p -1",
+        Leak,
+    ),
+    s("repo outside", FileKeys, "cd k1 && git blame f", Leak),
+    // git lowercases what it read into the name of a key it complains about.
+    s(
+        "repo outside",
+        FileKeys,
+        "cd k2 && git log -1",
+        Prints("secret-7f3a9c"),
+    ),
+    s(
+        "repo outside",
+        ObjectSources,
+        "cd a1 && git show {hash}",
+        Leak,
+    ),
+    s(
+        "repo outside",
+        ObjectSources,
+        "cd a2 && git show {hash}",
+        Leak,
+    ),
 ];
 
 struct Paths {
@@ -634,6 +700,8 @@ struct Paths {
     out: PathBuf,
     outside: PathBuf,
     home: PathBuf,
+    /// The commit of the outside repository (its message is the secret).
+    hash: String,
 }
 
 impl Paths {
@@ -645,6 +713,7 @@ impl Paths {
                 &self.outside.join("secret.txt").display().to_string(),
             )
             .replace("{outside}", &self.outside.display().to_string())
+            .replace("{hash}", &self.hash)
     }
 }
 
@@ -682,12 +751,13 @@ fn have(prog: &str) -> bool {
 /// The project, the places outside it, and `setup`'s extras.
 fn build(name: &str, setup: Setup) -> Paths {
     let root = std::fs::canonicalize(support::scratch(name)).unwrap();
-    let p = Paths {
+    let mut p = Paths {
         proj: root.join("proj"),
         out: root.join("out"),
         outside: root.join("outside"),
         home: support::home_of(&root.join("proj")),
         root,
+        hash: String::new(),
     };
     std::fs::create_dir_all(&p.out).unwrap();
     write(&p.outside.join("secret.txt"), &format!("{SECRET}\n"));
@@ -701,6 +771,12 @@ fn build(name: &str, setup: Setup) -> Paths {
             "git init -q && echo x > f && git add f && git -c user.email=a@b -c user.name=a commit -qm {SECRET}"
         ),
     );
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    p.hash = String::from_utf8_lossy(&head.stdout).trim().to_string();
     let proj = &p.proj;
     write(&proj.join("README.md"), "# Demo\n\nThe demo project.\n");
     write(&proj.join("in.txt"), "b\na\nb\n");
@@ -716,7 +792,7 @@ fn build(name: &str, setup: Setup) -> Paths {
     // One marking script per case that runs a program of the project's.
     for name in [
         "d25", "r15", "r16", "r17", "r18", "r19", "r23", "r39", "r53", "r54", "r55", "c1", "c2",
-        "c3", "c4", "c5", "c6", "c9", "c10",
+        "c3", "c4", "c5", "c6", "c9", "c10", "c11", "c12", "c13", "c14", "c16", "c17",
     ] {
         let mark = p.out.join(name);
         let body = match name {
@@ -832,6 +908,124 @@ fn build(name: &str, setup: Setup) -> Paths {
                 p.out.join("c7").display()
             ),
         ),
+        Bom => {
+            let cfg = proj.join(".git/config");
+            let mut b = b"\xef\xbb\xbf".to_vec();
+            b.extend(std::fs::read(&cfg).unwrap());
+            b.extend(format!("[core]\n\tfsmonitor = {}\n", tool("c11")).into_bytes());
+            std::fs::write(cfg, b).unwrap();
+        }
+        NonUtf8 => {
+            let cfg = proj.join(".git/config");
+            let mut b = std::fs::read(&cfg).unwrap();
+            b.extend(b"# r\xe9sum\xe9\n");
+            b.extend(format!("[core]\n\tfsmonitor = {}\n", tool("c12")).into_bytes());
+            std::fs::write(cfg, b).unwrap();
+        }
+        Submodule | NestedSubmodule => {
+            let id = "-c user.email=a@b -c user.name=a -c protocol.file.allow=always";
+            let o = &p.outside;
+            run_ok(
+                o,
+                &format!(
+                    "git init -q inner && cd inner && echo i > i && git add i && git {id} commit -qm one"
+                ),
+            );
+            run_ok(
+                o,
+                &format!(
+                    "git init -q mid && cd mid && echo m > m && git add m && git {id} commit -qm one \
+                     && git {id} submodule add -q {}/inner inner && git {id} commit -qm inner",
+                    o.display()
+                ),
+            );
+            let (name, cfg, mark) = if setup == Submodule {
+                ("inner", ".git/modules/inner/config", "c13")
+            } else {
+                ("mid", ".git/modules/mid/modules/inner/config", "c14")
+            };
+            run_ok(
+                proj,
+                &format!(
+                    "git {id} submodule add -q {}/{name} {name} && git {id} commit -qm sub \
+                     && git {id} submodule update -q --init --recursive",
+                    o.display()
+                ),
+            );
+            let cfg = proj.join(cfg);
+            let mut c = std::fs::read_to_string(&cfg).unwrap();
+            c.push_str(&format!("[core]\n\tfsmonitor = {}\n", tool(mark)));
+            std::fs::write(cfg, c).unwrap();
+        }
+        EmbeddedSubmodule => {
+            run_ok(
+                proj,
+                "git init -q emb && cd emb && echo e > e && git add e && git -c user.email=a@b -c user.name=a commit -qm one \
+                 && cd .. && git add emb 2>/dev/null && git -c user.email=a@b -c user.name=a commit -qm emb",
+            );
+            let cfg = proj.join("emb/.git/config");
+            let mut c = std::fs::read_to_string(&cfg).unwrap();
+            c.push_str(&format!("[core]\n\tfsmonitor = {}\n", tool("c16")));
+            std::fs::write(cfg, c).unwrap();
+        }
+        WorktreeConfig => {
+            run_ok(
+                proj,
+                "git worktree add -q wt && git config extensions.worktreeConfig true",
+            );
+            write(
+                &proj.join(".git/worktrees/wt/config.worktree"),
+                &format!("[core]\n\tfsmonitor = {}\n", tool("c17")),
+            );
+        }
+        Promisor => {
+            let id = "-c user.email=a@b -c user.name=a";
+            run_ok(
+                &p.outside,
+                &format!(
+                    "git init -q orig && cd orig && echo a > a.txt && git add a.txt && git {id} commit -qm one \
+                     && echo b > a.txt && git {id} commit -qam two && git config uploadpack.allowFilter true"
+                ),
+            );
+            run_ok(
+                proj,
+                &format!(
+                    "git clone -q --filter=blob:none --no-checkout file://{}/orig pc && cd pc \
+                     && git config remote.origin.url 'ext::sh -c touch% {}' && git config protocol.ext.allow always",
+                    p.outside.display(),
+                    p.out.join("c15").display()
+                ),
+            );
+        }
+        GitdirOutside => write(
+            &proj.join("sub2/.git"),
+            &format!("gitdir: {}/.git\n", p.outside.join("repo").display()),
+        ),
+        FileKeys => {
+            let secret = p.outside.join("secret.txt");
+            for (dir, key) in [("k1", "blame.ignoreRevsFile"), ("k2", "include.path")] {
+                run_ok(
+                    proj,
+                    &format!(
+                        "git init -q {dir} && cd {dir} && echo f > f && git add f \
+                         && git -c user.email=a@b -c user.name=a commit -qm one && git config {key} {}",
+                        secret.display()
+                    ),
+                );
+            }
+        }
+        ObjectSources => {
+            let objects = p.outside.join("repo/.git/objects");
+            for dir in ["a1", "a2"] {
+                run_ok(proj, &format!("git init -q {dir}"));
+            }
+            write(
+                &proj.join("a1/.git/objects/info/alternates"),
+                &format!("{}\n", objects.display()),
+            );
+            std::fs::remove_dir_all(proj.join("a2/.git/objects")).unwrap();
+            std::os::unix::fs::symlink(&objects, proj.join("a2/.git/objects")).unwrap();
+        }
         Plain | Denied | Protected => {}
     }
     p
@@ -1047,6 +1241,16 @@ fn the_tern_binary_runs_none_of_them() {
         LookAlikeRepos,
         Cargo,
         Make,
+        Bom,
+        NonUtf8,
+        Submodule,
+        NestedSubmodule,
+        EmbeddedSubmodule,
+        WorktreeConfig,
+        Promisor,
+        GitdirOutside,
+        FileKeys,
+        ObjectSources,
     ];
     let mut failures = Vec::new();
     for setup in setups {
@@ -1312,4 +1516,88 @@ fn a_path_entry_through_a_project_link_is_looked_at_again() {
     let second = get("toolu_ls2");
     assert!(second.1 && second.2.contains("evil/ls"), "{second:?}");
     assert!(!p.out.join("planted").exists(), "the project's ls ran");
+}
+
+/// The repository check must not cost tern its use: in a plain clone
+/// with a submodule, a nested submodule and a linked worktree (and the
+/// configs `git lfs install` and CI checkouts write), looking around
+/// with git runs without a question, from the top and from inside each.
+#[test]
+fn ordinary_repositories_stay_auto_allowed() {
+    let p = build("ordinary", Plain);
+    let id = "-c user.email=a@b -c user.name=a -c protocol.file.allow=always";
+    let o = &p.outside;
+    run_ok(
+        o,
+        &format!(
+            "git init -q inner && cd inner && echo i > i && git add i && git {id} commit -qm one"
+        ),
+    );
+    run_ok(
+        o,
+        &format!(
+            "git init -q mid && cd mid && echo m > m && git add m && git {id} commit -qm one \
+             && git {id} submodule add -q {}/inner inner && git {id} commit -qm inner",
+            o.display()
+        ),
+    );
+    run_ok(
+        &p.proj,
+        &format!(
+            "git {id} submodule add -q {}/mid mid && git {id} commit -qm mid \
+             && git {id} submodule update -q --init --recursive && git worktree add -q wt \
+             && git config extensions.worktreeConfig true && git config gc.auto 0 \
+             && git config http.https://github.com/.extraheader 'AUTHORIZATION: basic x' \
+             && git config lfs.repositoryformatversion 0 \
+             && git config filter.lfs.clean 'git-lfs clean -- %f' \
+             && git config filter.lfs.smudge 'git-lfs smudge -- %f' \
+             && git config filter.lfs.process 'git-lfs filter-process' \
+             && git config filter.lfs.required true",
+            o.display()
+        ),
+    );
+    let cmds = [
+        "git status",
+        "git log --oneline -3",
+        "git diff --stat",
+        "git show --stat HEAD",
+        "cd mid && git status && git log -1",
+        "cd mid/inner && git status",
+        "cd wt && git status && git log -1 -p",
+        "git -C mid/inner log --oneline",
+    ];
+    let calls: Vec<(String, String)> = cmds
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            (
+                format!("toolu_{i}"),
+                tern::obj! { "command" => *c }.to_json(),
+            )
+        })
+        .collect();
+    let call_refs: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(id, input)| (id.as_str(), "Bash", input.as_str()))
+        .collect();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&call_refs),
+        standin::text_reply("done"),
+    ]);
+    let out = support::run(
+        support::tern(&api.url, &p.proj)
+            .env("HOME", &p.home)
+            .args(["-p", "look around"]),
+    );
+    let results = tool_results(&api.requests());
+    for (i, cmd) in cmds.iter().enumerate() {
+        let id = format!("toolu_{i}");
+        let r = results.iter().find(|r| r.0 == id).unwrap_or_else(|| {
+            panic!(
+                "no result for {cmd:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert!(!r.1, "{cmd:?} was not auto-allowed: {}", r.2);
+    }
 }

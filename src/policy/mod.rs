@@ -509,11 +509,40 @@ impl Policy {
         {
             return Some(format!("{f} can make tools run code or allow more"));
         }
-        self.protected
+        if let Some(p) = self
+            .protected
             .iter()
             .map(|p| canonical(p))
             .find(|p| path.starts_with(p))
-            .map(|p| format!("{} is protected (a hook script or settings)", p.display()))
+        {
+            return Some(format!(
+                "{} is protected (a hook script or settings)",
+                p.display()
+            ));
+        }
+        self.git_protected()
+            .iter()
+            .map(|p| canonical(p))
+            .find(|p| path.starts_with(p))
+            .map(|p| {
+                format!(
+                    "{} is protected (git runs hooks from it or reads it as config)",
+                    p.display()
+                )
+            })
+    }
+
+    /// What git's config makes protected for this session: the hooks
+    /// path of the user's and the repositories' config, git's XDG config
+    /// folder, included config files (computed afresh: a config may
+    /// change during the session).
+    fn git_protected(&self) -> Vec<PathBuf> {
+        let xdg = self
+            .env
+            .get("XDG_CONFIG_HOME")
+            .filter(|x| !x.is_empty())
+            .map(PathBuf::from);
+        bash::git::protected_paths(&self.roots(), self.home.as_deref(), xdg.as_deref())
     }
 
     /// An allow rule for a file tool or any other non-Bash tool.

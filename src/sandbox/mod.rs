@@ -297,6 +297,9 @@ impl SandboxPolicy {
             &self.write_roots,
             &self.protected,
             var("HOME").filter(|h| !h.is_empty()).map(Path::new),
+            var("XDG_CONFIG_HOME")
+                .filter(|h| !h.is_empty())
+                .map(Path::new),
             var("PATH"),
         );
         // Without a mount namespace nothing stops changes during the

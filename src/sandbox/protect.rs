@@ -3,7 +3,9 @@
 //! configuration, *outside* the sandbox — the git directory's hooks,
 //! config, commondir (and those of submodules and worktrees), `.tern/`,
 //! `.claude/`, `.mcp.json`, `denyWrite` paths, files hook commands name,
-//! shell start-up files and `PATH` directories when home is writable.
+//! the folder `core.hooksPath` names and the files git's config includes,
+//! git's XDG config folder, shell start-up files and `PATH` directories
+//! when home is writable.
 //!
 //! First line: the launcher makes the existing ones read-only bind mounts
 //! and pins the working directories and git directories as mount points
@@ -239,12 +241,15 @@ const HOME_FILES: &[&str] = &[
 ];
 
 /// Works out the protected paths. `working` are the working directories
-/// (cwd and `additionalDirectories`), `roots` every writable root.
+/// (cwd and `additionalDirectories`), `roots` every writable root; `home`
+/// and `xdg` (`$XDG_CONFIG_HOME`) are the command's, whose git config
+/// names more (`policy::bash::git::protected_paths`).
 pub fn plan(
     working: &[PathBuf],
     roots: &[PathBuf],
     extra: &[PathBuf],
     home: Option<&Path>,
+    xdg: Option<&Path>,
     path_var: Option<&OsStr>,
 ) -> Plan {
     RESOLVED.with(|r| r.borrow_mut().cache.clear());
@@ -287,6 +292,11 @@ pub fn plan(
     }
     for e in extra {
         p.protect(e, &roots);
+    }
+    // Hooks folders and config files git's config names, and git's XDG
+    // config folder: a hook planted there runs at the user's next commit.
+    for e in crate::policy::bash::git::protected_paths(working, home, xdg) {
+        p.protect(&e, &roots);
     }
     if let Some(home) = home.and_then(canonical)
         && inside(&home, &roots)

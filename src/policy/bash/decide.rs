@@ -290,9 +290,19 @@ impl Policy {
         }
         for g in &eff.git {
             // `inside` is the same throughout the decision.
-            super::super::memo::remember_path("repo-check", g, || {
+            let programs = super::super::memo::remember_path("repo-check", g, || {
                 super::git::repo_check(g, &inside)
             })?;
+            // Programs the repository's config makes git run (git-lfs's
+            // filter), found on PATH like any other.
+            for name in programs {
+                if let Some(e) = self.path_hazard(name, g) {
+                    return Err(format!(
+                        "git's config runs {name}, which would be {}, a program in a directory the model can write",
+                        e.display()
+                    ));
+                }
+            }
         }
         Ok(())
     }

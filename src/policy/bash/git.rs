@@ -8,14 +8,25 @@
 //! keeps inside the repository, except with `--no-index`, where they are
 //! paths and are checked.
 //!
-//! The repository: a `.git` *file* that points into the working
-//! directories outside any `.git` directory is one the model could have
-//! made, and its config would be git's; and a repository config that names
-//! a program (`diff.external`, `filter.*`, `diff.*.textconv`,
-//! `core.fsmonitor`, `include.path`, `core.worktree`, …) asks. The
-//! hardened environment overrides the settings it can.
+//! The repository is the attacker's (`.git` included): [`repo`] reads
+//! everything git would read for the command — which repository, every
+//! config ([`config`], the format as git parses it) with its includes,
+//! submodules' and worktrees' configs, object sources — and accepts only
+//! keys on an allow-list ([`allow`]). [`protect`] names the places git's
+//! config makes into hooks or config, for policy's protected paths and
+//! the sandbox. The hardened environment overrides the settings it can.
 
-use std::path::{Path, PathBuf};
+mod allow;
+mod config;
+mod discover;
+mod index;
+mod protect;
+mod repo;
+
+pub(crate) use protect::protected_paths;
+pub(crate) use repo::repo_check;
+
+use std::path::Path;
 
 use super::check::Checker;
 use super::plan::Arg;
@@ -620,175 +631,6 @@ fn config(args: &[Arg]) -> R<()> {
     } else {
         Err("git config with a value sets it".into())
     }
-}
-
-/// Config keys that make git run a program or read files elsewhere.
-const DANGEROUS_KEYS: &[&str] = &[
-    "core.fsmonitor",
-    "core.hookspath",
-    "core.pager",
-    "core.sshcommand",
-    "core.askpass",
-    "core.editor",
-    "core.worktree",
-    "core.gitproxy",
-    "core.alternaterefscommand",
-    "diff.external",
-    "gpg.program",
-    "sequence.editor",
-    "credential.helper",
-    "uploadpack.packobjectshook",
-];
-
-/// The repository git will use from `dir`, if one the model could have
-/// planted or one whose config runs programs: Err names it.
-pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<()> {
-    let Some((dotgit, gitdir, linked)) = discover(dir)? else {
-        return Ok(());
-    };
-    let under_dot_git = gitdir.components().any(|c| c.as_os_str() == ".git");
-    if dotgit == gitdir && inside(&gitdir) && !under_dot_git {
-        return Err(format!(
-            "{} looks like a bare repository the model could have made",
-            gitdir.display()
-        ));
-    }
-    if linked && inside(&gitdir) && !under_dot_git {
-        return Err(format!(
-            "{} points git at {}, a directory in the project outside .git",
-            dotgit.display(),
-            gitdir.display()
-        ));
-    }
-    let mut configs = vec![gitdir.join("config"), gitdir.join("config.worktree")];
-    if let Ok(common) = read_small(&gitdir.join("commondir")) {
-        let common = gitdir.join(common.trim());
-        configs.push(common.join("config"));
-    }
-    for cfg in configs {
-        let Ok(text) = read_small(&cfg) else {
-            continue;
-        };
-        if let Some(key) = dangerous_key(&text) {
-            return Err(format!(
-                "the repository config {} sets {key}, which runs a program or reads elsewhere",
-                cfg.display()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Walks up from `dir` to the first `.git`; returns it, the git
-/// directory it names, and whether it is a file naming one elsewhere.
-fn discover(dir: &Path) -> R<Option<(PathBuf, PathBuf, bool)>> {
-    let mut cur = Some(dir);
-    while let Some(d) = cur {
-        // A directory that looks like a repository itself (HEAD, objects,
-        // refs) is one git uses as a bare repository.
-        if d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir() {
-            return Ok(Some((d.to_path_buf(), d.to_path_buf(), false)));
-        }
-        let dotgit = d.join(".git");
-        // One look for both questions (is it a directory, is it a file).
-        let meta = std::fs::metadata(&dotgit).ok();
-        if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
-            return Ok(Some((dotgit.clone(), dotgit, false)));
-        }
-        if meta.as_ref().is_some_and(std::fs::Metadata::is_file) {
-            let text =
-                read_small(&dotgit).map_err(|_| format!("{} cannot be read", dotgit.display()))?;
-            let target = text
-                .lines()
-                .find_map(|l| l.strip_prefix("gitdir:"))
-                .map(str::trim)
-                .ok_or_else(|| format!("{} is not a gitdir link", dotgit.display()))?;
-            let gitdir = super::path::resolve(d, target).ok_or_else(|| {
-                format!(
-                    "{} points to a path that cannot be resolved",
-                    dotgit.display()
-                )
-            })?;
-            return Ok(Some((dotgit, gitdir, true)));
-        }
-        cur = d.parent();
-    }
-    Ok(None)
-}
-
-/// A file's text, read without asking its size first (`read_to_string`
-/// stats the file to size its buffer; these files are small, and every
-/// git command reads them).
-fn read_small(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::with_capacity(4096);
-    std::fs::File::open(path)?
-        .take(u64::MAX)
-        .read_to_end(&mut bytes)?;
-    String::from_utf8(bytes).map_err(|_| std::io::ErrorKind::InvalidData.into())
-}
-
-/// The first key of `DANGEROUS_KEYS`, or of the per-driver forms
-/// (`filter.*`, `diff.*.command`, `diff.*.textconv`, `merge.*.driver`,
-/// `include*`), set in this config text.
-fn dangerous_key(text: &str) -> Option<String> {
-    let mut section = String::new();
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with('#') || l.starts_with(';') || l.is_empty() {
-            continue;
-        }
-        if let Some(rest) = l.strip_prefix('[') {
-            let head = rest.split(']').next().unwrap_or("");
-            // [diff "x"] → diff.x ; [core] → core
-            let mut parts = head.splitn(2, [' ', '\t']);
-            let name = parts.next().unwrap_or("").to_ascii_lowercase();
-            let sub = parts.next().map(|s| s.trim().trim_matches('"').to_string());
-            section = match sub {
-                Some(s) => format!("{name}.{s}"),
-                None => name,
-            };
-            // `[section] key = value` on one line.
-            let after = rest.split_once(']').map_or("", |x| x.1).trim();
-            if after.is_empty() {
-                continue;
-            }
-            if let Some(k) = check_key(&section, after) {
-                return Some(k);
-            }
-            continue;
-        }
-        if let Some(k) = check_key(&section, l) {
-            return Some(k);
-        }
-    }
-    None
-}
-
-fn check_key(section: &str, line: &str) -> Option<String> {
-    // Names compare without regard to ASCII case (git's rule for section
-    // and key names; subsections are compared the same way, which only
-    // finds more).
-    let key = line.split(['=', ' ', '\t']).next().unwrap_or("");
-    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
-    let first = section.split('.').next().unwrap_or("");
-    // `section.key` is one of the listed names.
-    let listed = DANGEROUS_KEYS.iter().any(|d| {
-        d.len() == section.len() + 1 + key.len()
-            && d.is_char_boundary(section.len())
-            && is(&d[..section.len()], section)
-            && d[section.len()..].starts_with('.')
-            && is(&d[section.len() + 1..], key)
-    });
-    let hit = listed
-        || is(first, "filter")
-        || is(first, "include")
-        || is(first, "includeif")
-        || (is(first, "diff") && (is(key, "command") || is(key, "textconv")))
-        || (is(first, "merge") && is(key, "driver"))
-        || is(first, "pager")
-        || (is(first, "gpg") && is(key, "program"));
-    hit.then(|| format!("{section}.{}", key.to_ascii_lowercase()))
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub(crate) mod check;
 pub(crate) mod decide;
 pub mod env;
 mod find;
-mod git;
+pub(crate) mod git;
 pub(crate) mod path;
 pub(crate) mod plan;
 mod programs;

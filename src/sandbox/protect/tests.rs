@@ -30,7 +30,14 @@ fn no_openat2(test: &str) -> bool {
 }
 
 fn plan_for(w: &Path) -> Plan {
-    plan(&[w.to_path_buf()], &[w.to_path_buf()], &[], None, None)
+    plan(
+        &[w.to_path_buf()],
+        &[w.to_path_buf()],
+        &[],
+        None,
+        None,
+        None,
+    )
 }
 
 #[test]
@@ -199,6 +206,7 @@ fn hook_files_and_path_dirs_are_protected_but_never_a_working_directory() {
         std::slice::from_ref(&d),
         &[d.join("check.sh"), d.clone()],
         None,
+        None,
         Some(&path),
     );
     assert!(p.read_only.contains(&d.join("bin")), "{p:?}");
@@ -248,6 +256,7 @@ fn protected_paths_that_cannot_be_examined_refuse_the_command() {
         std::slice::from_ref(&deep),
         std::slice::from_ref(&d),
         &[],
+        None,
         None,
         None,
     );
