@@ -575,7 +575,7 @@ fn sandbox_overhead(bin: &str) {
         let t = Instant::now();
         let env: Vec<_> = std::env::vars_os().collect();
         let prepared = p
-            .prepare_in("/bin/bash", "true", &dir, &env)
+            .prepare_in("/bin/bash", "true", &dir, &env, &[])
             .expect("prepare");
         if std::env::var_os("TERN_BENCH_EXEC").is_some() {
             let (mut cmd, mut end, finish) = prepared

@@ -87,7 +87,8 @@ esac"#,
         ]),
         standin::text_reply("ok"),
     ]);
-    let out = run(trusted(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
+    let out =
+        run(trusted(&api.url, &dir).args(["-p", "x", "--permission-mode", "bypassPermissions"]));
     assert_ok(&out);
     assert!(
         dir.join("second").exists() && !dir.join("first").exists(),

@@ -1127,6 +1127,7 @@ fn the_sandbox_fails_closed() {
                 &lab.expand("echo pwned > OUTSIDE/f; echo ran"),
                 &lab.work,
                 &env,
+                &[],
             )
             .unwrap()
             .command(std::path::Path::new(tern_bin()))

@@ -733,6 +733,20 @@ fn an_interactive_start_asks_once_per_change() {
             let t = support::tmux::Tmux::start(name, &dir, &api, "", ui, (120, 40));
             (t, api)
         };
+        // The session is up: line mode's greeting, or the interface's
+        // status line.
+        let ready = |t: &support::tmux::Tmux| {
+            t.wait_until("the session", |s| {
+                s.contains("/help for commands") || s.contains("shift+tab")
+            })
+        };
+        let hook_ran = || {
+            let began = std::time::Instant::now();
+            while !ran.exists() && began.elapsed() < std::time::Duration::from_secs(30) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            ran.exists()
+        };
         // No: the session starts without the hook.
         let (t, _api) = start("trust-no");
         let screen = t.wait_for("Choose 1, 2 or 3", 1);
@@ -742,13 +756,13 @@ fn an_interactive_start_asks_once_per_change() {
         );
         assert!(screen.contains("allow Bash(touch:*)"), "{screen}");
         t.keys(&["2", "Enter"]);
-        std::thread::sleep(std::time::Duration::from_millis(800));
+        ready(&t);
         assert!(!ran.exists(), "declined, yet the hook ran");
         drop(t);
         // Not asked again while nothing changed.
         let (t, _api) = start("trust-again");
-        std::thread::sleep(std::time::Duration::from_millis(1500));
-        assert!(!t.screen().contains("Choose 1, 2 or 3"), "{}", t.screen());
+        let screen = ready(&t);
+        assert!(!screen.contains("Choose 1, 2 or 3"), "{screen}");
         assert!(!ran.exists());
         drop(t);
         // A change asks again; yes runs it.
@@ -762,17 +776,13 @@ fn an_interactive_start_asks_once_per_change() {
         let (t, _api) = start("trust-yes");
         let screen = t.wait_for("Choose 1, 2 or 3", 1);
         assert!(
-            screen.contains("(new or changed)")
-                || screen.contains("touch $CLAUDE_PROJECT_DIR.ran; true"),
+            screen.contains("touch $CLAUDE_PROJECT_DIR.ran; true  (new or changed)"),
             "{screen}"
         );
         t.keys(&["1", "Enter"]);
-        let began = std::time::Instant::now();
-        while !ran.exists() && began.elapsed() < std::time::Duration::from_secs(10) {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        ready(&t);
         assert!(
-            ran.exists(),
+            hook_ran(),
             "trusted, yet the hook did not run: {}",
             t.screen()
         );
@@ -780,12 +790,9 @@ fn an_interactive_start_asks_once_per_change() {
         // Trusted: no question at the next start, and the hook runs.
         std::fs::remove_file(&ran).unwrap();
         let (t, _api) = start("trust-trusted");
-        let began = std::time::Instant::now();
-        while !ran.exists() && began.elapsed() < std::time::Duration::from_secs(10) {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        assert!(ran.exists(), "ui {ui:?}: {}", t.screen());
-        assert!(!t.screen().contains("Choose 1, 2 or 3"));
+        let screen = ready(&t);
+        assert!(!screen.contains("Choose 1, 2 or 3"), "{screen}");
+        assert!(hook_ran(), "ui {ui:?}: {}", t.screen());
     }
 }
 

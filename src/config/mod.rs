@@ -4,6 +4,7 @@
 //! with the permission work.)
 
 mod child_env;
+pub(crate) mod documents;
 mod env;
 pub(crate) mod memory;
 pub(crate) mod prompt;
@@ -29,6 +30,7 @@ use crate::model::client::{Auth, ClientConfig};
 use crate::model::{Provider, RetryPolicy};
 use crate::policy::{Mode, Rule};
 pub use child_env::ChildEnv;
+pub use documents::{markdown_files, read_inside};
 pub use env::Env;
 use settings::{Behavior, Origin, Source};
 
@@ -399,21 +401,6 @@ fn agent_dirs(cwd: &Path, home: Option<&Path>, config_home: Option<&Path>) -> Ve
         out.push(h.join(".claude/agents"));
     }
     out
-}
-
-/// The `.md` files of a folder, sorted (agent definitions, commands);
-/// none when the folder is missing.
-pub fn markdown_files(dir: &std::path::Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    files.sort();
-    files
 }
 
 pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {

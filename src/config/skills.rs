@@ -12,8 +12,6 @@
 
 use std::path::{Path, PathBuf};
 
-/// Longest `SKILL.md` read.
-const MAX_BYTES: u64 = 256 * 1024;
 /// Skills listed in the system prompt at most.
 const MAX_LISTED: usize = 100;
 
@@ -97,25 +95,7 @@ pub fn body(skill: &Skill) -> Result<String, String> {
 /// `SKILL.md` of `dir`, if it is a regular file of sensible size whose
 /// real path lies inside `root` (the skills folder it was found in).
 fn read(root: &Path, dir: &Path) -> Result<String, String> {
-    let file = dir.join("SKILL.md");
-    let real = std::fs::canonicalize(&file).map_err(|e| format!("SKILL.md: {e}"))?;
-    let real_root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
-    if !real.starts_with(&real_root) {
-        return Err(format!(
-            "SKILL.md leads outside {} (to {})",
-            root.display(),
-            real.display()
-        ));
-    }
-    let meta = std::fs::metadata(&real).map_err(|e| format!("SKILL.md: {e}"))?;
-    if !meta.is_file() {
-        return Err("SKILL.md is not a regular file".into());
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(format!("SKILL.md is over {} KB", MAX_BYTES / 1024));
-    }
-    let bytes = std::fs::read(&real).map_err(|e| format!("SKILL.md: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "SKILL.md is not UTF-8 text".to_string())
+    super::documents::read_inside(root, &dir.join("SKILL.md"))
 }
 
 fn valid_name(name: &str) -> bool {

@@ -60,7 +60,10 @@ fn environment_knobs_are_resolved_once() {
         // The first turn never waits much past the start timeout.
         assert_eq!(rt.mcp_timeouts.first_wait, Duration::from_millis(1500));
     }
-    assert!(rt.command_dirs.contains(&PathBuf::from("/home/u/.claude/commands")));
+    assert!(
+        rt.command_dirs
+            .contains(&PathBuf::from("/home/u/.claude/commands"))
+    );
     assert!(
         rt.agent_dirs
             .contains(&PathBuf::from("/home/u/.config/tern/agents"))

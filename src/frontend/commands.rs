@@ -74,7 +74,8 @@ pub fn load(dirs: &[PathBuf]) -> Vec<Custom> {
             if out.iter().any(|c| c.name == name) {
                 continue;
             }
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            // A link out of the folder, a FIFO, a huge file: left out.
+            let Ok(text) = crate::config::read_inside(dir, &path) else {
                 continue;
             };
             let (description, body) = split_frontmatter(&text);

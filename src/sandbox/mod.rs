@@ -272,15 +272,17 @@ impl std::error::Error for NotStarted {
 impl SandboxPolicy {
     /// Works out the protected paths for a command run in `cwd` whose
     /// environment is `env` (its `HOME` and `PATH` decide which start-up
-    /// files and program directories are protected) and takes their
-    /// snapshot. Foreground commands and (later) background shells share
-    /// this, and `Finish`.
+    /// files and program directories are protected), with `also` those
+    /// the caller names for this command (what git's config protects),
+    /// and takes their snapshot. Foreground commands and (later)
+    /// background shells share this, and `Finish`.
     pub fn prepare_in(
         &self,
         shell: &str,
         command: &str,
         cwd: &Path,
         env: &[(std::ffi::OsString, std::ffi::OsString)],
+        also: &[PathBuf],
     ) -> Result<Prepared, NotStarted> {
         let var = |name: &str| {
             env.iter()
@@ -292,14 +294,12 @@ impl SandboxPolicy {
         if !working.iter().any(|w| w == cwd) {
             working.insert(0, cwd.to_path_buf());
         }
+        let extra: Vec<PathBuf> = self.protected.iter().chain(also).cloned().collect();
         let plan = protect::plan(
             &working,
             &self.write_roots,
-            &self.protected,
+            &extra,
             var("HOME").filter(|h| !h.is_empty()).map(Path::new),
-            var("XDG_CONFIG_HOME")
-                .filter(|h| !h.is_empty())
-                .map(Path::new),
             var("PATH"),
         );
         // Without a mount namespace nothing stops changes during the

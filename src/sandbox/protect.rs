@@ -242,14 +242,15 @@ const HOME_FILES: &[&str] = &[
 
 /// Works out the protected paths. `working` are the working directories
 /// (cwd and `additionalDirectories`), `roots` every writable root; `home`
-/// and `xdg` (`$XDG_CONFIG_HOME`) are the command's, whose git config
-/// names more (`policy::bash::git::protected_paths`).
+/// is the command's. `extra` holds what the layers above name: `denyWrite`
+/// paths, hook scripts, and what git's config makes protected (hooks
+/// folders, included files, git's XDG config: worked out by the caller
+/// for each command, `policy::bash::git::protected_paths`).
 pub fn plan(
     working: &[PathBuf],
     roots: &[PathBuf],
     extra: &[PathBuf],
     home: Option<&Path>,
-    xdg: Option<&Path>,
     path_var: Option<&OsStr>,
 ) -> Plan {
     RESOLVED.with(|r| r.borrow_mut().cache.clear());
@@ -292,11 +293,6 @@ pub fn plan(
     }
     for e in extra {
         p.protect(e, &roots);
-    }
-    // Hooks folders and config files git's config names, and git's XDG
-    // config folder: a hook planted there runs at the user's next commit.
-    for e in crate::policy::bash::git::protected_paths(working, home, xdg) {
-        p.protect(&e, &roots);
     }
     if let Some(home) = home.and_then(canonical)
         && inside(&home, &roots)

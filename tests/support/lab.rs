@@ -126,7 +126,7 @@ impl Lab {
             Some(p) => {
                 let env: Vec<_> = std::env::vars_os().collect();
                 let (c, e, f) = p
-                    .prepare_in("/bin/bash", &script, &self.work, &env)
+                    .prepare_in("/bin/bash", &script, &self.work, &env, &[])
                     .and_then(|p| p.command(Path::new(super::tern_bin())))
                     .unwrap_or_else(|e| panic!("prepare: {e}"));
                 (c, Some(f), Some(e))

@@ -63,10 +63,10 @@ pub fn load(dirs: &[PathBuf]) -> (Vec<AgentDef>, Vec<String>) {
     let mut warnings = Vec::new();
     for dir in dirs {
         for path in crate::config::markdown_files(dir) {
-            let text = match std::fs::read_to_string(&path) {
+            let text = match crate::config::read_inside(dir, &path) {
                 Ok(t) => t,
                 Err(e) => {
-                    warnings.push(format!("{}: {e}", path.display()));
+                    warnings.push(format!("{e}; skipped"));
                     continue;
                 }
             };

@@ -302,8 +302,7 @@ fn initialize(
         if let Some(servers) = fields.get("mcpServers").filter(|v| sent(v)) {
             let env = |k: &str| session.env.get(k);
             let text = obj! { "mcpServers" => servers.clone() }.to_json();
-            let (found, warnings) =
-                crate::mcp::config::load(&[], &[text], true, &env, &|_| false);
+            let (found, warnings) = crate::mcp::config::load(&[], &[text], true, &env, &|_| false);
             if let Some(w) = warnings.first() {
                 return Err(format!("initialize field 'mcpServers': {w}"));
             }

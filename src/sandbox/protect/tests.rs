@@ -30,14 +30,7 @@ fn no_openat2(test: &str) -> bool {
 }
 
 fn plan_for(w: &Path) -> Plan {
-    plan(
-        &[w.to_path_buf()],
-        &[w.to_path_buf()],
-        &[],
-        None,
-        None,
-        None,
-    )
+    plan(&[w.to_path_buf()], &[w.to_path_buf()], &[], None, None)
 }
 
 #[test]
@@ -206,7 +199,6 @@ fn hook_files_and_path_dirs_are_protected_but_never_a_working_directory() {
         std::slice::from_ref(&d),
         &[d.join("check.sh"), d.clone()],
         None,
-        None,
         Some(&path),
     );
     assert!(p.read_only.contains(&d.join("bin")), "{p:?}");
@@ -258,7 +250,6 @@ fn protected_paths_that_cannot_be_examined_refuse_the_command() {
         &[],
         None,
         None,
-        None,
     );
     assert!(!take(&p, true).unseen.is_empty());
     // What simply does not exist is not an error.
@@ -283,7 +274,7 @@ fn prepare_refuses_when_a_protected_path_is_unseen() {
     };
     let env: Vec<_> = std::env::vars_os().collect();
     let err = policy
-        .prepare_in("/bin/sh", "true", &deep, &env)
+        .prepare_in("/bin/sh", "true", &deep, &env, &[])
         .err()
         .expect("refused")
         .to_string();
@@ -293,6 +284,6 @@ fn prepare_refuses_when_a_protected_path_is_unseen() {
         working: vec![d.clone()],
         ..crate::sandbox::SandboxPolicy::new(vec![d.clone()])
     };
-    assert!(fine.prepare_in("/bin/sh", "true", &d, &env).is_ok());
+    assert!(fine.prepare_in("/bin/sh", "true", &d, &env, &[]).is_ok());
     let _ = std::process::Command::new("rm").arg("-rf").arg(&d).status();
 }

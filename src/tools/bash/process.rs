@@ -99,8 +99,9 @@ impl Process {
         // A sandboxed command runs under a launcher, which stays as its
         // supervisor and ends every process of it; protected paths are
         // checked once that is done (see sandbox::protect).
+        let git_protected = git_protected(policy, &ctx.cwd, &env);
         let prepared = policy
-            .prepare_in(shell, command, &ctx.cwd, &env)
+            .prepare_in(shell, command, &ctx.cwd, &env, &git_protected)
             .map_err(|e| e.to_string())?;
         let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.to_string())?;
         let supervisor = StopSupervisor(Some(spawned.pid));
@@ -275,4 +276,30 @@ async fn read_end(pipe: &mut smol::Async<std::fs::File>) -> Option<Option<i32>> 
     let mut message = Vec::new();
     pipe.read_to_end(&mut message).await.ok()?;
     crate::sandbox::parse_status(&message)
+}
+
+/// What git's config makes protected for a sandboxed command in `cwd`:
+/// the hooks folders of the repositories' and the user's config, the files
+/// they include, git's XDG config folder (worked out afresh each command:
+/// a config may change during the session).
+fn git_protected(
+    policy: &crate::sandbox::SandboxPolicy,
+    cwd: &std::path::Path,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> Vec<std::path::PathBuf> {
+    let var = |name: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| std::path::PathBuf::from(v))
+    };
+    let mut working = policy.working.clone();
+    if !working.iter().any(|w| w == cwd) {
+        working.insert(0, cwd.to_path_buf());
+    }
+    crate::policy::bash::git::protected_paths(
+        &working,
+        var("HOME").as_deref(),
+        var("XDG_CONFIG_HOME").as_deref(),
+    )
 }

@@ -970,12 +970,12 @@ fn hooks_paths_and_git_config_folders_are_protected() {
     // The sandbox: the hooks folder becomes read-only for a command
     // (when it exists) or is watched.
     std::fs::create_dir_all(proj.join(".githooks")).unwrap();
+    let also = super::protected_paths(std::slice::from_ref(&proj), Some(&home), Some(&xdg));
     let plan = crate::sandbox::protect::plan(
         std::slice::from_ref(&proj),
         &[proj.clone(), home.clone(), xdg.clone()],
-        &[],
+        &also,
         Some(&home),
-        Some(&xdg),
         None,
     );
     assert!(plan.read_only.contains(&proj.join(".githooks")), "{plan:?}");
