@@ -1273,6 +1273,57 @@ fn git_hooks_cannot_be_planted_from_the_sandbox() {
     }
 }
 
+/// The same through `core.hooksPath`: a repository whose config points
+/// git's hooks at a folder of the checkout (`.githooks`, as husky-style
+/// setups do) is planted there, and the user's next `git commit` runs it
+/// outside any sandbox. Unsandboxed the plant works and the commit runs
+/// it; sandboxed the folder is protected (read-only during the command,
+/// checked after) and the commit runs nothing.
+#[test]
+fn a_hooks_path_folder_cannot_be_planted_from_the_sandbox() {
+    require_sandbox!("a_hooks_path_folder_cannot_be_planted_from_the_sandbox");
+    for sandboxed in [false, true] {
+        let l = agent_lab(
+            "hookspath",
+            &format!(r#"{{"sandbox":{{"enabled":{sandboxed}}}}}"#),
+        );
+        repo(&l);
+        assert!(git(&l.work, &["config", "core.hooksPath", ".githooks"]));
+        std::fs::create_dir_all(l.work.join(".githooks")).unwrap();
+        let marker = l.outside.join("PWNED");
+        let plant = format!(
+            r#"{{"command": "printf '#!/bin/sh\ntouch {}\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit"}}"#,
+            marker.display()
+        );
+        let (out, results) = session(
+            &l,
+            &[("Bash", &plant)],
+            &["--permission-mode", "bypassPermissions"],
+        );
+        assert_ok(&out);
+        // The user's next commit, outside tern.
+        std::fs::write(l.work.join("f"), "x").unwrap();
+        assert!(git(&l.work, &["add", "f"]));
+        let _ = git(
+            &l.work,
+            &[
+                "-c",
+                "user.name=u",
+                "-c",
+                "user.email=u@x",
+                "commit",
+                "-qm",
+                "x",
+            ],
+        );
+        assert_eq!(
+            marker.exists(),
+            !sandboxed,
+            "sandboxed={sandboxed}: {results:?}"
+        );
+    }
+}
+
 /// `dangerouslyDisableSandbox` always goes back to a person: in -p mode,
 /// where nobody can answer, it is refused even with bypassPermissions.
 /// Excluded commands run outside — but only when every command of the
