@@ -285,3 +285,75 @@ fn a_300_turn_session_compacts_and_finishes() {
     let compactions = api.requests().iter().filter(|r| is_compaction(r)).count();
     assert!(compactions >= 5, "only {compactions} compactions");
 }
+
+/// Regression (issue 33): SIGTERM while the summary is being written ends
+/// the run like a signal anywhere else — status 143, not 1 ("compaction
+/// failed: interrupted") — and leaves a transcript that resumes. Both
+/// triggers: automatic compaction mid-task, and `/compact` on request.
+#[test]
+fn a_signal_during_compaction_exits_as_a_signal() {
+    for trigger in ["auto", "manual"] {
+        let dir = scratch("compact-signal");
+        let summary_started = dir.join("summary-started");
+        let mut replies: Vec<Reply> = (0..12).map(chatty_turn).collect();
+        replies.push(standin::text_reply("never reached"));
+        let api = StandIn::start(if trigger == "auto" {
+            replies
+        } else {
+            Vec::new()
+        });
+        // The summary request hangs after it starts streaming.
+        let flag = summary_started.clone();
+        api.set_responder(Box::new(move |req| {
+            is_compaction(req).then(|| {
+                let _ = std::fs::write(&flag, "");
+                standin::slow_text(
+                    "<summary>",
+                    std::time::Duration::from_secs(30),
+                    "x</summary>",
+                )
+            })
+        }));
+        if trigger == "manual" {
+            // A session with something to compact first.
+            let seed = StandIn::start(vec![standin::text_reply("first answer")]);
+            assert_ok(&run(tern(&seed.url, &dir).args(["-p", "hello"])));
+        }
+        let args: &[&str] = if trigger == "auto" {
+            &["-p", "do the long task"]
+        } else {
+            &["-c", "-p", "/compact"]
+        };
+        let child = tern(&api.url, &dir)
+            .env("TERN_CONTEXT_WINDOW", "12000")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let began = std::time::Instant::now();
+        while !summary_started.exists() {
+            assert!(
+                began.elapsed() < std::time::Duration::from_secs(60),
+                "{trigger}: no compaction began"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // SAFETY: a plain signal to the child we started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(143), "{trigger}: {stderr}");
+        assert!(!stderr.contains("compaction failed"), "{trigger}: {stderr}");
+        // The transcript is whole: the next run resumes it.
+        let next = StandIn::start(vec![standin::text_reply("resumed")]);
+        let resumed = run(tern(&next.url, &dir).args(["-c", "-p", "and now?"]));
+        assert_ok(&resumed);
+        assert!(
+            !String::from_utf8_lossy(&resumed.stderr).contains("resume:"),
+            "{trigger}: {}",
+            String::from_utf8_lossy(&resumed.stderr)
+        );
+    }
+}

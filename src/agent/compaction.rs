@@ -113,7 +113,8 @@ impl Agent<'_> {
                         body = self.request_body(tools);
                         tokens = self.estimate(&body);
                     }
-                    Err(e) => {
+                    Err(Stopped::Aborted) => return Err(self.aborted()),
+                    Err(Stopped::Failed(e)) => {
                         self.context.failures += 1;
                         why_not = format!("compaction failed: {e}");
                     }
@@ -137,6 +138,8 @@ impl Agent<'_> {
     }
 
     /// Replaces the history with a summary written by the model.
+    /// `Err(Stopped::Aborted)` when a signal or a controller interrupted
+    /// it: that ends the run as an interruption, not as a failure.
     pub(super) async fn compact(
         &mut self,
         trigger: &str,
@@ -144,9 +147,9 @@ impl Agent<'_> {
         pre_tokens: u64,
         outcome: &mut Outcome,
         sink: &mut dyn FnMut(Event<'_>),
-    ) -> Result<(), String> {
+    ) -> Result<(), Stopped> {
         if self.messages.is_empty() {
-            return Err("there is nothing to compact yet".into());
+            return Err(Stopped::Failed("there is nothing to compact yet".into()));
         }
         let hooks = Rc::clone(self.pipeline.hooks());
         if hooks.wants("PreCompact", trigger) {
@@ -156,7 +159,9 @@ impl Agent<'_> {
             let v = hooks.run("PreCompact", trigger, fields).await;
             self.pipeline.report(&v.notices);
             if let Some(reason) = v.block.or(v.stop) {
-                return Err(format!("a PreCompact hook refused: {reason}"));
+                return Err(Stopped::Failed(format!(
+                    "a PreCompact hook refused: {reason}"
+                )));
             }
         }
         // A fresh prompt that has not been answered yet is carried over
@@ -178,7 +183,9 @@ impl Agent<'_> {
             request.pop();
         }
         if request.is_empty() {
-            return Err("there is nothing before the latest prompt to compact".into());
+            return Err(Stopped::Failed(
+                "there is nothing before the latest prompt to compact".into(),
+            ));
         }
         push_message(
             &mut request,
@@ -199,11 +206,11 @@ impl Agent<'_> {
         super::note_model_use(outcome, &self.settings.model, &asm.usage, cost);
         match end {
             AttemptEnd::Done => {}
-            AttemptEnd::Failed(e) => return Err(e.to_string()),
-            AttemptEnd::Aborted => return Err("interrupted".into()),
+            AttemptEnd::Failed(e) => return Err(Stopped::Failed(e.to_string())),
+            AttemptEnd::Aborted => return Err(Stopped::Aborted),
         }
         let summary = compact::extract(&final_text(&asm))
-            .ok_or_else(|| "the summary came back empty".to_string())?;
+            .ok_or_else(|| Stopped::Failed("the summary came back empty".to_string()))?;
         self.messages = vec![context::summary_message(&summary, pending.as_deref())];
         self.context.api_tokens = None;
         // The REPL's context is bound to the conversation it served.
@@ -239,9 +246,18 @@ impl Agent<'_> {
                 outcome.result = format!("Compacted: ~{before} tokens down to ~{after}.");
                 Ending::Completed
             }
-            Err(e) => Ending::ModelError(format!("compaction failed: {e}")),
+            Err(Stopped::Aborted) => self.aborted(),
+            Err(Stopped::Failed(e)) => Ending::ModelError(format!("compaction failed: {e}")),
         }
     }
+}
+
+/// Why a compaction did not happen.
+pub(super) enum Stopped {
+    /// A signal or a controller interrupted it.
+    Aborted,
+    /// It could not be done, and why.
+    Failed(String),
 }
 
 /// Text of a prompt if it is a `/compact` command: the instructions after it.

@@ -169,6 +169,11 @@ impl<'ex> Agent<'ex> {
         &self.abort
     }
 
+    /// The ending of a turn something interrupted, with what did.
+    fn aborted(&self) -> Ending {
+        Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested))
+    }
+
     /// The conversation in API shape.
     pub fn messages(&self) -> &[Value] {
         &self.messages
@@ -366,9 +371,7 @@ impl<'ex> Agent<'ex> {
                     outcome.api_error_status = e.status();
                     Some(Ending::ModelError(e.to_string()))
                 }
-                AttemptEnd::Aborted => Some(Ending::Aborted(
-                    self.abort.reason().unwrap_or(Reason::Requested),
-                )),
+                AttemptEnd::Aborted => Some(self.aborted()),
             };
             if let Some(ending) = &failure
                 && !asm.has_blocks()
@@ -503,7 +506,7 @@ impl<'ex> Agent<'ex> {
                         }
                     };
                     if !woke {
-                        return Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested));
+                        return self.aborted();
                     }
                     continue;
                 }
@@ -536,7 +539,7 @@ impl<'ex> Agent<'ex> {
             let aborted = self.finish_tools(exec, sink).await;
             if aborted {
                 outcome.aborted_in_tools = true;
-                return Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested));
+                return self.aborted();
             }
             if let Some(s) = self.settings.structured.clone().filter(|s| s.wanted()) {
                 let called = asm.blocks().any(
