@@ -640,3 +640,105 @@ fn deny_read_holds_for_the_repl_inner_calls() {
     assert!(!text.contains("hunter2-dotenv"), "{text}");
     assert!(text.contains("sandbox.filesystem.denyRead"), "{text}");
 }
+
+/// Files that configure a command tern later auto-allows (issue 33): git's
+/// XDG config when the home folder lies inside the project, and the folder
+/// the repository's `core.hooksPath` names. In bypass mode the writes land
+/// and an auto-allowed `git diff` runs `diff.external` (a commit runs the
+/// hook); in acceptEdits both writes ask, so nothing runs.
+#[test]
+fn files_that_configure_a_later_git_command_ask_in_accept_edits() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip("files_that_configure_a_later_git_command", "no git");
+    }
+    let external = "[diff]\n\texternal = touch PWNED-DIFF; true\n";
+    for (mode, harm) in [("bypassPermissions", true), ("acceptEdits", false)] {
+        let dir = std::fs::canonicalize(scratch("git-xdg")).unwrap();
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let git_here = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(&dir)
+                .env("HOME", &home)
+                .env_remove("XDG_CONFIG_HOME")
+                .output()
+                .unwrap()
+        };
+        git_here(&["init", "-q"]);
+        git_here(&["config", "core.hooksPath", ".githooks"]);
+        std::fs::write(dir.join("f.txt"), "one\n").unwrap();
+        git_here(&["add", "f.txt"]);
+        git_here(&[
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@x",
+            "commit",
+            "-qm",
+            "one",
+        ]);
+        std::fs::write(dir.join("f.txt"), "two\n").unwrap();
+        let calls = [
+            (
+                "Write",
+                obj! { "file_path" => home.join(".config/git/config").display().to_string(), "content" => external },
+            ),
+            (
+                "Write",
+                obj! { "file_path" => ".githooks/pre-commit", "content" => "#!/bin/sh\ntouch PWNED-HOOK\n" },
+            ),
+            ("Bash", obj! { "command" => "git diff" }),
+        ];
+        let inputs: Vec<(String, &str, String)> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (tool, input))| (format!("toolu_{i}"), *tool, input.to_json()))
+            .collect();
+        let refs: Vec<(&str, &str, &str)> = inputs
+            .iter()
+            .map(|(id, t, j)| (id.as_str(), *t, j.as_str()))
+            .collect();
+        // One call per turn, so the Write lands before git runs.
+        let mut replies: Vec<_> = refs.iter().map(|c| standin::tools_reply(&[*c])).collect();
+        replies.push(standin::text_reply("done"));
+        let api = StandIn::start(replies);
+        let out = run(tern(&api.url, &dir).env("HOME", &home).args([
+            "-p",
+            "go",
+            "--permission-mode",
+            mode,
+        ]));
+        assert_ok(&out);
+        assert_eq!(
+            dir.join("PWNED-DIFF").exists(),
+            harm,
+            "{mode}: diff.external"
+        );
+        // The user's next commit, outside tern.
+        let _ = std::process::Command::new("chmod")
+            .args(["+x", ".githooks/pre-commit"])
+            .current_dir(&dir)
+            .output();
+        git_here(&["add", "f.txt"]);
+        git_here(&[
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@x",
+            "commit",
+            "-qm",
+            "two",
+        ]);
+        assert_eq!(dir.join("PWNED-HOOK").exists(), harm, "{mode}: hooks path");
+        if !harm {
+            let results = api.requests();
+            let first = tool_results(&results[1]);
+            assert!(content(&first[0]).contains("protected"), "{first:?}");
+        }
+    }
+}
