@@ -119,20 +119,6 @@ pub fn resolve(raw: &str, base: &Base) -> Result<PathBuf, String> {
     walk_kept(&absolute).map_err(|e| format!("{raw}: {e}"))
 }
 
-/// A word bash has already expanded (no `~` left to expand), resolved
-/// from the resolved directory `dir` the same way.
-pub(crate) fn resolve_word(dir: &Path, word: &str) -> Result<PathBuf, String> {
-    if word.contains('\0') {
-        return Err("the path contains a NUL byte".into());
-    }
-    let absolute = if word.starts_with('/') {
-        PathBuf::from(word)
-    } else {
-        dir.join(word)
-    };
-    walk_kept(&absolute).map_err(|e| format!("{word}: {e}"))
-}
-
 /// The same for an absolute path, telling `seen` every path it looked at
 /// (so a caller can tell whether the answer could change: it can when
 /// any of them is in a directory someone can write).
@@ -153,6 +139,10 @@ pub(crate) struct Walk {
     out: PathBuf,
     missing: bool,
     links: usize,
+    /// A link under /proc was followed (`/proc/self`, `/proc/<pid>/cwd`;
+    /// `/dev/fd` and `/dev/stdin` lead there): what it names depends on
+    /// which process looks.
+    per_process: bool,
 }
 
 /// `absolute` walked, with the walk of its parent directory kept for the
@@ -185,10 +175,13 @@ fn walked(absolute: &Path) -> Result<Walk, String> {
     Ok(w)
 }
 
-/// [`resolve_word`], and whether what it names exists: every component
-/// was found, so opening it would not fail for want of one (what
-/// `Path::exists` would say, from the lookups already made).
-pub(crate) fn resolve_word_found(dir: &Path, word: &str) -> Result<(PathBuf, bool), String> {
+/// A word bash has already expanded (no `~` left to expand), resolved
+/// from the resolved directory `dir` the same way, as a command tern
+/// starts will open it; with whether it exists (every component was
+/// found). Err when the walk followed a link under /proc or ends in tern's own
+/// /proc entry (or a thread's): `/proc/self/cwd`, `/dev/fd/3` or
+/// `/dev/stdin` name one thing for tern and another for the command.
+pub(crate) fn resolve_word_for_child(dir: &Path, word: &str) -> Result<(PathBuf, bool), String> {
     if word.contains('\0') {
         return Err("the path contains a NUL byte".into());
     }
@@ -197,9 +190,30 @@ pub(crate) fn resolve_word_found(dir: &Path, word: &str) -> Result<(PathBuf, boo
     } else {
         dir.join(word)
     };
-    walked(&absolute)
-        .map(|w| (w.out, !w.missing))
-        .map_err(|e| format!("{word}: {e}"))
+    let w = walked(&absolute).map_err(|e| format!("{word}: {e}"))?;
+    if w.per_process || is_own_proc(&w.out) {
+        return Err(format!(
+            "{word} goes through /proc's per-process entries, which name something else for the command than for tern"
+        ));
+    }
+    Ok((w.out, !w.missing))
+}
+
+/// `/proc/<n>/…` where `n` is tern's process or one of its threads (each
+/// thread's id is a /proc entry of its own).
+fn is_own_proc(p: &Path) -> bool {
+    let mut c = p.components().skip(1);
+    if c.next().map(Component::as_os_str) != Some(std::ffi::OsStr::new("proc")) {
+        return false;
+    }
+    let Some(n) = c.next().and_then(|n| n.as_os_str().to_str()) else {
+        return false;
+    };
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    n == std::process::id().to_string()
+        || std::fs::symlink_metadata(Path::new("/proc/self/task").join(n)).is_ok()
 }
 
 /// The next component of `bytes` from `*pos` (empty ones skipped).
@@ -223,6 +237,7 @@ impl Walk {
             out: PathBuf::from("/"),
             missing: false,
             links: 0,
+            per_process: false,
         }
     }
 
@@ -256,6 +271,7 @@ impl Walk {
             seen(&self.out);
             match super::memo::node(&self.out) {
                 Node::Link(target) => {
+                    self.per_process |= self.out.starts_with("/proc");
                     self.links += 1;
                     if self.links > MAX_LINKS {
                         return Err("too many levels of symbolic links".into());

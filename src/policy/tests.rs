@@ -547,3 +547,5 @@ fn search_filters_leave_out_what_read_rules_cover_but_not_the_root() {
 
 #[cfg(feature = "web")]
 mod web_fetch;
+
+mod bash_resolution;

@@ -191,6 +191,19 @@ impl Policy {
                 self.ask_bash(why)
             };
         }
+        if let Ok(p) = &a.planned
+            && let Some(w) = p.unsure_writes.first()
+        {
+            let why = format!(
+                "{} would write {w}, a path tern cannot resolve with certainty (a loop of links, or /proc's per-process links), so whether it is protected is not known",
+                what()
+            );
+            return if self.mode() == Mode::Plan {
+                BashVerdict::Deny(why)
+            } else {
+                self.ask_bash(why)
+            };
+        }
         if self.mode() == Mode::Plan && !a.read_only() {
             return BashVerdict::Deny(format!(
                 "Bash would change things ({}), and plan mode only allows reading. Finish the plan first.",

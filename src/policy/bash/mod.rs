@@ -106,6 +106,10 @@ pub(crate) struct Planned {
     /// Redirections: Ok when harmless (with what they read).
     pub redirects: Vec<Result<Effects, String>>,
     pub writes: Vec<PathBuf>,
+    /// Paths written that cannot be resolved with certainty (a loop of
+    /// links, /proc's per-process links): whether they are protected is
+    /// not known.
+    pub unsure_writes: Vec<String>,
 }
 
 /// Analyses `command` as it would run in `cwd` (resolved), with tern's
@@ -139,7 +143,7 @@ pub(crate) fn analyse_in(
         if plan.steps.is_empty() && plan.redirects.is_empty() {
             return Err("it runs no command".into());
         }
-        Ok(check_plan(plan))
+        Ok(check_plan(plan, env.path_str()))
     });
     // Anything but name characters separates words here: the split is only
     // for deny rules when there is no plan, so more words is safer.
@@ -154,8 +158,9 @@ pub(crate) fn analyse_in(
     Analysis { planned, words }
 }
 
-fn check_plan(plan: Plan) -> Planned {
+fn check_plan(plan: Plan, path_var: &str) -> Planned {
     let mut writes = Vec::new();
+    let mut unsure_writes = Vec::new();
     let redirects = plan
         .redirects
         .iter()
@@ -170,12 +175,15 @@ fn check_plan(plan: Plan) -> Planned {
                         | RedirOp::Dup
                 )
                 && !(r.op == RedirOp::Dup && (t == "-" || t.chars().all(|c| c.is_ascii_digit())))
-                && let Some(p) = path::resolve(dir, t)
+                && !check::harmless_output(t)
             {
-                writes.push(p);
+                match path::resolve(dir, t) {
+                    Some(p) => writes.push(p),
+                    None => unsure_writes.push(t.to_string()),
+                }
             }
             let mut eff = Effects::default();
-            Checker::new(&mut eff).redirect(r).map(|()| eff)
+            Checker::new(&mut eff, path_var).redirect(r).map(|()| eff)
         })
         .collect();
     let commands = plan
@@ -183,8 +191,13 @@ fn check_plan(plan: Plan) -> Planned {
         .into_iter()
         .map(|step| {
             let mut eff = Effects::default();
-            let verdict = Checker::new(&mut eff).step(&step).map(|()| eff);
-            writes.extend(written(&step));
+            let verdict = Checker::new(&mut eff, path_var).step(&step).map(|()| eff);
+            for w in written(&step) {
+                match w {
+                    Ok(p) => writes.push(p),
+                    Err(t) => unsure_writes.push(t),
+                }
+            }
             Checked {
                 step,
                 verdict,
@@ -196,13 +209,15 @@ fn check_plan(plan: Plan) -> Planned {
         commands,
         redirects,
         writes,
+        unsure_writes,
     }
 }
 
 /// Paths that well-known writers change: every operand of `cp`, `mv`,
 /// `rm`, `touch`, `tee` …, the files of `sed -i`, `dd of=`. Used for the
-/// protected-path question, not for deciding read-only-ness.
-fn written(step: &plan::Step) -> Vec<PathBuf> {
+/// protected-path question, not for deciding read-only-ness. Err: a path
+/// as written that cannot be resolved.
+fn written(step: &plan::Step) -> Vec<Result<PathBuf, String>> {
     let Some(dir) = &step.cwd else {
         return Vec::new();
     };
@@ -218,8 +233,8 @@ fn written(step: &plan::Step) -> Vec<PathBuf> {
         argv[1..]
             .iter()
             .filter_map(Arg::lit)
-            .filter(|s| !s.starts_with('-'))
-            .filter_map(|s| path::resolve(dir, s))
+            .filter(|s| !s.starts_with('-') && !check::harmless_output(s))
+            .map(|s| path::resolve(dir, s).ok_or_else(|| s.to_string()))
             .collect::<Vec<_>>()
     };
     match name {
@@ -239,7 +254,7 @@ fn written(step: &plan::Step) -> Vec<PathBuf> {
             .iter()
             .filter_map(Arg::lit)
             .filter_map(|s| s.strip_prefix("of="))
-            .filter_map(|s| path::resolve(dir, s))
+            .map(|s| path::resolve(dir, s).ok_or_else(|| s.to_string()))
             .collect(),
         _ => Vec::new(),
     }

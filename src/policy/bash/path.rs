@@ -11,17 +11,19 @@
 use std::path::{Path, PathBuf};
 
 /// `p` resolved from the physical directory `dir` (itself resolved), by
-/// the resolver policy and the file tools share
-/// (`policy::path::resolve_word`). None when it cannot be vouched for:
-/// links that loop, a `..` after a missing directory, a parent that
-/// cannot be looked at.
+/// the resolver policy and the file tools share, as the command's own
+/// process will open it (`policy::path::resolve_word_for_child`). None
+/// when it cannot be vouched for: links that loop, a `..` after a missing
+/// directory, a parent that cannot be looked at, /proc's per-process
+/// links (`/proc/self`, `/dev/fd`, `/dev/stdin`), which tern would
+/// resolve as itself.
 pub(crate) fn resolve(dir: &Path, p: &str) -> Option<PathBuf> {
-    crate::policy::path::resolve_word(dir, p).ok()
+    resolve_found(dir, p).map(|(p, _)| p)
 }
 
 /// The same, with whether the path exists (every component was found).
 pub(crate) fn resolve_found(dir: &Path, p: &str) -> Option<(PathBuf, bool)> {
-    crate::policy::path::resolve_word_found(dir, p).ok()
+    crate::policy::path::resolve_word_for_child(dir, p).ok()
 }
 
 /// The home directory of `user` (None: the current user) from the

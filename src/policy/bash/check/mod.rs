@@ -18,6 +18,7 @@ use super::spec::{self, Operands, Val};
 use super::syntax::RedirOp;
 
 mod builtins;
+mod program;
 mod test_expr;
 mod wrappers;
 
@@ -64,11 +65,18 @@ pub(crate) fn is_builtin(name: &str) -> bool {
 pub(crate) struct Checker<'a> {
     pub eff: &'a mut Effects,
     cwd: Option<Rc<Path>>,
+    /// `PATH` of the command's environment.
+    path: &'a str,
 }
 
 impl<'a> Checker<'a> {
-    pub(crate) fn new(eff: &'a mut Effects) -> Checker<'a> {
-        Checker { eff, cwd: None }
+    /// `path`: the `PATH` the command starts with.
+    pub(crate) fn new(eff: &'a mut Effects, path: &'a str) -> Checker<'a> {
+        Checker {
+            eff,
+            cwd: None,
+            path,
+        }
     }
 
     /// One planned command.
@@ -90,12 +98,7 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn redirect(&mut self, r: &Redir) -> R<()> {
         self.cwd = r.cwd.clone();
-        let harmless_out = |a: &Arg| {
-            matches!(
-                a.lit(),
-                Some("/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2")
-            )
-        };
+        let harmless_out = |a: &Arg| a.lit().is_some_and(harmless_output);
         match r.op {
             RedirOp::HereDoc | RedirOp::HereString => Ok(()),
             RedirOp::In => self.read(&r.target, false, "<"),
@@ -125,7 +128,7 @@ impl<'a> Checker<'a> {
         if elsewhere {
             self.cwd = None;
         }
-        let r = self.argv(argv, depth);
+        let r = self.exec(argv, depth);
         self.cwd = saved;
         r
     }
@@ -167,7 +170,18 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A command bash runs itself: a builtin's name is the builtin.
     fn argv(&mut self, argv: &[Arg], depth: usize) -> R<()> {
+        self.command_at(argv, depth, true)
+    }
+
+    /// A command a program starts with exec (`nice`, `env`, `xargs` …):
+    /// every name is looked up on PATH.
+    fn exec(&mut self, argv: &[Arg], depth: usize) -> R<()> {
+        self.command_at(argv, depth, false)
+    }
+
+    fn command_at(&mut self, argv: &[Arg], depth: usize, shell: bool) -> R<()> {
         if depth > WRAPPER_DEPTH {
             return Err("wrappers nest too deeply".into());
         }
@@ -180,9 +194,16 @@ impl<'a> Checker<'a> {
                 first.show()
             ));
         };
-        let name = program.rsplit('/').next().unwrap_or(program);
-        let args = &argv[1..];
-        self.executable(program, name)?;
+        let judged = self.judge(program, shell)?;
+        let r = self.run_as(&judged.name, &argv[1..], depth);
+        match judged.real {
+            Some(real) => r.map_err(|e| format!("{program} runs {}: {e}", real.display())),
+            None => r,
+        }
+    }
+
+    /// `args` given to the program `name` (its real name, or the builtin).
+    fn run_as(&mut self, name: &str, args: &[Arg], depth: usize) -> R<()> {
         match name {
             "echo" => Ok(()),
             "printf" => printf(args),
@@ -216,8 +237,8 @@ impl<'a> Checker<'a> {
                 Some(a) if a.starts_with('-') && a != "--" => Err(format!(
                     "exec {a} changes what the program sees (its name or environment)"
                 )),
-                Some("--") => self.argv(&args[1..], depth + 1),
-                _ => self.argv(args, depth + 1),
+                Some("--") => self.exec(&args[1..], depth + 1),
+                _ => self.exec(args, depth + 1),
             },
             "time" => {
                 let rest = match args.first().and_then(Arg::lit) {
@@ -226,7 +247,7 @@ impl<'a> Checker<'a> {
                 };
                 self.argv(rest, depth + 1)
             }
-            "nohup" => self.argv(args, depth + 1),
+            "nohup" => self.exec(args, depth + 1),
             "nice" => self.nice(args, depth),
             "timeout" => self.timeout(args, depth),
             "stdbuf" => self.stdbuf(args, depth),
@@ -240,29 +261,6 @@ impl<'a> Checker<'a> {
             "ps" => ps(args),
             _ => self.table(name, args),
         }
-    }
-
-    /// The executable a program name runs: it must not be one the model
-    /// could have written (the policy checks PATH for bare names and the
-    /// resolved path for the rest) — so `ls` cannot be `./ls` through a
-    /// PATH entry.
-    fn executable(&mut self, program: &str, name: &str) -> R<()> {
-        if !program.contains('/') {
-            if !BUILTINS.contains(&name) {
-                let dir = self.cwd.clone().ok_or_else(|| {
-                    "it runs in a directory that is not known in advance".to_string()
-                })?;
-                self.eff.bare.push((program.to_string(), dir));
-            }
-            return Ok(());
-        }
-        let p = path::resolve(self.dir()?, program).ok_or_else(|| {
-            format!(
-                "{program} cannot be resolved (a loop of links, or .. after a missing directory)"
-            )
-        })?;
-        self.eff.execs.push(p);
-        Ok(())
     }
 
     fn table(&mut self, name: &str, args: &[Arg]) -> R<()> {
@@ -340,6 +338,15 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// Output targets that write nothing anyone reads back: the command's own
+/// stdout and stderr, and /dev/null.
+pub(crate) fn harmless_output(t: &str) -> bool {
+    matches!(
+        t,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
+    )
 }
 
 pub(crate) fn is_executable(p: &Path) -> bool {

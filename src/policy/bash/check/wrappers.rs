@@ -45,7 +45,7 @@ impl Checker<'_> {
         if args.get(i).and_then(Arg::lit) == Some("--") {
             i += 1;
         }
-        self.argv(args.get(i..).unwrap_or(&[]), depth + 1)
+        self.exec(args.get(i..).unwrap_or(&[]), depth + 1)
     }
 
     pub(super) fn timeout(&mut self, args: &[Arg], depth: usize) -> R<()> {
@@ -65,7 +65,7 @@ impl Checker<'_> {
             }
         }
         match args.get(i) {
-            Some(Arg::Lit(_)) => self.argv(args.get(i + 1..).unwrap_or(&[]), depth + 1),
+            Some(Arg::Lit(_)) => self.exec(args.get(i + 1..).unwrap_or(&[]), depth + 1),
             _ => Err("timeout without a literal duration".into()),
         }
     }
@@ -85,7 +85,7 @@ impl Checker<'_> {
                 _ => break,
             }
         }
-        self.argv(args.get(i..).unwrap_or(&[]), depth + 1)
+        self.exec(args.get(i..).unwrap_or(&[]), depth + 1)
     }
 
     /// `env [NAME=value]… [command]`: only plain assignments of harmless
@@ -116,7 +116,7 @@ impl Checker<'_> {
                 }
             }
         }
-        self.argv(&args[i..], depth + 1)
+        self.exec(&args[i..], depth + 1)
     }
 
     /// `xargs [options] command args…`: the command gets more arguments
@@ -167,7 +167,8 @@ impl Checker<'_> {
         }
         let mut inner: Vec<Arg> = args.get(i..).unwrap_or(&[]).to_vec();
         if inner.is_empty() {
-            return Ok(());
+            // With no command xargs runs `echo`, found on PATH.
+            inner.push(Arg::Lit("echo".into()));
         }
         match &replace {
             Some(r) => {
@@ -185,6 +186,6 @@ impl Checker<'_> {
                 prefix: String::new(),
             }),
         }
-        self.argv(&inner, depth + 1)
+        self.exec(&inner, depth + 1)
     }
 }
