@@ -2,10 +2,12 @@
 //!
 //! A planned command is matched in every form it takes on the way to the
 //! program that runs: as written, with the program's directory dropped
-//! (`/bin/rm` is `rm`), and after each wrapper is taken off (`timeout`,
+//! (`/bin/rm` is `rm`), after each wrapper is taken off (`timeout`,
 //! `nice`, `env`, `exec -a NAME`, `xargs`, `sudo`, `find -exec`, and the
 //! strings run by `sh -c`, `eval`, `watch`, `su -c`, `env -S`, which are
-//! analysed in turn). A deny or ask rule that matches any form applies; an
+//! analysed in turn), and for multi-command tools (git, npm, cargo,
+//! docker, kubectl …) with the global options before the subcommand taken
+//! off ([`tools`]). A deny or ask rule that matches any form applies; an
 //! allow rule approves a command only in its form after the wrappers that
 //! change nothing about what runs.
 //!
@@ -14,6 +16,8 @@
 //! through one except where the rule itself has `*`.
 
 use super::plan::Arg;
+
+mod tools;
 
 /// One form of a command for rule matching.
 #[derive(Debug, Clone)]
@@ -225,6 +229,10 @@ pub(crate) fn forms(argv: &[Arg], depth: usize, out: &mut Vec<Form>) {
 pub(crate) fn other_forms(argv: &[Arg], depth: usize, out: &mut Vec<Form>) {
     if depth > 8 || argv.is_empty() {
         return;
+    }
+    // `git -C . commit` is `git commit`.
+    if let Some(f) = tools::subcommand_form(argv) {
+        out.push(Form { argv: f });
     }
     if let Some(Arg::Lit(p)) = argv.first()
         && p.contains('/')
