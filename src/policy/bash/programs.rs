@@ -270,14 +270,15 @@ pub(crate) static PROGRAMS: &[Prog] = &[
         pattern_opts: &[],
     },
     Prog {
-        // -C writes a compiled magic file; -f reads names from a list.
+        // -C writes a compiled magic file; -f reads names from a list; -z
+        // and -Z run decompressors (zstd, lzip …) found on PATH.
         names: &["file"],
         opts: "-b --brief -c --checking-printout -e= --exclude= --exclude-quiet= -F= \
                --separator= -i --mime --apple --extension --mime-type --mime-encoding -k \
                --keep-going -l --list -L --dereference -h --no-dereference -n --no-buffer -N \
                --no-pad -0 --print0 -p --preserve-date -P= --parameter= -r --raw -s \
-               --special-files -z --uncompress -Z --uncompress-noreport -m=r --magic-file=r \
-               -d --debug -v --version !-C !--compile !-f= !--files-from= !-S !--no-sandbox",
+               --special-files -m=r --magic-file=r -d --debug -v --version !-C !--compile !-f= \
+               !--files-from= !-S !--no-sandbox !-z !--uncompress !-Z !--uncompress-noreport",
         operands: Operands::Paths,
         style: G,
         longs: "--apple --brief --checking-printout --compile --debug --dereference --exclude \
@@ -331,9 +332,10 @@ pub(crate) static PROGRAMS: &[Prog] = &[
         pattern_opts: &[],
     },
     Prog {
-        // -l follows links like directories; -o writes; --fromfile reads a list.
+        // -l follows links like directories; -o writes; --fromfile reads a
+        // list; -R runs tree again in each folder with `-o 00Tree.html`.
         names: &["tree"],
-        opts: "-a -d -f -x -L=n -R -P= -I= --gitignore --ignore-case --matchdirs --metafirst \
+        opts: "-a -d -f -x -L=n !-R -P= -I= --gitignore --ignore-case --matchdirs --metafirst \
                --prune --info --noreport --charset= --filelimit=n -q -N -Q -p -u -g -s -h --si \
                --du -D --timefmt= -F --inodes --device -v -t -c -U -r --dirsfirst --filesfirst \
                --sort= -i -A -S -n -C -X -J -H= -T= --nolinks --version --help \

@@ -357,6 +357,39 @@ pub(crate) fn is_executable(p: &Path) -> bool {
 /// Program-specific rules the option table cannot say.
 fn extra(name: &str, p: &spec::Parsed) -> R<()> {
     match name {
+        // -L makes -R descend into every link to a directory it meets.
+        "ls" | "dir" | "vdir"
+            if p.has_any(&["-R", "--recursive"]) && p.has_any(&["-L", "--dereference"]) =>
+        {
+            Err(format!("{name} -L with -R follows links out of the tree"))
+        }
+        // GNU diff follows the links it meets while recursing.
+        "diff" if p.has_any(&["-r", "--recursive"]) && !p.has("--no-dereference") => Err(
+            "diff -r follows links out of the trees it compares (--no-dereference does not)".into(),
+        ),
+        // binutils reads an argument `@FILE` as more arguments from FILE
+        // (after `--` and as an option's value too).
+        "strings" => {
+            let at = |a: &Arg| match a {
+                Arg::Lit(s) => s.starts_with('@'),
+                Arg::Opaque { prefix } | Arg::Many { prefix } => {
+                    prefix.is_empty() || prefix.starts_with('@')
+                }
+                Arg::Fd | Arg::Under(_) => false,
+            };
+            match p
+                .operands
+                .iter()
+                .chain(p.opts.iter().filter_map(|(_, v)| v.as_ref()))
+                .find(|a| at(a))
+            {
+                Some(a) => Err(format!(
+                    "strings reads {} as a file of more arguments",
+                    a.show()
+                )),
+                None => Ok(()),
+            }
+        }
         // `date MMDDhhmm` sets the clock; only `+FORMAT` is read-only.
         "date" => match p.operands.first() {
             Some(Arg::Lit(f)) if f.starts_with('+') => Ok(()),
