@@ -6,7 +6,10 @@
 //! `--textconv`, `-O`/`--open-files-in-pager`, `--show-signature` and
 //! `%G` formats (gpg). Operands are revisions and pathspecs, which git
 //! keeps inside the repository, except with `--no-index`, where they are
-//! paths and are checked.
+//! paths and are checked. What git prints from its object store is a
+//! read too ([`reads`]): the repository itself must be one the command
+//! may read, `REV:PATH` is a read of PATH, and a command that prints file
+//! contents reads its pathspecs or, with none, the whole repository.
 //!
 //! The repository is the attacker's (`.git` included): [`repo`] reads
 //! everything git would read for the command — which repository, every
@@ -21,6 +24,7 @@ mod config;
 mod discover;
 mod index;
 mod protect;
+mod reads;
 mod repo;
 
 pub(crate) use protect::protected_paths;
@@ -467,10 +471,19 @@ pub(crate) fn check(c: &mut Checker, args: &[Arg]) -> R<()> {
         });
     }
     c.eff.git.push(dir.clone());
+    let repo = reads::locate(c, &dir)?;
+    let magic = args[..i]
+        .iter()
+        .any(|a| matches!(a.lit(), Some("--glob-pathspecs" | "--icase-pathspecs")));
+    let here = Here {
+        dir: &dir,
+        repo: repo.as_ref(),
+        magic,
+    };
     let rest = match sub {
         "stash" => match rest.first().and_then(Arg::lit) {
-            Some("list") => return parse_as(c, "log", &rest[1..], &dir),
-            Some("show") => return parse_as(c, "diff", &rest[1..], &dir),
+            Some("list") => return parse_as(c, "log", &rest[1..], &here),
+            Some("show") => return parse_as(c, "diff", &rest[1..], &here),
             _ => return Err("git stash (other than list/show) changes the repository".into()),
         },
         "reflog" => match rest.first().and_then(Arg::lit) {
@@ -498,10 +511,19 @@ pub(crate) fn check(c: &mut Checker, args: &[Arg]) -> R<()> {
         _ => rest,
     };
     let name = if sub == "reflog" { "log" } else { sub };
-    parse_as(c, name, rest, &dir)
+    parse_as(c, name, rest, &here)
 }
 
-fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], dir: &Path) -> R<()> {
+/// Where a git command runs, and the repository it uses there.
+struct Here<'a> {
+    dir: &'a Path,
+    repo: Option<&'a reads::Repo>,
+    /// Pathspecs may be globs (`--glob-pathspecs`, `--icase-pathspecs`).
+    magic: bool,
+}
+
+fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], here: &Here) -> R<()> {
+    let dir = here.dir;
     let spec = spec::git_lookup(sub)
         .ok_or_else(|| format!("git {sub} is not a known read-only git command"))?;
     let label = format!("git {sub}");
@@ -558,6 +580,11 @@ fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], dir: &Path) -> R<()> {
             recursive: true,
             shown: ".".into(),
         });
+    }
+    if let Some(repo) = here.repo
+        && !no_index
+    {
+        reads::record(c, sub, &p, repo, dir, here.magic);
     }
     Ok(())
 }

@@ -143,7 +143,7 @@ pub(crate) fn analyse_in(
         if plan.steps.is_empty() && plan.redirects.is_empty() {
             return Err("it runs no command".into());
         }
-        Ok(check_plan(plan, env.path_str()))
+        Ok(check_plan(plan, env))
     });
     // Anything but name characters separates words here: the split is only
     // for deny rules when there is no plan, so more words is safer.
@@ -158,7 +158,7 @@ pub(crate) fn analyse_in(
     Analysis { planned, words }
 }
 
-fn check_plan(plan: Plan, path_var: &str) -> Planned {
+fn check_plan(plan: Plan, env: &crate::policy::CommandEnv) -> Planned {
     let mut writes = Vec::new();
     let mut unsure_writes = Vec::new();
     let redirects = plan
@@ -183,7 +183,7 @@ fn check_plan(plan: Plan, path_var: &str) -> Planned {
                 }
             }
             let mut eff = Effects::default();
-            Checker::new(&mut eff, path_var).redirect(r).map(|()| eff)
+            Checker::new(&mut eff, env).redirect(r).map(|()| eff)
         })
         .collect();
     let commands = plan
@@ -191,7 +191,7 @@ fn check_plan(plan: Plan, path_var: &str) -> Planned {
         .into_iter()
         .map(|step| {
             let mut eff = Effects::default();
-            let verdict = Checker::new(&mut eff, path_var).step(&step).map(|()| eff);
+            let verdict = Checker::new(&mut eff, env).step(&step).map(|()| eff);
             for w in written(&step) {
                 match w {
                     Ok(p) => writes.push(p),

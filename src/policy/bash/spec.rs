@@ -230,6 +230,8 @@ pub(crate) struct Parsed {
     /// (option as spelled in the spec, its value)
     pub opts: Vec<(&'static str, Option<Arg>)>,
     pub operands: Vec<Arg>,
+    /// How many operands came before a `--` that ended the options.
+    pub dashdash: Option<usize>,
 }
 
 impl Parsed {
@@ -301,6 +303,7 @@ pub(crate) fn parse(prog: &str, c: &Compiled, args: &[Arg]) -> Result<Parsed, St
         };
         if s == "--" {
             done = true;
+            out.dashdash = Some(out.operands.len());
             continue;
         }
         if let Some(long) = s.strip_prefix("--") {

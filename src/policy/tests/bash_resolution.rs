@@ -218,3 +218,121 @@ fn writes_through_per_process_links_ask() {
     );
     assert!(is_ask(&d), "{d:?}");
 }
+
+fn git_repo(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (f, t) in files {
+        let p = dir.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, t).unwrap();
+    }
+    let ok = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("git init -q && git add -A && git -c user.email=a@b -c user.name=a commit -qm one")
+        .current_dir(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "git init in {}", dir.display());
+}
+
+/// Regression: after `cd OUTSIDE &&` (or with `-C`), git read another
+/// repository's history and files without a question.
+#[test]
+fn git_reads_another_repository_only_with_a_question() {
+    let root = temp("git-elsewhere");
+    let proj = root.join("proj");
+    let outside = root.join("outside");
+    git_repo(&proj, &[("README.md", "x\n")]);
+    git_repo(&outside, &[("secret.txt", "s\n")]);
+    let p = policy(Mode::Default, &proj, &[]);
+    for cmd in ["git log", "git status", "git show HEAD", "git diff"] {
+        assert_eq!(decide(&p, "Bash", bash(cmd)), Verdict::Allow, "{cmd}");
+    }
+    for cmd in [
+        format!("cd {} && git log", outside.display()),
+        format!("cd {} && git show HEAD:secret.txt", outside.display()),
+        format!("git -C {} cat-file -p HEAD:secret.txt", outside.display()),
+    ] {
+        let d = decide(&p, "Bash", bash(&cmd));
+        assert!(
+            matches!(&d, Verdict::Ask(q) if q.contains("outside the working directories")),
+            "{cmd}: {d:?}"
+        );
+    }
+    // A Read allow rule that names it lets it through.
+    let rule = format!("Read(/{})", outside.display());
+    let p = policy(Mode::Default, &proj, &[(rule.as_str(), Behavior::Allow)]);
+    let cmd = format!("cd {} && git log", outside.display());
+    assert_eq!(decide(&p, "Bash", bash(&cmd)), Verdict::Allow);
+    // GIT_DIR in the environment points git at a repository tern did not
+    // look at.
+    let mut p = policy(Mode::Default, &proj, &[]);
+    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    vars.push(("GIT_DIR".into(), outside.join(".git").into()));
+    p.set_command_env(CommandEnv::new(vars));
+    assert!(is_ask(&decide(&p, "Bash", bash("git log"))));
+}
+
+/// Regression: `Read(./.env)` was dodged by `git show HEAD:.env` and by
+/// commands that print the repository's files with no path operand.
+#[test]
+fn git_object_reads_are_held_to_read_rules() {
+    let root = temp("git-rules");
+    let proj = root.join("proj");
+    git_repo(
+        &proj,
+        &[
+            ("README.md", "x\n"),
+            (".env", "KEY=1\n"),
+            ("sub/a.txt", "a\n"),
+        ],
+    );
+    let p = policy(Mode::Default, &proj, &[("Read(./.env)", Behavior::Deny)]);
+    for cmd in [
+        "git show HEAD:.env",
+        "git show :.env",
+        "git cat-file -p HEAD:.env",
+        "git cat-file blob :0:.env",
+        "git diff HEAD:README.md HEAD:.env",
+        "cd sub && git show HEAD:../.env",
+        "cd sub && git show HEAD:.env",
+    ] {
+        let d = decide(&p, "Bash", bash(cmd));
+        assert!(is_deny(&d), "{cmd}: {d:?}");
+    }
+    for cmd in [
+        "git log -p",
+        "git log -p -1 HEAD",
+        "git show",
+        "git show HEAD",
+        "git diff",
+        "git diff HEAD~0",
+        "git cat-file -p HEAD",
+        "git grep KEY",
+        "git log -p -- '*.env'",
+        "git --icase-pathspecs log -p -- .ENV",
+        "git log -p -- .",
+        "git status -v",
+        "git stash show -p",
+        "git blame .env",
+    ] {
+        let d = decide(&p, "Bash", bash(cmd));
+        assert!(is_ask(&d) || is_deny(&d), "{cmd}: {d:?}");
+    }
+    // Names, hashes and messages only; or contents of other paths.
+    for cmd in [
+        "git status",
+        "git log --oneline",
+        "git log --stat",
+        "git ls-files",
+        "git diff --stat",
+        "git rev-parse HEAD",
+        "git show HEAD:README.md",
+        "git cat-file -t HEAD",
+        "git log -p -- README.md",
+        "git diff HEAD -- sub",
+        "cd sub && git log -p a.txt",
+    ] {
+        assert_eq!(decide(&p, "Bash", bash(cmd)), Verdict::Allow, "{cmd}");
+    }
+}

@@ -65,18 +65,22 @@ pub(crate) fn is_builtin(name: &str) -> bool {
 pub(crate) struct Checker<'a> {
     pub eff: &'a mut Effects,
     cwd: Option<Rc<Path>>,
-    /// `PATH` of the command's environment.
-    path: &'a str,
+    /// The environment the command starts with.
+    env: &'a crate::policy::CommandEnv,
 }
 
 impl<'a> Checker<'a> {
-    /// `path`: the `PATH` the command starts with.
-    pub(crate) fn new(eff: &'a mut Effects, path: &'a str) -> Checker<'a> {
+    pub(crate) fn new(eff: &'a mut Effects, env: &'a crate::policy::CommandEnv) -> Checker<'a> {
         Checker {
             eff,
             cwd: None,
-            path,
+            env,
         }
+    }
+
+    /// The value of `name` in the command's environment.
+    pub(crate) fn env_var(&self, name: &str) -> Option<&std::ffi::OsStr> {
+        self.env.get(name)
     }
 
     /// One planned command.

@@ -156,7 +156,7 @@ impl Checker<'_> {
     /// file named so in a `PATH` entry (an empty entry is the directory
     /// itself), resolved through its links. None: nothing is found.
     fn locate(&self, name: &str, dir: &Path) -> R<Option<PathBuf>> {
-        let path_var = self.path;
+        let path_var = self.env.path_str();
         let relative = path_var.split(':').any(|e| !e.starts_with('/'));
         let key = if relative {
             format!("{}\0{name}\0{path_var}", dir.display())
