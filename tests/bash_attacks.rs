@@ -692,6 +692,50 @@ static ATTACKS: &[Attack] = &[
         "cd a2 && git show {hash}",
         Leak,
     ),
+    // Issue 33: a program judged by the file it runs, not the name it was
+    // written with (`tools/echo` is a link to /bin/sh).
+    a(
+        "program name",
+        "./tools/echo -c 'touch {out}/p1'",
+        Mark("p1"),
+    ),
+    a(
+        "program name",
+        "nice ./tools/echo -c 'touch {out}/p2'",
+        Mark("p2"),
+    ),
+    // Readers that follow links out of the tree, or write.
+    a("follows links", "diff -rN cmp/a cmp/b", Leak),
+    a("follows links", "ls -LR", Prints("secret2.txt")),
+    n(
+        "follows links",
+        &["tree"],
+        "tree -R -L 1 -H .",
+        Changed("src/00Tree.html"),
+    ),
+    a("follows links", "strings @args.txt", Leak),
+    // Reads that are not file opens: another repository's object store,
+    // a file a deny rule covers, /proc as the command's own process.
+    a("object store", "cd {outside}/repo && git log", Leak),
+    a(
+        "object store",
+        "cd {outside}/repo && git cat-file -p HEAD",
+        Leak,
+    ),
+    s("object store", Denied, "git show HEAD:.env", Leak),
+    s("object store", Denied, "git cat-file -p :.env", Leak),
+    s("object store", Denied, "git log -p", Leak),
+    s("object store", Denied, "git grep KEY", Leak),
+    a(
+        "per-process",
+        "cd {outside} && cat /proc/self/cwd/secret.txt",
+        Leak,
+    ),
+    a(
+        "per-process",
+        "cd {outside} && head /proc/thread-self/cwd/secret.txt",
+        Leak,
+    ),
 ];
 
 struct Paths {
@@ -830,6 +874,17 @@ fn build(name: &str, setup: Setup) -> Paths {
             );
         }
     }
+    // Issue 33: a project link to a shell named for a harmless program; a
+    // tree holding a link out (`diff -r` follows it); a file of arguments
+    // for binutils' `@FILE`.
+    std::os::unix::fs::symlink("/bin/sh", proj.join("tools/echo")).unwrap();
+    std::fs::create_dir_all(proj.join("cmp/a")).unwrap();
+    std::fs::create_dir_all(proj.join("cmp/b")).unwrap();
+    std::os::unix::fs::symlink(p.outside.join("deep"), proj.join("cmp/a/l")).unwrap();
+    write(
+        &proj.join("args.txt"),
+        &format!("{}\n", p.outside.join("secret.txt").display()),
+    );
     std::fs::create_dir_all(proj.join(".claude")).unwrap();
     std::fs::create_dir_all(proj.join(".tern")).unwrap();
     run_ok(
@@ -1026,7 +1081,12 @@ fn build(name: &str, setup: Setup) -> Paths {
             std::fs::remove_dir_all(proj.join("a2/.git/objects")).unwrap();
             std::os::unix::fs::symlink(&objects, proj.join("a2/.git/objects")).unwrap();
         }
-        Plain | Denied | Protected => {}
+        // The secret is in the repository's history too.
+        Denied => run_ok(
+            proj,
+            "git add -f .env && git -c user.email=a@b -c user.name=a commit -qm env",
+        ),
+        Plain | Protected => {}
     }
     p
 }
@@ -1049,6 +1109,7 @@ fn harmed(p: &Paths, harm: Harm, output: &str) -> bool {
 fn snapshot(p: &Paths) {
     for f in [
         "README.md",
+        "src/00Tree.html",
         ".git/logs/HEAD",
         ".git/config",
         ".git/refs/heads/tern-r22",
@@ -1599,5 +1660,105 @@ fn ordinary_repositories_stay_auto_allowed() {
             )
         });
         assert!(!r.1, "{cmd:?} was not auto-allowed: {}", r.2);
+    }
+}
+
+/// Issue 33, class 1: with a PATH entry in the project (first, but
+/// holding none of the programs written), a builtin's name under a
+/// wrapper that execs it, a script that starts `grep` by name and `file
+/// -z`'s decompressor all run the project's program. Each does its harm
+/// with plain bash; through tern each asks and none runs.
+#[test]
+fn a_project_path_entry_cannot_stand_behind_a_wrapped_builtin_or_a_helper() {
+    let p = build("pathhelpers", Plain);
+    let pbin = p.proj.join("pbin");
+    for (name, then) in [
+        ("echo", "exec /bin/echo \"$@\""),
+        ("grep", "exit 1"),
+        ("zstd", "exec cat"),
+    ] {
+        script(
+            &pbin.join(name),
+            &format!("touch {}/ran-{name}\n{then}", p.out.display()),
+        );
+    }
+    std::fs::write(
+        p.proj.join("x.zst"),
+        b"\x28\xb5\x2f\xfd\x04\x58\x21\x00\x00hello",
+    )
+    .unwrap();
+    let system = std::env::var("PATH").unwrap_or_default();
+    let egrep_is_script = Command::new("bash")
+        .args(["-c", "head -c2 \"$(command -v egrep)\""])
+        .output()
+        .is_ok_and(|o| o.stdout == b"#!");
+    let mut cases = vec![
+        ("nice echo hi", "echo"),
+        ("env echo hi", "echo"),
+        ("exec echo hi", "echo"),
+        ("timeout 5 echo hi", "echo"),
+        ("echo a | xargs", "echo"),
+        ("find . -name README.md -type f -exec echo {} +", "echo"),
+    ];
+    if egrep_is_script {
+        cases.push(("egrep Demo README.md", "grep"));
+    }
+    if have("file") {
+        cases.push(("file -z x.zst", "zstd"));
+    }
+    let path = format!("{}:{system}", pbin.display());
+    for (cmd, ran) in &cases {
+        let _ = Command::new("bash")
+            .args(["-c", cmd])
+            .env("PATH", &path)
+            .current_dir(&p.proj)
+            .stdin(Stdio::null())
+            .output();
+        let mark = p.out.join(format!("ran-{ran}"));
+        assert!(mark.exists(), "{cmd:?}: no harm unprotected");
+        std::fs::remove_file(mark).unwrap();
+    }
+    let calls: Vec<(String, String)> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (c, _))| {
+            (
+                format!("toolu_{i}"),
+                tern::obj! { "command" => *c }.to_json(),
+            )
+        })
+        .collect();
+    let call_refs: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(id, input)| (id.as_str(), "Bash", input.as_str()))
+        .collect();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&call_refs),
+        standin::text_reply("done"),
+    ]);
+    let out = support::run(
+        support::tern(&api.url, &p.proj)
+            .env("HOME", &p.home)
+            .env("PATH", &path)
+            .args(["-p", "look around"]),
+    );
+    let results = tool_results(&api.requests());
+    for (i, (cmd, ran)) in cases.iter().enumerate() {
+        let id = format!("toolu_{i}");
+        let r = results.iter().find(|r| r.0 == id).unwrap_or_else(|| {
+            panic!(
+                "no result for {cmd:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert!(
+            r.1 && (r.2.contains("approval") || r.2.contains("refuses")),
+            "{cmd:?} was not refused: {}",
+            r.2
+        );
+        assert!(
+            !p.out.join(format!("ran-{ran}")).exists(),
+            "{cmd:?}: the project's {ran} ran"
+        );
     }
 }
