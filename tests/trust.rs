@@ -567,7 +567,10 @@ fn loosening_the_sandbox_is_the_users_alone() {
             &connect_unix,
         ),
     ];
-    let user_on = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true}}"#;
+    // The temporary folder stays shut too: the outside folder may be
+    // under /tmp (a checkout there puts cargo's target folder there).
+    let user_on =
+        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"filesystem":{"allowTmp":false}}}"#;
     for (loosen, command) in &cases {
         let call = tern::obj! { "command" => *command }.to_json();
         for from_user in [true, false] {

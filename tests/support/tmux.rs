@@ -86,17 +86,30 @@ impl Tmux {
             tern_shell_words()
         );
         let (x, y) = (size.0.to_string(), size.1.to_string());
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            &tmux.session,
-            "-x",
-            &x,
-            "-y",
-            &y,
-            &script,
-        ]);
+        // A new session can reach a server that is just exiting (its last
+        // session was killed a moment ago) and be lost with it: make sure
+        // it exists, else start it again.
+        for _ in 0..20 {
+            tmux.run(&[
+                "new-session",
+                "-d",
+                "-s",
+                &tmux.session,
+                "-x",
+                &x,
+                "-y",
+                &y,
+                &script,
+            ]);
+            let exists = Command::new("tmux")
+                .args(["has-session", "-t", &tmux.session])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if exists {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
         // For debugging a screen: every byte tern wrote, in this file.
         if let Ok(raw) = std::env::var("TERN_TMUX_RAW") {
             tmux.run(&[
