@@ -19,6 +19,7 @@ command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # MCP orphan check
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)           # Bash stdin test (rg without a path)
 command -v tree >/dev/null 2>&1 || missing+=(tree)            # Bash attack suite (tree -o writes its listing)
 command -v git >/dev/null 2>&1 || missing+=(git)              # git in sandboxed builds, protected-path test (core.fsmonitor)
+command -v gawk >/dev/null 2>&1 || missing+=(gawk)            # the awk reader against gawk as well as mawk and busybox
 # A static BusyBox as the only shell of the constrained-host tests' empty root.
 file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,11 +1,17 @@
-//! `find`: starting points, then an expression of tests and actions.
+//! `find`: starting points, then an expression of tests and actions,
+//! parsed by find's grammar (`,` below `-o` below `-a` and juxtaposition,
+//! `!` and parentheses) and evaluated in order.
 //!
 //! Tests that name files (`-newer F`, `-samefile F`) read them; actions
 //! that write (`-delete`, `-fprint`, `-fls`) or follow links out of the
-//! tree (`-L`, `-follow`) are refused. `-exec`/`-execdir`/`-ok` run their
-//! command, which must be read-only; each `{}` is a path under a starting
-//! point, which is only safe to open when the expression keeps to regular
-//! files (`-type f` with no `-o`), since a link could lead out.
+//! tree (`-L`, `-follow`) are refused wherever they stand.
+//! `-exec`/`-execdir`/`-ok`/`-okdir` run their command, which must be
+//! read-only; one that is handed the found path (`{}`) is only safe when
+//! that path is a regular file, not a link that leads out: every way the
+//! evaluation can reach it must pass a `-type f` that was true before it
+//! (`-type f -exec cat {} +`, `-type d -prune -o -type f -exec …`), never
+//! one after it (`-exec cat {} \; -type f` runs cat first) or in another
+//! branch (`-type f -o -exec …`).
 
 use super::check::Checker;
 use super::plan::Arg;
@@ -50,6 +56,7 @@ const VALUED: &[&str] = &[
 ];
 /// Tests that take a path they stat.
 const PATHS: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+/// Tests, actions and options without an argument.
 const BARE: &[&str] = &[
     "-empty",
     "-executable",
@@ -72,18 +79,12 @@ const BARE: &[&str] = &[
     "-print",
     "-print0",
     "-ls",
-    "(",
-    ")",
-    "!",
-    "-not",
-    "-a",
-    "-and",
-    "-o",
-    "-or",
-    ",",
     "-nowarn",
     "-warn",
 ];
+
+/// Most nesting (parentheses and `!`) an expression may have.
+const MAX_DEPTH: usize = 64;
 
 pub(crate) fn check(c: &mut Checker, args: &[Arg], depth: usize) -> R<()> {
     let mut i = 0;
@@ -119,78 +120,288 @@ pub(crate) fn check(c: &mut Checker, args: &[Arg], depth: usize) -> R<()> {
     for r in &roots {
         c.read(r, false, "find")?;
     }
-    let expr = &args[i..];
-    let regular_only = keeps_to_regular_files(expr);
-    let mut j = 0;
-    while j < expr.len() {
-        let Some(t) = expr[j].lit() else {
+    let mut p = Parser {
+        c: &mut *c,
+        expr: &args[i..],
+        at: 0,
+        execs: Vec::new(),
+    };
+    let tree = if p.expr.is_empty() {
+        Node::Other
+    } else {
+        p.list(0)?
+    };
+    if let Some(t) = p.expr.get(p.at) {
+        return Err(format!("find's expression has {} out of place", t.show()));
+    }
+    let execs = std::mem::take(&mut p.execs);
+    // Which commands are handed a path not known to be a regular file.
+    let mut unguarded = Vec::new();
+    flow(&tree, false, &mut unguarded);
+    for (k, e) in execs.iter().enumerate() {
+        if e.uses_found && unguarded.contains(&k) {
             return Err(format!(
-                "find gets an expression computed at run time ({})",
-                expr[j].show()
+                "find {} passes found paths that may be links out of the tree (put -type f before it)",
+                e.action
             ));
-        };
-        j += 1;
-        match t {
-            t if BARE.contains(&t) => {}
-            t if VALUED.contains(&t) => {
-                if expr.get(j).is_none_or(|a| matches!(a, Arg::Many { .. })) {
-                    return Err(format!("find {t} without a literal value"));
-                }
-                j += 1;
-            }
-            t if PATHS.contains(&t) || (t.starts_with("-newer") && t.len() == 8) => {
-                let v = expr
-                    .get(j)
-                    .ok_or_else(|| format!("find {t} without a file"))?;
-                // -newerXt takes a time, not a file.
-                if !t.ends_with('t') || t == "-newer" {
-                    c.read(v, false, "find")?;
-                }
-                j += 1;
-            }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let end = expr[j..]
-                    .iter()
-                    .position(|a| matches!(a.lit(), Some(";" | "+")))
-                    .ok_or_else(|| format!("find {t} without its ; or +"))?;
-                let inner = &expr[j..j + end];
-                j += end + 1;
-                let uses_found = inner
-                    .iter()
-                    .any(|a| a.lit().is_some_and(|s| s.contains("{}")));
-                if uses_found && !regular_only {
+        }
+        let mut argv = Vec::with_capacity(e.argv.len());
+        for a in &e.argv {
+            argv.push(match a.lit() {
+                Some("{}") if roots.len() == 1 => Arg::Under(root_dir(c, &roots[0])?),
+                Some(s) if s.contains("{}") => {
                     return Err(format!(
-                        "find {t} passes found paths that may be links out of the tree (add -type f)"
+                        "find {} builds paths that cannot be checked",
+                        e.action
                     ));
                 }
-                let mut argv = Vec::with_capacity(inner.len());
-                for a in inner {
-                    argv.push(match a.lit() {
-                        Some("{}") if roots.len() == 1 => Arg::Under(root_dir(c, &roots[0])?),
-                        Some(s) if s.contains("{}") => Arg::Opaque {
-                            prefix: s[..s.find("{}").unwrap_or(0)].to_string(),
-                        },
-                        _ => a.clone(),
-                    });
-                }
-                if argv.iter().any(|a| matches!(a, Arg::Opaque { .. }))
-                    || (uses_found && roots.len() != 1)
-                {
-                    return Err(format!("find {t} builds paths that cannot be checked"));
-                }
-                c.exec_inner(&argv, depth + 1, t.ends_with("dir"))?;
-            }
-            "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                return Err(format!("find {t} writes or deletes files"));
-            }
-            "-follow" => return Err("find -follow follows links out of the tree".into()),
-            "-files0-from" => {
-                return Err("find -files0-from reads its starting points from a file".into());
-            }
-            other => return Err(format!("find {other} is not analysed")),
+                _ => a.clone(),
+            });
         }
+        if e.uses_found && roots.len() != 1 {
+            return Err(format!(
+                "find {} builds paths that cannot be checked",
+                e.action
+            ));
+        }
+        c.exec_inner(&argv, depth + 1, e.action.ends_with("dir"))?;
     }
     Ok(())
+}
+
+/// An expression, reduced to what the order of evaluation needs.
+#[derive(Debug)]
+enum Node {
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    /// `a , b`: both evaluated, the value is the last one's.
+    List(Vec<Node>),
+    Not(Box<Node>),
+    /// `-type f`: true only for a regular file.
+    Regular,
+    /// The `n`th command an `-exec`-like action runs.
+    Exec(usize),
+    /// Any other test, action or option.
+    Other,
+}
+
+struct Exec {
+    action: &'static str,
+    argv: Vec<Arg>,
+    /// It is handed the found path (`{}`).
+    uses_found: bool,
+}
+
+struct Parser<'c, 'e, 'a> {
+    c: &'c mut Checker<'a>,
+    expr: &'e [Arg],
+    at: usize,
+    execs: Vec<Exec>,
+}
+
+impl Parser<'_, '_, '_> {
+    fn peek(&self) -> Option<&str> {
+        self.expr.get(self.at).and_then(Arg::lit)
+    }
+
+    /// `a , b , …`
+    fn list(&mut self, depth: usize) -> R<Node> {
+        let mut items = vec![self.or(depth)?];
+        while self.peek() == Some(",") {
+            self.at += 1;
+            items.push(self.or(depth)?);
+        }
+        Ok(one_or(items, Node::List))
+    }
+
+    /// `a -o b -o …`
+    fn or(&mut self, depth: usize) -> R<Node> {
+        let mut items = vec![self.and(depth)?];
+        while matches!(self.peek(), Some("-o" | "-or")) {
+            self.at += 1;
+            items.push(self.and(depth)?);
+        }
+        Ok(one_or(items, Node::Or))
+    }
+
+    /// `a -a b c …` (juxtaposition is `-a`).
+    fn and(&mut self, depth: usize) -> R<Node> {
+        let mut items = vec![self.unary(depth)?];
+        loop {
+            match self.peek() {
+                Some("-a" | "-and") => {
+                    self.at += 1;
+                    items.push(self.unary(depth)?);
+                }
+                Some(")" | "-o" | "-or" | ",") => break,
+                _ if self.at >= self.expr.len() => break,
+                _ => items.push(self.unary(depth)?),
+            }
+        }
+        Ok(one_or(items, Node::And))
+    }
+
+    fn unary(&mut self, depth: usize) -> R<Node> {
+        if depth > MAX_DEPTH {
+            return Err("find's expression nests too deeply".into());
+        }
+        match self.peek() {
+            Some("!" | "-not") => {
+                self.at += 1;
+                Ok(Node::Not(Box::new(self.unary(depth + 1)?)))
+            }
+            Some("(") => {
+                self.at += 1;
+                let inner = self.list(depth + 1)?;
+                if self.peek() != Some(")") {
+                    return Err("find's expression has ( without )".into());
+                }
+                self.at += 1;
+                Ok(inner)
+            }
+            _ => self.primary(),
+        }
+    }
+
+    fn primary(&mut self) -> R<Node> {
+        let Some(a) = self.expr.get(self.at) else {
+            return Err("find's expression ends where it needs a test".into());
+        };
+        let Some(t) = a.lit() else {
+            return Err(format!(
+                "find gets an expression computed at run time ({})",
+                a.show()
+            ));
+        };
+        self.at += 1;
+        if BARE.contains(&t) {
+            return Ok(Node::Other);
+        }
+        if VALUED.contains(&t) {
+            let v = self
+                .expr
+                .get(self.at)
+                .filter(|a| !matches!(a, Arg::Many { .. }))
+                .ok_or_else(|| format!("find {t} without a literal value"))?;
+            self.at += 1;
+            return Ok(if t == "-type" && v.lit() == Some("f") {
+                Node::Regular
+            } else {
+                Node::Other
+            });
+        }
+        if PATHS.contains(&t) || (t.starts_with("-newer") && t.len() == 8) {
+            let v = self
+                .expr
+                .get(self.at)
+                .ok_or_else(|| format!("find {t} without a file"))?;
+            // -newerXt takes a time, not a file.
+            if !t.ends_with('t') || t == "-newer" {
+                self.c.read(v, false, "find")?;
+            }
+            self.at += 1;
+            return Ok(Node::Other);
+        }
+        match t {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let action = match t {
+                    "-exec" => "-exec",
+                    "-execdir" => "-execdir",
+                    "-ok" => "-ok",
+                    _ => "-okdir",
+                };
+                let rest = &self.expr[self.at..];
+                // `;` ends the command; `+` only right after `{}`.
+                let end = rest
+                    .iter()
+                    .enumerate()
+                    .position(|(k, a)| match a.lit() {
+                        Some(";") => true,
+                        Some("+") => k > 0 && rest[k - 1].lit() == Some("{}"),
+                        _ => false,
+                    })
+                    .ok_or_else(|| format!("find {t} without its ; or {{}} +"))?;
+                let argv = rest[..end].to_vec();
+                self.at += end + 1;
+                if argv.is_empty() {
+                    return Err(format!("find {t} without a command"));
+                }
+                let uses_found = argv
+                    .iter()
+                    .any(|a| a.lit().is_none_or(|s| s.contains("{}")));
+                self.execs.push(Exec {
+                    action,
+                    argv,
+                    uses_found,
+                });
+                Ok(Node::Exec(self.execs.len() - 1))
+            }
+            "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                Err(format!("find {t} writes or deletes files"))
+            }
+            "-follow" => Err("find -follow follows links out of the tree".into()),
+            "-files0-from" => Err("find -files0-from reads its starting points from a file".into()),
+            other => Err(format!("find {other} is not analysed")),
+        }
+    }
+}
+
+fn one_or(mut items: Vec<Node>, make: fn(Vec<Node>) -> Node) -> Node {
+    if items.len() == 1 {
+        items.pop().unwrap_or(Node::Other)
+    } else {
+        make(items)
+    }
+}
+
+/// Evaluates `n` for a path that is known to be a regular file or not
+/// (`regular`), noting each command reached without that knowledge.
+/// Returns what is known after `n` was true and after it was false.
+/// (Recursion follows the parse, whose nesting is bounded.)
+fn flow(n: &Node, regular: bool, unguarded: &mut Vec<usize>) -> (bool, bool) {
+    match n {
+        Node::Regular => (true, regular),
+        Node::Exec(k) => {
+            if !regular {
+                unguarded.push(*k);
+            }
+            (regular, regular)
+        }
+        Node::Other => (regular, regular),
+        Node::Not(x) => {
+            let (t, f) = flow(x, regular, unguarded);
+            (f, t)
+        }
+        // Each next one runs only when the one before was true; the whole
+        // is false after any of them was.
+        Node::And(items) => {
+            let (mut t, mut f) = (regular, true);
+            for x in items {
+                let (xt, xf) = flow(x, t, unguarded);
+                f &= xf;
+                t = xt;
+            }
+            (t, f)
+        }
+        // Each next one runs only when the one before was false.
+        Node::Or(items) => {
+            let (mut t, mut f) = (true, regular);
+            for x in items {
+                let (xt, xf) = flow(x, f, unguarded);
+                t &= xt;
+                f = xf;
+            }
+            (t, f)
+        }
+        // Each next one runs whatever the one before gave.
+        Node::List(items) => {
+            let mut out = (regular, regular);
+            for x in items {
+                out = flow(x, out.0 && out.1, unguarded);
+            }
+            out
+        }
+    }
 }
 
 fn root_dir(c: &Checker, root: &Arg) -> R<std::path::PathBuf> {
@@ -203,17 +414,94 @@ fn root_dir(c: &Checker, root: &Arg) -> R<std::path::PathBuf> {
     }
 }
 
-/// `-type f` at the top level of an expression without alternatives: every
-/// path it passes on is a regular file, not a link.
-fn keeps_to_regular_files(expr: &[Arg]) -> bool {
-    let lits: Vec<&str> = expr.iter().filter_map(Arg::lit).collect();
-    if lits
-        .iter()
-        .any(|t| matches!(*t, "-o" | "-or" | "," | "(" | ")"))
-    {
-        return false;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exprs(s: &str) -> Vec<Arg> {
+        s.split(' ').map(|w| Arg::Lit(w.into())).collect()
     }
-    lits.windows(2)
-        .enumerate()
-        .any(|(k, w)| w == ["-type", "f"] && (k == 0 || !matches!(lits[k - 1], "!" | "-not")))
+
+    /// Which commands of an expression run on paths not known to be
+    /// regular files, or the parse error.
+    fn unguarded(s: &str) -> Result<Vec<usize>, String> {
+        let mut eff = super::super::check::Effects::default();
+        let env = crate::policy::CommandEnv::inherited();
+        let mut c = Checker::new(&mut eff, &env);
+        let args = exprs(s);
+        let mut p = Parser {
+            c: &mut c,
+            expr: &args,
+            at: 0,
+            execs: Vec::new(),
+        };
+        let tree = p.list(0)?;
+        if p.at != args.len() {
+            return Err("left over".into());
+        }
+        let mut out = Vec::new();
+        flow(&tree, false, &mut out);
+        Ok(out)
+    }
+
+    #[test]
+    fn guards_are_positional() {
+        let ok: Vec<usize> = Vec::new();
+        assert_eq!(unguarded("-type f -exec cat {} ;"), Ok(ok.clone()));
+        assert_eq!(unguarded("-name x -type f -exec cat {} +"), Ok(ok.clone()));
+        assert_eq!(
+            unguarded("( -type f -name a -o -type f -name b ) -exec cat {} ;"),
+            Ok(ok.clone())
+        );
+        assert_eq!(
+            unguarded("-type f ( -name a -o -name b ) -exec cat {} ;"),
+            Ok(ok.clone())
+        );
+        assert_eq!(unguarded("! ! -type f -exec cat {} ;"), Ok(ok.clone()));
+        assert_eq!(
+            unguarded("-type f -exec cat {} ; -exec head {} ;"),
+            Ok(ok.clone())
+        );
+        assert_eq!(
+            unguarded("-type d -prune -o -type f -exec cat {} ;"),
+            Ok(ok.clone())
+        );
+        // Regression (issue 33): the guard after the action does not guard it.
+        assert_eq!(unguarded("-exec cat {} ; -type f"), Ok(vec![0]));
+        assert_eq!(unguarded("-name x -exec cat {} ; -type f"), Ok(vec![0]));
+        assert_eq!(unguarded("-type f -o -exec cat {} ;"), Ok(vec![0]));
+        assert_eq!(unguarded("! -type f -exec cat {} ;"), Ok(vec![0]));
+        assert_eq!(unguarded("-type f , -exec cat {} ;"), Ok(vec![0]));
+        assert_eq!(
+            unguarded("( -type f -o -name x ) -exec cat {} ;"),
+            Ok(vec![0])
+        );
+        assert_eq!(
+            unguarded("-name x -o -type f -exec cat {} ;"),
+            Ok(ok.clone())
+        );
+        assert_eq!(
+            unguarded("-type f -exec a {} ; -o -exec b {} ;"),
+            Ok(vec![1])
+        );
+    }
+
+    /// `+` ends a command only right after `{}`; elsewhere it is an
+    /// argument.
+    #[test]
+    fn plus_ends_only_after_braces() {
+        assert_eq!(unguarded("-type f -exec grep -e + {} +"), Ok(Vec::new()));
+        assert!(unguarded("-type f -exec cat + -exec x ;").is_ok_and(|v| v.is_empty()));
+        assert!(unguarded("-exec cat +").is_err());
+    }
+
+    #[test]
+    fn malformed_expressions_ask() {
+        assert!(unguarded("( -name x").is_err());
+        assert!(unguarded("-o -name x").is_err());
+        assert!(unguarded("-name").is_err());
+        assert!(unguarded("!").is_err());
+        let deep = "( ".repeat(100) + "-true" + &" )".repeat(100);
+        assert!(unguarded(&deep).is_err());
+    }
 }

@@ -83,10 +83,19 @@ impl Checker<'_> {
     /// `[[ … ]]`: operators are syntax, so values never become operators;
     /// but `-v` evaluates a subscript and arithmetic comparisons evaluate
     /// their operands as expressions.
+    ///
+    /// Which words are operators bash decides by their text, as it parses
+    /// the conditional; the tree's split into operators and operands is
+    /// not trusted for that, so an operand spelled like an operator (`[[
+    /// x == -eq ]]`) is held to the operator's rules too.
     pub(super) fn double_test(&mut self, toks: &[TestArg]) -> R<()> {
         for (i, t) in toks.iter().enumerate() {
-            let TestArg::Op(op) = t else { continue };
-            match op.as_str() {
+            let op = match t {
+                TestArg::Op(op) => op.as_str(),
+                TestArg::Val(Arg::Lit(s)) if s.starts_with('-') => s.as_str(),
+                TestArg::Val(_) => continue,
+            };
+            match op {
                 "-v" | "-R" => return Err(format!("[[ {op} ]] evaluates a variable subscript")),
                 "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => {
                     for j in [i.wrapping_sub(1), i + 1] {
@@ -169,3 +178,4 @@ fn is_test_binary(op: &str) -> bool {
             | "-o"
     )
 }
+
