@@ -86,6 +86,12 @@ enum Verdict {
     Allow,
     /// A Bash line allowed because it only reads: run it hardened.
     AllowHardened,
+    /// A Bash line allowed to run as `command`, its globs replaced by
+    /// what they were decided on (hardened when it only reads).
+    AllowCommand {
+        hardened: bool,
+        command: String,
+    },
     Ask(String),
     Deny(String),
 }
@@ -276,19 +282,23 @@ impl Policy {
             Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
             _ => Vec::new(),
         };
-        let permit = |hardened| Permit {
+        let permit = |hardened, command| Permit {
             call_id: call.id.to_string(),
             paths,
             filter,
             hardened,
             reach_local,
+            command,
         };
         match verdict {
-            Verdict::Allow => Decision::Allow(permit(false)),
-            Verdict::AllowHardened => Decision::Allow(permit(true)),
+            Verdict::Allow => Decision::Allow(permit(false, None)),
+            Verdict::AllowHardened => Decision::Allow(permit(true, None)),
+            Verdict::AllowCommand { hardened, command } => {
+                Decision::Allow(permit(hardened, Some(command)))
+            }
             Verdict::Ask(text) => Decision::Ask(Question {
                 text,
-                permit: permit(false),
+                permit: permit(false, None),
             }),
             Verdict::Deny(text) => Decision::Deny(Reason(text)),
         }
@@ -335,6 +345,9 @@ impl Policy {
             return match self.decide_bash(input, cmd) {
                 bash::decide::BashVerdict::Allow { hardened: false } => Verdict::Allow,
                 bash::decide::BashVerdict::Allow { hardened: true } => Verdict::AllowHardened,
+                bash::decide::BashVerdict::AllowPinned { hardened, command } => {
+                    Verdict::AllowCommand { hardened, command }
+                }
                 bash::decide::BashVerdict::Ask(q) => Verdict::Ask(q),
                 bash::decide::BashVerdict::Deny(r) => Verdict::Deny(r),
             };

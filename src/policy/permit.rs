@@ -104,6 +104,9 @@ pub struct Permit {
     /// address, bypass mode), so loopback and private addresses it
     /// resolves to may be reached.
     pub(super) reach_local: bool,
+    /// Bash: the command line to run instead of the input's, its globs
+    /// replaced by the names they were decided on.
+    pub(super) command: Option<String>,
 }
 
 impl Permit {
@@ -121,6 +124,13 @@ impl Permit {
     /// WebFetch may connect to loopback and private addresses.
     pub fn may_reach_local(&self) -> bool {
         self.reach_local
+    }
+
+    /// Bash: the line policy decided, to run instead of the input's text
+    /// (each glob already expanded, so no later expansion sees other
+    /// files); None to run the input as written.
+    pub fn command(&self) -> Option<&str> {
+        self.command.as_deref()
     }
 
     /// The `i`th path of the call, as policy resolved and checked it.
@@ -165,6 +175,7 @@ impl Permit {
             filter: Default::default(),
             hardened: false,
             reach_local: false,
+            command: None,
         }
     }
 }

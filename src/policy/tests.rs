@@ -402,7 +402,7 @@ fn dotdot_after_a_link_is_resolved_before_the_check() {
 
 fn d_text(d: &Verdict) -> &str {
     match d {
-        Verdict::Allow | Verdict::AllowHardened => "",
+        Verdict::Allow | Verdict::AllowHardened | Verdict::AllowCommand { .. } => "",
         Verdict::Ask(t) | Verdict::Deny(t) => t,
     }
 }

@@ -39,7 +39,7 @@ fn word(ts: &[Tok]) -> Word {
             Tok::Atom(p) => parts.push(p.clone()),
         }
     }
-    Word { parts }
+    Word { parts, span: None }
 }
 
 fn is(t: &Tok, c: char) -> bool {
@@ -231,6 +231,7 @@ mod tests {
                 text: s.into(),
                 quoted: false,
             }],
+            span: None,
         }
     }
 
@@ -276,6 +277,7 @@ mod tests {
                     quoted: false,
                 },
             ],
+            span: None,
         };
         assert_eq!(expand(&q).unwrap().len(), 1);
         assert!(expand(&w("{1..100000}")).is_err());

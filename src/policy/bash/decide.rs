@@ -25,6 +25,12 @@ pub(crate) enum BashVerdict {
     Allow {
         hardened: bool,
     },
+    /// Allowed, to run as `command`: the line with each glob replaced by
+    /// what it was decided on ([`super::pin`]).
+    AllowPinned {
+        hardened: bool,
+        command: String,
+    },
     Ask(String),
     Deny(String),
 }
@@ -90,6 +96,11 @@ impl Policy {
             self.working_dirs.first().map(PathBuf::as_path),
             &self.env,
         );
+        let verdict = self.decide_analysed(input, &a);
+        self.hold_globs(input, cmd, &a, verdict)
+    }
+
+    fn decide_analysed(&self, input: &Value, a: &Analysis) -> BashVerdict {
         let rules = self.all_rules();
         let bash_rules = |b: Behavior| {
             rules
@@ -214,7 +225,7 @@ impl Policy {
         if allows.iter().any(|r| r.spec.is_none()) {
             return BashVerdict::Allow { hardened: false };
         }
-        match self.approve(&a, &allows, &rules) {
+        match self.approve(a, &allows, &rules) {
             Ok(hardened) => BashVerdict::Allow { hardened },
             // The sandbox bounds what it can do; rules still ran.
             Err(_)
@@ -464,11 +475,13 @@ impl Policy {
         self.pattern(r, spec).could_be_under(dir)
     }
 
-    fn ask_bash(&self, q: String) -> BashVerdict {
+    pub(super) fn ask_bash(&self, q: String) -> BashVerdict {
         match self.ask(q) {
             Verdict::Deny(d) => BashVerdict::Deny(d),
             Verdict::Ask(q) => BashVerdict::Ask(q),
-            Verdict::Allow | Verdict::AllowHardened => BashVerdict::Allow { hardened: false },
+            Verdict::Allow | Verdict::AllowHardened | Verdict::AllowCommand { .. } => {
+                BashVerdict::Allow { hardened: false }
+            }
         }
     }
 }

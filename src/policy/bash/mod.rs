@@ -28,6 +28,7 @@ pub mod env;
 mod find;
 pub(crate) mod git;
 pub(crate) mod path;
+mod pin;
 pub(crate) mod plan;
 mod programs;
 pub(crate) mod rules;
@@ -110,6 +111,8 @@ pub(crate) struct Planned {
     /// links, /proc's per-process links): whether they are protected is
     /// not known.
     pub unsure_writes: Vec<String>,
+    /// Words bash will glob-expand, with what they were decided on.
+    pub globs: Vec<plan::Glob>,
 }
 
 /// Analyses `command` as it would run in `cwd` (resolved), with tern's
@@ -158,7 +161,8 @@ pub(crate) fn analyse_in(
     Analysis { planned, words }
 }
 
-fn check_plan(plan: Plan, env: &crate::policy::CommandEnv) -> Planned {
+fn check_plan(mut plan: Plan, env: &crate::policy::CommandEnv) -> Planned {
+    let globs = std::mem::take(&mut plan.globs);
     let mut writes = Vec::new();
     let mut unsure_writes = Vec::new();
     let redirects = plan
@@ -210,6 +214,7 @@ fn check_plan(plan: Plan, env: &crate::policy::CommandEnv) -> Planned {
         redirects,
         writes,
         unsure_writes,
+        globs,
     }
 }
 

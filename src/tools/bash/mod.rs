@@ -109,7 +109,9 @@ impl Tool for Bash {
         permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let command = input.str_field("command").unwrap_or("").to_string();
+            let written = input.str_field("command").unwrap_or("");
+            // The line as policy decided it (globs already expanded), or as written.
+            let command = permit.command().unwrap_or(written).to_string();
             let hardened = permit.hardened();
             if background(&input) {
                 let description = input.str_field("description").unwrap_or("");

@@ -178,4 +178,3 @@ fn is_test_binary(op: &str) -> bool {
             | "-o"
     )
 }
-

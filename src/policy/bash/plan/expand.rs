@@ -45,7 +45,22 @@ impl Planner<'_> {
     }
 
     /// The same, added to `out` (on error, what is in `out` is no answer).
+    /// A word that globbed is noted with what it became.
     pub(super) fn fields_into(&mut self, w: &Word, st: &mut State, out: &mut Vec<Arg>) -> R<()> {
+        let start = out.len();
+        let outer = std::mem::replace(&mut self.globbed, false);
+        let r = self.word_fields(w, st, out);
+        if std::mem::replace(&mut self.globbed, outer) && r.is_ok() {
+            self.out.globs.push(Glob {
+                span: w.span,
+                substituted: self.substituted > 0,
+                fields: out[start..].to_vec(),
+            });
+        }
+        r
+    }
+
+    fn word_fields(&mut self, w: &Word, st: &mut State, out: &mut Vec<Arg>) -> R<()> {
         if !crate::policy::bash::brace::may_expand(w) {
             return self.fields_of(w, st, out);
         }
@@ -76,7 +91,10 @@ impl Planner<'_> {
                     continue;
                 }
                 Part::ProcIn(body) => {
-                    self.subshell(body, st)?;
+                    self.substituted += 1;
+                    let r = self.subshell(body, st);
+                    self.substituted -= 1;
+                    r?;
                     cur.fd = true;
                     started = true;
                     continue;
@@ -131,6 +149,7 @@ impl Planner<'_> {
                 out.push(Arg::Opaque { prefix });
             } else if !f.glob_at.is_empty() {
                 out.extend(self.glob(&f.chars(), st)?);
+                self.globbed = true;
             } else {
                 out.push(Arg::Lit(f.text));
             }
@@ -181,7 +200,10 @@ impl Planner<'_> {
     pub(super) fn substitute(&mut self, body: &Block, st: &State) -> R<Val> {
         let mut sub = st.clone();
         let before = self.out.redirects.len();
-        self.block(body, &mut sub)?;
+        self.substituted += 1;
+        let r = self.block(body, &mut sub);
+        self.substituted -= 1;
+        r?;
         if let [Stmt::Simple(c)] = body.as_slice()
             && c.assigns.is_empty()
         {

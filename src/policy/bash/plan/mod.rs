@@ -106,6 +106,19 @@ pub(crate) struct Step {
 pub(crate) struct Plan {
     pub steps: Vec<Step>,
     pub redirects: Vec<Redir>,
+    /// Every word that was glob-expanded, each time it was.
+    pub globs: Vec<Glob>,
+}
+
+/// A word bash will glob-expand, and what the plan expanded it to.
+#[derive(Debug, Clone)]
+pub(crate) struct Glob {
+    /// Where the word stands in the command text.
+    pub span: Option<(usize, usize)>,
+    /// It is inside a command or process substitution.
+    pub substituted: bool,
+    /// The arguments it became, in order.
+    pub fields: Vec<Arg>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +155,8 @@ pub(crate) fn plan(block: &Block, facts: &Facts<'_>) -> R<Plan> {
     let mut p = Planner {
         facts,
         out: Plan::default(),
+        globbed: false,
+        substituted: 0,
     };
     let mut st = State {
         vars: BTreeMap::new(),
@@ -268,6 +283,10 @@ impl Field {
 struct Planner<'f> {
     facts: &'f Facts<'f>,
     out: Plan,
+    /// The word being expanded was globbed.
+    globbed: bool,
+    /// How many substitutions the planner is inside.
+    substituted: usize,
 }
 
 impl Planner<'_> {

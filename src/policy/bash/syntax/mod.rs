@@ -113,6 +113,10 @@ pub(crate) struct Redirect {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Word {
     pub parts: Vec<Part>,
+    /// Where the word stands in the command text (start and end byte),
+    /// for a word read from it; rewriting a glob into what it matched
+    /// replaces exactly these bytes.
+    pub span: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Clone)]
@@ -156,6 +160,7 @@ impl Word {
                 text: text.to_string(),
                 quoted: true,
             }],
+            span: None,
         }
     }
 

@@ -219,7 +219,7 @@ impl<'s> Cx<'s> {
             }
         }
         decode_doc(&self.src[pos..b.end_byte()], true, &mut parts)?;
-        Ok(Word { parts })
+        Ok(Word { parts, span: None })
     }
 
     /// tree-sitter lets an expansion token absorb the blanks before it.

@@ -8,7 +8,12 @@ impl<'s> Cx<'s> {
         deep(depth)?;
         let mut parts = Vec::new();
         self.word_parts(n, ctx, true, &mut parts, depth)?;
-        Ok(Word { parts })
+        // tree-sitter may let a word's node begin with the blanks before it.
+        let start = self.expansion_start(n)?;
+        Ok(Word {
+            parts,
+            span: Some((start, n.end_byte())),
+        })
     }
 
     pub(super) fn word_parts(
