@@ -155,6 +155,13 @@ impl Checker<'_> {
     /// The file bash runs for a bare name: the first executable regular
     /// file named so in a `PATH` entry (an empty entry is the directory
     /// itself), resolved through its links. None: nothing is found.
+    ///
+    /// Kept across decisions, and used again while the path it was found
+    /// at still leads to the same existing file (a link re-pointed on the
+    /// way is seen). A file since planted in an earlier entry is not
+    /// looked for here: an entry the model can write is checked every
+    /// decision by the PATH check (`decide::path_hazard`), and the
+    /// others are the system's.
     fn locate(&self, name: &str, dir: &Path) -> R<Option<PathBuf>> {
         let path_var = self.env.path_str();
         let relative = path_var.split(':').any(|e| !e.starts_with('/'));
@@ -164,19 +171,54 @@ impl Checker<'_> {
             format!("{name}\0{path_var}")
         };
         crate::policy::memo::remember("program-file", &key, || {
-            for entry in path_var.split(':') {
-                let entry = if entry.is_empty() { "." } else { entry };
-                let full = format!("{entry}/{name}");
-                let real = path::resolve(dir, &full).ok_or_else(|| {
-                    format!("{full}, where PATH could find {name}, cannot be resolved")
-                })?;
-                if is_executable(&real) {
-                    return Ok(Some(real));
+            let kept = FOUND.with(|f| f.borrow().get(&key).cloned());
+            match kept {
+                Some(None) => return Ok(None),
+                Some(Some((candidate, real))) => {
+                    if path::resolve_found(dir, &candidate) == Some((real.clone(), true)) {
+                        return Ok(Some(real));
+                    }
                 }
+                None => {}
             }
-            Ok(None)
+            let found = search(path_var, name, dir)?;
+            FOUND.with(|f| {
+                let mut f = f.borrow_mut();
+                if f.len() >= KEPT {
+                    f.clear();
+                }
+                f.insert(key.clone(), found.clone());
+            });
+            Ok(found.map(|(_, real)| real))
         })
     }
+}
+
+/// Entries kept across decisions, per table.
+const KEPT: usize = 512;
+
+/// What PATH found for a name: the path as found and the file.
+type Found = Option<(String, PathBuf)>;
+
+thread_local! {
+    static FOUND: std::cell::RefCell<std::collections::HashMap<String, Found>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+    static KINDS: std::cell::RefCell<std::collections::HashMap<PathBuf, Kind>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Bash's search of `path_var` for `name`.
+fn search(path_var: &str, name: &str, dir: &Path) -> R<Found> {
+    for entry in path_var.split(':') {
+        let entry = if entry.is_empty() { "." } else { entry };
+        let full = format!("{entry}/{name}");
+        let real = path::resolve(dir, &full)
+            .ok_or_else(|| format!("{full}, where PATH could find {name}, cannot be resolved"))?;
+        if is_executable(&real) {
+            return Ok(Some((full, real)));
+        }
+    }
+    Ok(None)
 }
 
 /// The spec name of a program's real file name.
@@ -193,36 +235,165 @@ fn alias(real: &str) -> &str {
     real
 }
 
-/// Reads the start of an executable file, once per decision.
+/// Reads the start of an executable file, kept across decisions by its
+/// path: a file the model could change (in the working directories or a
+/// temporary one) asks whatever it holds, the others are the system's.
 fn kind(real: &Path) -> Kind {
-    crate::policy::memo::remember_path("program-kind", real, || {
-        use std::io::Read;
-        let mut head = [0u8; 256];
-        let n = std::fs::File::open(real)
-            .and_then(|mut f| f.read(&mut head))
-            .unwrap_or(0);
-        let head = &head[..n];
-        if head.starts_with(b"\x7fELF") {
-            return Kind::Binary;
+    if let Some(k) = KINDS.with(|k| k.borrow().get(real).cloned()) {
+        return k;
+    }
+    let k = read_kind(real);
+    KINDS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= KEPT {
+            m.clear();
         }
-        let Some(rest) = head.strip_prefix(b"#!") else {
-            return Kind::Shell;
-        };
-        // The kernel splits the line at the first blank: the interpreter
-        // and at most one argument.
-        let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
-        let Ok(line) = std::str::from_utf8(line) else {
-            return Kind::Shell;
-        };
-        let line = line.trim_matches([' ', '\t', '\r']);
-        let (interp, arg) = match line.split_once([' ', '\t']) {
-            Some((i, a)) => (i, Some(a.trim_matches([' ', '\t']).to_string())),
-            None => (line, None),
-        };
-        if interp.starts_with('/') {
-            Kind::Script(PathBuf::from(interp), arg.filter(|a| !a.is_empty()))
-        } else {
-            Kind::Shell
+        m.insert(real.to_path_buf(), k.clone());
+    });
+    k
+}
+
+fn read_kind(real: &Path) -> Kind {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(real)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let head = &head[..n];
+    if head.starts_with(b"\x7fELF") {
+        return Kind::Binary;
+    }
+    let Some(rest) = head.strip_prefix(b"#!") else {
+        return Kind::Shell;
+    };
+    // The kernel splits the line at the first blank: the interpreter
+    // and at most one argument.
+    let line = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
+    let Ok(line) = std::str::from_utf8(line) else {
+        return Kind::Shell;
+    };
+    let line = line.trim_matches([' ', '\t', '\r']);
+    let (interp, arg) = match line.split_once([' ', '\t']) {
+        Some((i, a)) => (i, Some(a.trim_matches([' ', '\t']).to_string())),
+        None => (line, None),
+    };
+    if interp.starts_with('/') {
+        Kind::Script(PathBuf::from(interp), arg.filter(|a| !a.is_empty()))
+    } else {
+        Kind::Shell
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::CommandEnv;
+    use crate::policy::bash::check::Effects;
+
+    /// Names the checker handles itself rather than through the table.
+    const OWN: &[&str] = &[
+        "echo",
+        "printf",
+        "test",
+        "[",
+        "cd",
+        "read",
+        "hash",
+        "set",
+        "command",
+        "builtin",
+        "exec",
+        "time",
+        "nohup",
+        "nice",
+        "timeout",
+        "stdbuf",
+        "env",
+        "xargs",
+        "find",
+        "git",
+        "sed",
+        "awk",
+        "mawk",
+        "gawk",
+        "nawk",
+        "original-awk",
+        "jq",
+        "ps",
+    ];
+
+    /// Every program tern allows that is installed here resolves to a
+    /// file whose name still has a spec (Debian's alternatives, `which
+    /// → which.debianutils`, `strings → x86_64-linux-gnu-strings`, `awk
+    /// → mawk`), and no installed script is left unknown.
+    #[test]
+    fn every_allowed_program_installed_here_keeps_its_spec() {
+        let env = CommandEnv::inherited();
+        let names = super::super::super::programs::PROGRAMS
+            .iter()
+            .flat_map(|p| p.names.iter().copied())
+            .chain(OWN.iter().copied());
+        let mut eff = Effects::default();
+        let mut c = Checker::new(&mut eff, &env);
+        c.cwd = Some(Path::new("/").into());
+        let mut seen = 0;
+        for name in names {
+            let found = c.locate(name, Path::new("/")).unwrap();
+            if found.is_none() {
+                continue;
+            }
+            seen += 1;
+            let judged = c
+                .judge(name, false)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                super::super::super::spec::lookup(&judged.name).is_some()
+                    || OWN.contains(&judged.name.as_str()),
+                "{name} runs {:?}, judged as {}, which has no spec",
+                judged.real,
+                judged.name
+            );
         }
-    })
+        assert!(seen > 20, "only {seen} of the programs are installed");
+    }
+
+    /// What PATH found is kept across decisions only while the path it
+    /// was found at leads to the same file: a link re-pointed on the way
+    /// (here one the PATH entry's file goes through) is seen.
+    #[test]
+    fn a_kept_lookup_sees_a_link_repointed() {
+        let (Some(cat), Some(sh)) = (
+            search("/usr/bin:/bin", "cat", Path::new("/")).unwrap(),
+            search("/usr/bin:/bin", "sh", Path::new("/")).unwrap(),
+        ) else {
+            return;
+        };
+        let d = std::env::temp_dir().join(format!(
+            "tern-kept-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(d.join("bin")).unwrap();
+        std::os::unix::fs::symlink(&cat.1, d.join("l")).unwrap();
+        std::os::unix::fs::symlink(d.join("l"), d.join("bin/tool")).unwrap();
+        let env = CommandEnv::new(vec![("PATH".into(), d.join("bin").into())]);
+        let mut eff = Effects::default();
+        let c = Checker::new(&mut eff, &env);
+        assert_eq!(c.locate("tool", &d).unwrap(), Some(cat.1.clone()));
+        std::fs::remove_file(d.join("l")).unwrap();
+        std::os::unix::fs::symlink(&sh.1, d.join("l")).unwrap();
+        assert_eq!(c.locate("tool", &d).unwrap(), Some(sh.1));
+        std::fs::remove_file(d.join("bin/tool")).unwrap();
+        assert_eq!(c.locate("tool", &d).unwrap(), None);
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn real_names_map_to_their_spec() {
+        assert_eq!(alias("which.debianutils"), "which");
+        assert_eq!(alias("x86_64-linux-gnu-strings"), "strings");
+        assert_eq!(alias("aarch64-linux-gnu-strings"), "strings");
+        assert_eq!(alias("evil-strings"), "evil-strings");
+        assert_eq!(alias("mawk"), "mawk");
+    }
 }

@@ -111,6 +111,12 @@ pub(super) fn gitfile(dotgit: &Path, dir: &Path) -> R<PathBuf> {
     resolve(dir, &target)
 }
 
+/// [`discover`], once per decision (the checks of a command and of its
+/// repository both ask).
+pub(super) fn discover_kept(dir: &Path) -> R<Option<Found>> {
+    crate::policy::memo::remember_path("git-discover", dir, || discover(dir))
+}
+
 /// Walks up from `dir` as git does: `<d>/.git` (a directory that is a
 /// repository, a link to one, or a `gitdir:` file), then `<d>` itself as
 /// a bare repository.

@@ -93,8 +93,7 @@ pub(super) fn locate(c: &mut Checker, dir: &Path) -> R<Option<Repo>> {
             "git would use the repository {v} names (set in the environment), which tern does not check"
         ));
     }
-    let found =
-        crate::policy::memo::remember_path("git-discover", dir, || super::discover::discover(dir))?;
+    let found = super::discover::discover_kept(dir)?;
     let Some(f) = found else {
         return Ok(None);
     };

@@ -35,7 +35,8 @@ use std::rc::Rc;
 use super::allow::{self, V};
 use super::config::{self, Entry};
 use super::discover::{
-    Via, commondir, discover, gitfile, looks_like_repo, names_as_work_tree, resolve, worktree_of,
+    Via, commondir, discover_kept, gitfile, looks_like_repo, names_as_work_tree, resolve,
+    worktree_of,
 };
 use super::index;
 
@@ -56,7 +57,7 @@ const MAX_ENTRIES: usize = 20_000;
 /// Ok holds the programs (bare names, looked up on PATH) the accepted
 /// config makes git run.
 pub(crate) fn repo_check(dir: &Path, inside: &dyn Fn(&Path) -> bool) -> R<Vec<&'static str>> {
-    let Some(found) = discover(dir)? else {
+    let Some(found) = discover_kept(dir)? else {
         return Ok(Vec::new());
     };
     let g = &found.gitdir;
