@@ -16,18 +16,15 @@ fn script(p: &Path, body: &str) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// A policy whose commands start with `PATH=path`.
+/// A policy whose commands start with `PATH=path` (and nothing else).
 fn with_path(cwd: &Path, path: &str, rules: &[(&str, Behavior)]) -> Policy {
     let mut p = policy(Mode::Default, cwd, rules);
-    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> =
-        std::env::vars_os().filter(|(k, _)| k != "PATH").collect();
-    vars.push(("PATH".into(), path.into()));
-    p.set_command_env(CommandEnv::new(vars));
+    p.set_command_env(CommandEnv::new(vec![("PATH".into(), path.into())]));
     p
 }
 
 fn system_path() -> String {
-    std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    CommandEnv::inherited().path()
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -267,9 +264,10 @@ fn git_reads_another_repository_only_with_a_question() {
     // GIT_DIR in the environment points git at a repository tern did not
     // look at.
     let mut p = policy(Mode::Default, &proj, &[]);
-    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    vars.push(("GIT_DIR".into(), outside.join(".git").into()));
-    p.set_command_env(CommandEnv::new(vars));
+    p.set_command_env(CommandEnv::new(vec![
+        ("PATH".into(), system_path().into()),
+        ("GIT_DIR".into(), outside.join(".git").into()),
+    ]));
     assert!(is_ask(&decide(&p, "Bash", bash("git log"))));
 }
 

@@ -174,12 +174,12 @@ impl Checker<'_> {
             let kept = FOUND.with(|f| f.borrow().get(&key).cloned());
             match kept {
                 Some(None) => return Ok(None),
-                Some(Some((candidate, real))) => {
-                    if path::resolve_found(dir, &candidate) == Some((real.clone(), true)) {
-                        return Ok(Some(real));
-                    }
+                Some(Some((candidate, real)))
+                    if path::resolve_found(dir, &candidate) == Some((real.clone(), true)) =>
+                {
+                    return Ok(Some(real));
                 }
-                None => {}
+                _ => {}
             }
             let found = search(path_var, name, dir)?;
             FOUND.with(|f| {
