@@ -334,3 +334,38 @@ fn git_object_reads_are_held_to_read_rules() {
         assert_eq!(decide(&p, "Bash", bash(cmd)), Verdict::Allow, "{cmd}");
     }
 }
+
+/// Regression: rg read `--pre` (a program run per file) from the config
+/// file RIPGREP_CONFIG_PATH names, which the command line does not show.
+#[test]
+fn options_from_the_environment_s_files_ask() {
+    let proj = temp("option-files");
+    std::fs::write(proj.join("a.txt"), "x\n").unwrap();
+    let mut p = policy(Mode::Default, &proj, &[]);
+    p.set_command_env(CommandEnv::new(vec![
+        ("PATH".into(), system_path().into()),
+        ("RIPGREP_CONFIG_PATH".into(), proj.join(".ripgreprc").into()),
+    ]));
+    if which("rg").is_some() {
+        assert!(is_ask(&decide(&p, "Bash", bash("rg x"))));
+        assert_eq!(decide(&p, "Bash", bash("rg --no-config x")), Verdict::Allow);
+    }
+    assert_eq!(decide(&p, "Bash", bash("grep x a.txt")), Verdict::Allow);
+}
+
+/// git's pickaxe picks commits by what the files hold: with a deny rule
+/// in the repository it reads the whole of it.
+#[test]
+fn git_pickaxe_reads_contents() {
+    let proj = temp("git-pickaxe").join("proj");
+    git_repo(&proj, &[("README.md", "x\n"), (".env", "KEY=1\n")]);
+    let p = policy(Mode::Default, &proj, &[("Read(./.env)", Behavior::Deny)]);
+    for cmd in ["git log -SKEY=1 --oneline", "git log -G KEY --format=%h"] {
+        let d = decide(&p, "Bash", bash(cmd));
+        assert!(is_ask(&d) || is_deny(&d), "{cmd}: {d:?}");
+    }
+    assert_eq!(
+        decide(&p, "Bash", bash("git log -G x --oneline -- README.md")),
+        Verdict::Allow
+    );
+}

@@ -286,6 +286,15 @@ impl<'a> Checker<'a> {
             }
         }
         extra(name, &parsed)?;
+        // Options read from the environment's files: an rg config can add
+        // `--pre` (a program per file) or `-L`.
+        for (prog, var, off) in OPTION_FILES {
+            if name == *prog && self.env_var(var).is_some() && !parsed.has(off) {
+                return Err(format!(
+                    "{name} takes options from {var} (set in the environment), which tern does not read"
+                ));
+            }
+        }
         let prog = c.prog;
         let mut recursive = prog.recursive.contains(&"*")
             || prog
@@ -357,6 +366,15 @@ pub(crate) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+/// Variables that make a program read more options (the program, the
+/// variable, the option that turns it off or "" for none).
+const OPTION_FILES: &[(&str, &str, &str)] = &[
+    ("rg", "RIPGREP_CONFIG_PATH", "--no-config"),
+    ("grep", "GREP_OPTIONS", ""),
+    ("egrep", "GREP_OPTIONS", ""),
+    ("fgrep", "GREP_OPTIONS", ""),
+];
 
 /// Program-specific rules the option table cannot say.
 fn extra(name: &str, p: &spec::Parsed) -> R<()> {

@@ -37,8 +37,11 @@ const REPO_VARS: &[&str] = &[
     "GIT_NAMESPACE",
 ];
 
-/// Options that make log, show and diff print file contents.
+/// Options that make log, show and diff print file contents (or, for
+/// the pickaxe `-S`/`-G`, pick commits by them).
 const PATCH: &[&str] = &[
+    "-S",
+    "-G",
     "-p",
     "-u",
     "--patch",
