@@ -5,8 +5,10 @@
 //! `nohup`, `time`, `stdbuf`, `xargs`); `find`, `git`, `sed`, `awk` and
 //! `jq` have their own readers; every other program is looked up in the
 //! spec table. A wrapper is unwrapped to the program it runs, which must
-//! itself be read-only. Anything not recognised is not read-only, and the
-//! error says which part.
+//! itself be read-only. A program is judged by the file it runs
+//! ([`program`]): builtins only where bash runs the command itself,
+//! `PATH` and links followed to the real file otherwise. Anything not
+//! recognised is not read-only, and the error says which part.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -38,9 +40,11 @@ pub(crate) struct Read {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Effects {
     pub reads: Vec<Read>,
-    /// Programs named by a path, resolved.
+    /// The files programs run from, resolved: named by a path, found on
+    /// PATH, a script's interpreter.
     pub execs: Vec<PathBuf>,
-    /// Programs named bare (looked up on PATH from `.1`).
+    /// Programs named bare, and those a known script starts by name
+    /// (looked up on PATH from `.1`).
     pub bare: Vec<(String, Rc<Path>)>,
     /// Directories in which git runs (their repository is checked).
     pub git: Vec<PathBuf>,
@@ -48,7 +52,8 @@ pub(crate) struct Effects {
 
 type R<T> = Result<T, String>;
 
-/// Shell builtins: found before PATH is searched.
+/// Shell builtins: found before PATH is searched, where bash runs the
+/// command itself (not under `nice`, `env`, `exec` …).
 const BUILTINS: &[&str] = &[
     "echo", "printf", "test", "[", "[[", "pwd", "cd", "true", "false", ":", "type", "command",
     "builtin", "exec", "set", "time", "break", "continue", "exit", "return", "read", "hash",
