@@ -122,7 +122,8 @@ impl Tool for Bash {
                 return match start(&command, &input, ctx, hardened) {
                     Ok(process) => ctx
                         .shells
-                        .adopt(process, &command, description, &ctx.scratch),
+                        // Shown as the model wrote it (a pinned line may be long).
+                        .adopt(process, written, description, &ctx.scratch),
                     Err(why) => ToolOutput::error(why),
                 };
             }
