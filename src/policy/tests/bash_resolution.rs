@@ -369,3 +369,44 @@ fn git_pickaxe_reads_contents() {
         Verdict::Allow
     );
 }
+
+/// Regression: `diff -r` (GNU diff follows the links it meets while
+/// recursing) and `ls -LR` read through a project link to a tree outside.
+/// Each link met is a read of its target: outside, it asks; inside, the
+/// Read rules see it.
+#[test]
+fn recursion_that_follows_links_reads_their_targets() {
+    let root = temp("follow-links");
+    let proj = root.join("proj");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(proj.join("a/sub")).unwrap();
+    std::fs::create_dir_all(proj.join("b")).unwrap();
+    std::fs::create_dir_all(proj.join("c")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "s\n").unwrap();
+    std::fs::write(proj.join(".env"), "k\n").unwrap();
+    std::fs::write(proj.join("a/x.txt"), "x\n").unwrap();
+    std::fs::write(proj.join("b/x.txt"), "y\n").unwrap();
+    // A link inside the tree to a file inside: fine.
+    std::os::unix::fs::symlink("../a/x.txt", proj.join("b/y.txt")).unwrap();
+    let p = policy(Mode::Default, &proj, &[("Read(./.env)", Behavior::Deny)]);
+    for cmd in ["diff -r a b", "diff -rN a b", "ls -LR a b"] {
+        assert_eq!(decide(&p, "Bash", bash(cmd)), Verdict::Allow, "{cmd}");
+    }
+    std::os::unix::fs::symlink(&outside, proj.join("a/sub/out")).unwrap();
+    std::os::unix::fs::symlink("../.env", proj.join("c/env")).unwrap();
+    assert!(is_deny(&decide(&p, "Bash", bash("ls -LR"))));
+    for cmd in ["diff -rN a b", "ls -R -L a"] {
+        let d = decide(&p, "Bash", bash(cmd));
+        assert!(
+            matches!(&d, Verdict::Ask(q) if q.contains("outside the working directories")),
+            "{cmd}: {d:?}"
+        );
+    }
+    assert!(is_deny(&decide(&p, "Bash", bash("diff -r c b"))));
+    // Without dereferencing the links are compared as links.
+    assert_eq!(
+        decide(&p, "Bash", bash("diff -r --no-dereference a b")),
+        Verdict::Allow
+    );
+}

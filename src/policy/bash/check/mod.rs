@@ -20,6 +20,7 @@ use super::spec::{self, Operands, Val};
 use super::syntax::RedirOp;
 
 mod builtins;
+mod links;
 mod program;
 mod test_expr;
 mod wrappers;
@@ -290,7 +291,7 @@ impl<'a> Checker<'a> {
                 self.read(v, false, name)?;
             }
         }
-        extra(name, &parsed)?;
+        let follows = extra(name, &parsed)?;
         // Options read from the environment's files: an rg config can add
         // `--pre` (a program per file) or `-L`.
         for (prog, var, off) in OPTION_FILES {
@@ -314,6 +315,29 @@ impl<'a> Checker<'a> {
         {
             recursive = true;
         }
+        let first = self.eff.reads.len();
+        self.operands(name, c, &parsed, recursive)?;
+        if follows {
+            let roots: Vec<PathBuf> = self.eff.reads[first..]
+                .iter()
+                .map(|r| r.path.clone())
+                .collect();
+            for r in roots {
+                self.through_links(&r, name)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records what the operands of `name` read.
+    fn operands(
+        &mut self,
+        name: &str,
+        c: &spec::Compiled,
+        parsed: &spec::Parsed,
+        recursive: bool,
+    ) -> R<()> {
+        let prog = c.prog;
         let ops = &parsed.operands;
         if let Some(m) = ops
             .iter()
@@ -381,19 +405,16 @@ const OPTION_FILES: &[(&str, &str, &str)] = &[
     ("fgrep", "GREP_OPTIONS", ""),
 ];
 
-/// Program-specific rules the option table cannot say.
-fn extra(name: &str, p: &spec::Parsed) -> R<()> {
+/// Program-specific rules the option table cannot say. Ok(true): it
+/// follows the links it meets in the trees it reads.
+fn extra(name: &str, p: &spec::Parsed) -> R<bool> {
     match name {
         // -L makes -R descend into every link to a directory it meets.
-        "ls" | "dir" | "vdir"
-            if p.has_any(&["-R", "--recursive"]) && p.has_any(&["-L", "--dereference"]) =>
-        {
-            Err(format!("{name} -L with -R follows links out of the tree"))
+        "ls" | "dir" | "vdir" => {
+            Ok(p.has_any(&["-R", "--recursive"]) && p.has_any(&["-L", "--dereference"]))
         }
         // GNU diff follows the links it meets while recursing.
-        "diff" if p.has_any(&["-r", "--recursive"]) && !p.has("--no-dereference") => Err(
-            "diff -r follows links out of the trees it compares (--no-dereference does not)".into(),
-        ),
+        "diff" => Ok(p.has_any(&["-r", "--recursive"]) && !p.has("--no-dereference")),
         // binutils reads an argument `@FILE` as more arguments from FILE
         // (after `--` and as an option's value too).
         "strings" => {
@@ -414,15 +435,15 @@ fn extra(name: &str, p: &spec::Parsed) -> R<()> {
                     "strings reads {} as a file of more arguments",
                     a.show()
                 )),
-                None => Ok(()),
+                None => Ok(false),
             }
         }
         // `date MMDDhhmm` sets the clock; only `+FORMAT` is read-only.
         "date" => match p.operands.first() {
-            Some(Arg::Lit(f)) if f.starts_with('+') => Ok(()),
-            None => Ok(()),
+            Some(Arg::Lit(f)) if f.starts_with('+') => Ok(false),
+            None => Ok(false),
             Some(o) => Err(format!("date {} sets the clock", o.show())),
         },
-        _ => Ok(()),
+        _ => Ok(false),
     }
 }
