@@ -231,9 +231,9 @@ pub(crate) fn other_forms(argv: &[Arg], depth: usize, out: &mut Vec<Form>) {
         return;
     }
     // `git -C . commit` is `git commit`.
-    if let Some(f) = tools::subcommand_form(argv) {
-        out.push(Form { argv: f });
-    }
+    let mut subs = Vec::new();
+    tools::subcommand_forms(argv, &mut subs);
+    out.extend(subs.into_iter().map(|argv| Form { argv }));
     if let Some(Arg::Lit(p)) = argv.first()
         && p.contains('/')
     {

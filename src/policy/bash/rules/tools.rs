@@ -232,11 +232,15 @@ const DOCKER_GROUPS: &[(&str, &str, &str)] = &[
     ("image", "remove", "rmi"),
 ];
 
-/// What a command of one of the tools is, for rules: `[tool, subcommand,
-/// rest…]` when that differs from how it is written, `[tool, hole]` when
-/// the subcommand cannot be known, None for anything else.
-pub(crate) fn subcommand_form(argv: &[Arg]) -> Option<Vec<Arg>> {
-    let program = argv.first()?.lit()?;
+/// What a command of one of the tools is, for rules: `[tool,
+/// subcommand, rest…]` as written after the global options and, when it
+/// has another name for the tool (an alias, a docker group's verb), under
+/// that name too; `[tool, hole]` when the subcommand cannot be known.
+/// Nothing for other programs, or a command written that way already.
+pub(crate) fn subcommand_forms(argv: &[Arg], out: &mut Vec<Vec<Arg>>) {
+    let Some(program) = argv.first().and_then(Arg::lit) else {
+        return;
+    };
     let base = program.rsplit('/').next().unwrap_or(program);
     // `git-commit`, `docker-compose`, `cargo-clippy`, `kubectl-foo`: the
     // dashed program is the subcommand.
@@ -246,16 +250,11 @@ pub(crate) fn subcommand_form(argv: &[Arg]) -> Option<Vec<Arg>> {
     {
         let mut form = vec![Arg::Lit(tool.into()), Arg::Lit(sub.into())];
         form.extend_from_slice(&argv[1..]);
-        return Some(form);
+        out.push(form);
+        return;
     }
-    let tool = TOOLS.iter().find(|t| t.name == base)?;
-    let hole = || {
-        Some(vec![
-            Arg::Lit(tool.name.into()),
-            Arg::Opaque {
-                prefix: String::new(),
-            },
-        ])
+    let Some(tool) = TOOLS.iter().find(|t| t.name == base) else {
+        return;
     };
     let args = &argv[1..];
     let mut i = 0;
@@ -268,44 +267,54 @@ pub(crate) fn subcommand_form(argv: &[Arg]) -> Option<Vec<Arg>> {
         i = 1;
     }
     // The first operand after the global options.
-    let sub_at = loop {
-        let a = args.get(i)?;
+    loop {
+        let Some(a) = args.get(i) else {
+            return;
+        };
         let Some(s) = a.lit() else {
             // A value computed at run time where an option could stand.
-            return if a.may_be_flag() {
-                hole()
+            if a.may_be_flag() {
+                out.push(hole(tool));
             } else {
-                found(tool, argv, i)
-            };
+                found(tool, argv, i, out);
+            }
+            return;
         };
         if s == "--" {
-            return hole();
+            out.push(hole(tool));
+            return;
         }
         if !s.starts_with('-') || s == "-" {
-            break i;
+            found(tool, argv, i, out);
+            return;
         }
         match global(tool, s, args.get(i + 1)) {
             Global::Flag => i += 1,
             Global::Valued => i += 2,
-            Global::Unknown => return hole(),
+            Global::Unknown => {
+                out.push(hole(tool));
+                return;
+            }
         }
-    };
-    found(tool, argv, sub_at)
+    }
 }
 
-/// The form for the subcommand at `args[at]` (`argv[at + 1]`).
-fn found(tool: &Tool, argv: &[Arg], at: usize) -> Option<Vec<Arg>> {
+/// `[tool, …]`: any subcommand.
+fn hole(tool: &Tool) -> Vec<Arg> {
+    vec![
+        Arg::Lit(tool.name.into()),
+        Arg::Opaque {
+            prefix: String::new(),
+        },
+    ]
+}
+
+/// The forms for the subcommand at `args[at]` (`argv[at + 1]`).
+fn found(tool: &Tool, argv: &[Arg], at: usize, out: &mut Vec<Vec<Arg>>) {
     let args = &argv[1..];
-    let hole = || {
-        vec![
-            Arg::Lit(tool.name.into()),
-            Arg::Opaque {
-                prefix: String::new(),
-            },
-        ]
-    };
     let Some(sub) = args.get(at).and_then(Arg::lit) else {
-        return Some(hole());
+        out.push(hole(tool));
+        return;
     };
     let canonical = tool
         .aliases
@@ -314,13 +323,26 @@ fn found(tool: &Tool, argv: &[Arg], at: usize) -> Option<Vec<Arg>> {
         .find(|(a, _)| *a == sub)
         .map_or(sub, |(_, c)| c);
     if tool.commands.is_some_and(|known| !listed(known, canonical)) {
-        return Some(hole());
+        out.push(hole(tool));
+        return;
     }
-    let mut rest: Vec<Arg> = args[at + 1..].to_vec();
-    let mut sub = canonical.to_string();
+    let rest = &args[at + 1..];
+    let form = |sub: &str, rest: &[Arg]| {
+        let mut f = vec![Arg::Lit(tool.name.into()), Arg::Lit(sub.into())];
+        f.extend_from_slice(rest);
+        f
+    };
+    let written = form(sub, rest);
+    // Nothing to add when it is how the command is written.
+    if written.as_slice() != argv {
+        out.push(written);
+    }
+    if canonical != sub {
+        out.push(form(canonical, rest));
+    }
     if tool.name == "docker"
+        && matches!(sub, "container" | "image")
         && let Some(verb) = rest.first().and_then(Arg::lit)
-        && matches!(sub.as_str(), "container" | "image")
     {
         // A management group's verb is the top-level command.
         let top = DOCKER_GROUPS
@@ -329,14 +351,9 @@ fn found(tool: &Tool, argv: &[Arg], at: usize) -> Option<Vec<Arg>> {
             .map(|(_, _, t)| *t)
             .or_else(|| listed(DOCKER_COMMANDS, verb).then_some(verb));
         if let Some(top) = top {
-            sub = top.to_string();
-            rest.remove(0);
+            out.push(form(top, &rest[1..]));
         }
     }
-    let mut form = vec![Arg::Lit(tool.name.into()), Arg::Lit(sub)];
-    form.extend(rest);
-    // Nothing to add when it is how the command is written.
-    (form.as_slice() != argv).then_some(form)
 }
 
 enum Global {
@@ -425,11 +442,17 @@ mod tests {
             .collect()
     }
 
+    /// The forms, joined by ` | `; `-` for none.
     fn form(s: &str) -> String {
-        match subcommand_form(&argv(s)) {
-            Some(f) => f.iter().map(Arg::show).collect::<Vec<_>>().join(" "),
-            None => "-".into(),
+        let mut out = Vec::new();
+        subcommand_forms(&argv(s), &mut out);
+        if out.is_empty() {
+            return "-".into();
         }
+        out.iter()
+            .map(|f| f.iter().map(Arg::show).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(" | ")
     }
 
     #[test]
@@ -471,9 +494,12 @@ mod tests {
     fn npm_pnpm_yarn() {
         assert_eq!(form("npm --prefix . publish"), "npm publish");
         assert_eq!(form("npm -C sub -g publish --tag x"), "npm publish --tag x");
-        assert_eq!(form("npm -w pkg run build"), "npm run-script build");
+        assert_eq!(
+            form("npm -w pkg run build"),
+            "npm run build | npm run-script build"
+        );
         assert_eq!(form("npm i lodash"), "npm install lodash");
-        assert_eq!(form("npm --prefix=. i"), "npm install");
+        assert_eq!(form("npm --prefix=. i"), "npm i | npm install");
         assert_eq!(form("npm publ"), "npm …");
         assert_eq!(form("npm --made-up x publish"), "npm …");
         assert_eq!(form("pnpm -C web --filter app publish"), "pnpm publish");
@@ -496,6 +522,7 @@ mod tests {
         assert_eq!(form("cargo --config alias.p=publish p"), "cargo …");
         assert_eq!(form("cargo --config cfg.toml p"), "cargo …");
         assert_eq!(form("cargo t"), "cargo test");
+        assert_eq!(form("cargo -q b"), "cargo b | cargo build");
         assert_eq!(form("cargo nextest run"), "cargo …");
         assert_eq!(form("cargo-clippy --fix"), "cargo clippy --fix");
     }
@@ -503,7 +530,10 @@ mod tests {
     #[test]
     fn docker_podman_kubectl() {
         assert_eq!(form("docker --context prod rm x"), "docker rm x");
-        assert_eq!(form("docker -H tcp://h:1 container rm x"), "docker rm x");
+        assert_eq!(
+            form("docker -H tcp://h:1 container rm x"),
+            "docker container rm x | docker rm x"
+        );
         assert_eq!(form("docker container ls"), "docker ps");
         assert_eq!(form("docker image rm x"), "docker rmi x");
         assert_eq!(form("docker --config=/tmp/c compose up"), "docker …");
