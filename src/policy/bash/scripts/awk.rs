@@ -402,6 +402,9 @@ fn bracket(b: &[u8], mut i: usize) -> R<usize> {
                 }
                 i += close + 4;
             }
+            // Whether `\` escapes inside brackets differs between awks: only
+            // where that cannot move the bracket's end (`[ \t]`).
+            b'\\' if !matches!(b.get(i + 1), None | Some(b']' | b'[' | b'/' | b'\n')) => i += 2,
             b'/' | b'\\' | b'\n' => {
                 return Err("awks read a / or \\ inside a bracket expression differently".into());
             }

@@ -317,6 +317,15 @@ fn bracket(b: &[u8], mut j: usize, d: u8) -> R<usize> {
         j += 1;
     }
     while let Some(&x) = b.get(j) {
+        // Whether `\` escapes inside brackets differs between seds: only
+        // where that cannot move the bracket's end (`[ \t]`).
+        if x == b'\\'
+            && b.get(j + 1)
+                .is_some_and(|&n| !matches!(n, b']' | b'[' | b'\n') && n != d)
+        {
+            j += 2;
+            continue;
+        }
         if x == d || x == b'\\' || x == b'\n' {
             return Err("a sed bracket expression holding the delimiter or a backslash".into());
         }

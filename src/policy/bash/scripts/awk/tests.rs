@@ -179,6 +179,7 @@ fn ordinary_programs_pass() {
         "{ print ($3 > $4 ? \"bigger\" : \"smaller\") }",
         "{ n = split($0, p, / /); print n }",
         "{ gsub(/a/, \"b\"); print }",
+        "{ gsub(/^[ \\t]+|[ \\t]+$/, \"\"); print }",
         "BEGIN { x = 1e3; y = .5; z = 2.; print x / y / z }",
         "# a comment with system() and getline in it\n{ print }",
         "{ print $1 }\n# a comment\nEND { print \"done\" }",
@@ -208,6 +209,10 @@ fn accepted_programs_do_no_harm_in_any_awk() {
     }
     const FRAGS: &[&str] = &[
         " ",
+        "/[ \\t]/",
+        "/[\\]]/",
+        "/[\\/]/",
+        "/[\\",
         "\n",
         ";",
         "{",

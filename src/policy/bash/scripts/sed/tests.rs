@@ -122,6 +122,7 @@ fn ordinary_scripts_pass() {
         "s/,/ /g",
         "s/\\.rs$//",
         "s/[[:space:]]*$//",
+        "s/^[ \\t]*//",
         ":a;N;$!ba;s/\\n/ /g",
         "/x/{p;q}",
         "0,/a/s//b/",
@@ -156,6 +157,10 @@ fn accepted_scripts_do_no_harm() {
     }
     const FRAGS: &[&str] = &[
         " ",
+        "s/[ \\t]/x/",
+        "/[\\]]/p",
+        "s/[\\n]//",
+        "s/[\\/]//",
         "\n",
         ";",
         "{",
