@@ -495,6 +495,50 @@ mod tests {
         assert!(unguarded("-exec cat +").is_err());
     }
 
+    /// Random expressions never make the parser panic.
+    #[test]
+    fn never_panics() {
+        const WORDS: &[&str] = &[
+            "(",
+            ")",
+            "!",
+            "-not",
+            "-a",
+            "-o",
+            ",",
+            "-type",
+            "f",
+            "d",
+            "-name",
+            "x",
+            "-exec",
+            "-execdir",
+            "-ok",
+            "cat",
+            "{}",
+            ";",
+            "+",
+            "-print",
+            "-prune",
+            "-newer",
+            "-newermt",
+            "-delete",
+            "-maxdepth",
+            "1",
+            "-L",
+            "-files0-from",
+            "$x",
+        ];
+        let dir = std::env::temp_dir();
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..3000 {
+            let n = rng.usize(0..14);
+            let words: Vec<&str> = (0..n).map(|_| WORDS[rng.usize(..WORDS.len())]).collect();
+            let line = format!("find . {}", words.join(" ").replace(';', "\\;"));
+            let _ = crate::policy::bash::analyse(&line, &dir);
+        }
+    }
+
     #[test]
     fn malformed_expressions_ask() {
         assert!(unguarded("( -name x").is_err());

@@ -128,6 +128,43 @@ mod tests {
         Ok(eff.reads.iter().map(|r| r.shown.clone()).collect())
     }
 
+    /// Random command lines never make the reader panic.
+    #[test]
+    fn never_panics() {
+        const WORDS: &[&str] = &[
+            "-n",
+            "-r",
+            "-nr",
+            "-f",
+            "-L",
+            "-Lx",
+            "--args",
+            "--jsonargs",
+            "--",
+            "--arg",
+            "--argjson",
+            "--rawfile",
+            "--slurpfile",
+            "--indent",
+            "x",
+            ".",
+            "'$x'",
+            "a.json",
+            "-",
+            "$y",
+            "'import \"a\" as a; .'",
+            "--tab",
+            "-e",
+        ];
+        let dir = std::env::temp_dir();
+        let mut rng = fastrand::Rng::with_seed(13);
+        for _ in 0..3000 {
+            let n = rng.usize(0..8);
+            let words: Vec<&str> = (0..n).map(|_| WORDS[rng.usize(..WORDS.len())]).collect();
+            let _ = crate::policy::bash::analyse(&format!("jq {}", words.join(" ")), &dir);
+        }
+    }
+
     /// Regression (issue 33): options after `--args` are still options,
     /// and `--rawfile`'s file is read.
     #[test]
