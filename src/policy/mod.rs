@@ -131,6 +131,8 @@ const PROTECTED_FILES: &[&str] = &[
     ".zshenv",
     ".envrc",
     ".ripgreprc",
+    // jq reads `~/.jq` as a module on every run.
+    ".jq",
 ];
 
 /// The built-in protected names, for `tern config permissions`.

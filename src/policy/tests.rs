@@ -422,6 +422,7 @@ fn protected_paths_ask_in_every_mode_but_bypass() {
         ".mcp.json",
         ".vscode/tasks.json",
         ".envrc",
+        "home/.jq",
         "hooks/check.sh",
     ];
     let mut p = policy(Mode::AcceptEdits, &cwd, &[("Edit", Behavior::Allow)]);

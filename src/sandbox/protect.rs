@@ -235,6 +235,9 @@ const HOME_FILES: &[&str] = &[
     ".ssh",
     ".gitconfig",
     ".config/git",
+    // jq loads it as a module on every run (an auto-allowed reader).
+    ".jq",
+    ".ripgreprc",
     ".tern",
     ".claude",
     ".claude.json",

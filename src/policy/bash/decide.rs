@@ -285,8 +285,12 @@ impl Policy {
     fn reads_ok(&self, eff: &super::check::Effects, rules: &[Rule]) -> Result<(), String> {
         // Paths here are resolved already.
         let inside = |p: &Path| self.inside_resolved(p);
+        // The repository a working directory lies in is the session's
+        // own, wherever its top is (tern started in a subfolder).
+        let own_repository =
+            |r: &super::check::Read| r.repo && self.roots().iter().any(|w| w.starts_with(&r.path));
         for r in &eff.reads {
-            if !inside(&r.path) && !self.read_allowed(&r.path, rules) {
+            if !inside(&r.path) && !own_repository(r) && !self.read_allowed(&r.path, rules) {
                 return Err(format!(
                     "it reads {}, outside the working directories",
                     shown(&r.shown, &r.path)

@@ -465,6 +465,7 @@ pub(crate) fn check(c: &mut Checker, args: &[Arg]) -> R<()> {
         dir = super::path::resolve(&dir, d)
             .ok_or("git -C names a directory that cannot be resolved")?;
         c.eff.reads.push(super::check::Read {
+            repo: false,
             path: dir.clone(),
             recursive: false,
             shown: d.clone(),
@@ -568,6 +569,7 @@ fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], here: &Here) -> R<()> {
         {
             // A pathspec that names a file: reading it is reading the path.
             c.eff.reads.push(super::check::Read {
+                repo: false,
                 path,
                 recursive: sub == "grep",
                 shown: s.clone(),
@@ -576,6 +578,7 @@ fn parse_as(c: &mut Checker, sub: &str, args: &[Arg], here: &Here) -> R<()> {
     }
     if sub == "grep" {
         c.eff.reads.push(super::check::Read {
+            repo: false,
             path: dir.to_path_buf(),
             recursive: true,
             shown: ".".into(),
@@ -596,6 +599,7 @@ fn read_in(c: &mut Checker, a: &Arg, dir: &Path, who: &str) -> R<()> {
                 format!("{s} cannot be resolved (a loop of links, or .. after a missing directory)")
             })?;
             c.eff.reads.push(super::check::Read {
+                repo: false,
                 path,
                 recursive: false,
                 shown: s.clone(),

@@ -54,6 +54,7 @@ impl Checker<'_> {
                         })?;
                     let is_dir = target.is_dir();
                     self.eff.reads.push(Read {
+                        repo: false,
                         path: target.clone(),
                         recursive: is_dir,
                         shown,

@@ -35,6 +35,11 @@ pub(crate) struct Read {
     pub recursive: bool,
     /// As written, for messages.
     pub shown: String,
+    /// git reading its repository as a whole (its top, or every file):
+    /// the session's own repository may lie above the working directory
+    /// (tern started in a subfolder), and reading it is then no read of
+    /// another project.
+    pub repo: bool,
 }
 
 /// What a read-only plan touches.
@@ -158,6 +163,7 @@ impl<'a> Checker<'a> {
                 let p = path::resolve(self.dir()?, s)
                     .ok_or_else(|| format!("the path {s} cannot be resolved (a loop of links, or .. after a missing directory)"))?;
                 self.eff.reads.push(Read {
+                    repo: false,
                     path: p,
                     recursive,
                     shown: s.clone(),
@@ -167,6 +173,7 @@ impl<'a> Checker<'a> {
             Arg::Fd => Ok(()),
             Arg::Under(d) => {
                 self.eff.reads.push(Read {
+                    repo: false,
                     path: d.clone(),
                     recursive: true,
                     shown: a.show(),

@@ -102,6 +102,7 @@ pub(super) fn locate(c: &mut Checker, dir: &Path) -> R<Option<Repo>> {
     };
     let root = f.top.unwrap_or(f.gitdir);
     c.eff.reads.push(Read {
+        repo: true,
         path: root.clone(),
         recursive: false,
         shown: "the repository".into(),
@@ -118,6 +119,7 @@ pub(super) fn record(c: &mut Checker, sub: &str, p: &Parsed, repo: &Repo, dir: &
         if let Arg::Lit(s) = a {
             for path in rev_paths(s) {
                 blobs.push(Read {
+                    repo: false,
                     path: in_repo(repo, dir, path),
                     recursive: true,
                     shown: s.clone(),
@@ -126,6 +128,7 @@ pub(super) fn record(c: &mut Checker, sub: &str, p: &Parsed, repo: &Repo, dir: &
         }
     }
     let whole = || Read {
+        repo: true,
         path: repo.root.clone(),
         recursive: true,
         shown: "the repository".into(),
@@ -187,6 +190,7 @@ fn pathspecs(sub: &str, p: &Parsed, dir: &Path, magic: bool) -> Option<Vec<Read>
         .map(|a| match a {
             Arg::Lit(s) if !magic && !s.starts_with(':') && !s.contains(['*', '?', '[', '\\']) => {
                 Some(Read {
+                    repo: false,
                     path: lexical(&dir.join(s)),
                     recursive: true,
                     shown: s.clone(),

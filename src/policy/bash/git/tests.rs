@@ -1048,3 +1048,41 @@ fn the_hardened_environment_neutralises_hooks_git_would_run() {
             .contains("bare repository")
     );
 }
+
+/// tern started in a subfolder of a repository: the repository is the
+/// session's own, so git reading it as a whole stays auto-allowed (as it
+/// is from the top); another repository, and a file of the own one named
+/// outside the working directory, still ask, as `cat` of it would.
+#[test]
+fn a_subfolder_start_keeps_its_own_repository() {
+    if !git_here() {
+        return;
+    }
+    let d = repo();
+    let sub = d.join("pkg");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("lib.txt"), "x\n").unwrap();
+    std::fs::write(d.join("top.txt"), "secret\n").unwrap();
+    git(&d, &["add", "."]);
+    git(&d, &["commit", "-qm", "two"]);
+    for cmd in [
+        "git status",
+        "git log --oneline",
+        "git log -p -1",
+        "git diff HEAD~1",
+        "git show HEAD",
+        "git show HEAD:pkg/lib.txt",
+    ] {
+        assert_eq!(decide(cmd, &sub, &sub), Ok(()), "{cmd}");
+    }
+    let other = repo();
+    for (cmd, why) in [
+        ("git show HEAD:top.txt", "outside the working directories"),
+        ("cat ../top.txt", "outside the working directories"),
+    ] {
+        let e = decide(cmd, &sub, &sub).unwrap_err();
+        assert!(e.contains(why), "{cmd}: {e}");
+    }
+    let cmd = format!("git -C {} log -p", other.display());
+    assert!(decide(&cmd, &sub, &sub).is_err(), "{cmd}");
+}
