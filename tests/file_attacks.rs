@@ -23,22 +23,25 @@ use support::*;
 use tern::json::Value;
 use tern::obj;
 
-/// One turn: the model asks for `calls` (tool, input), then ends. Returns
-/// the tool results, in order.
-fn turn(dir: &Path, calls: &[(&str, Value)], args: &[&str]) -> Vec<Value> {
+/// The model's turn asking for `calls` (tool, input), their ids counted
+/// from `first`.
+fn calls_reply(calls: &[(&str, Value)], first: usize) -> standin::Reply {
     let inputs: Vec<(String, &str, String)> = calls
         .iter()
         .enumerate()
-        .map(|(i, (tool, input))| (format!("toolu_{i}"), *tool, input.to_json()))
+        .map(|(i, (tool, input))| (format!("toolu_{}", first + i), *tool, input.to_json()))
         .collect();
     let refs: Vec<(&str, &str, &str)> = inputs
         .iter()
         .map(|(id, t, j)| (id.as_str(), *t, j.as_str()))
         .collect();
-    let api = StandIn::start(vec![
-        standin::tools_reply(&refs),
-        standin::text_reply("done"),
-    ]);
+    standin::tools_reply(&refs)
+}
+
+/// One turn: the model asks for `calls` (tool, input), then ends. Returns
+/// the tool results, in order.
+fn turn(dir: &Path, calls: &[(&str, Value)], args: &[&str]) -> Vec<Value> {
+    let api = StandIn::start(vec![calls_reply(calls, 0), standin::text_reply("done")]);
     let out = run(tern(&api.url, dir)
         .args(["-p", "go", "--output-format", "json"])
         .args(args));
@@ -450,19 +453,7 @@ const SECRET_NOTEBOOK: &str = r#"{"cells":[{"cell_type":"code","id":"c1","metada
 /// One turn of `calls` from `dir`; the tool results and the first
 /// request's system prompt (where memory files go).
 fn turn_and_system(dir: &Path, calls: &[(&str, Value)], args: &[&str]) -> (Vec<Value>, String) {
-    let inputs: Vec<(String, &str, String)> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (tool, input))| (format!("toolu_{i}"), *tool, input.to_json()))
-        .collect();
-    let refs: Vec<(&str, &str, &str)> = inputs
-        .iter()
-        .map(|(id, t, j)| (id.as_str(), *t, j.as_str()))
-        .collect();
-    let api = StandIn::start(vec![
-        standin::tools_reply(&refs),
-        standin::text_reply("done"),
-    ]);
+    let api = StandIn::start(vec![calls_reply(calls, 0), standin::text_reply("done")]);
     let out = run(tern(&api.url, dir)
         .args(["-p", "go", "--output-format", "json"])
         .args(args));
@@ -694,17 +685,12 @@ fn files_that_configure_a_later_git_command_ask_in_accept_edits() {
             ),
             ("Bash", obj! { "command" => "git diff" }),
         ];
-        let inputs: Vec<(String, &str, String)> = calls
+        // One call per turn, so the Write lands before git runs.
+        let mut replies: Vec<_> = calls
             .iter()
             .enumerate()
-            .map(|(i, (tool, input))| (format!("toolu_{i}"), *tool, input.to_json()))
+            .map(|(i, c)| calls_reply(std::slice::from_ref(c), i))
             .collect();
-        let refs: Vec<(&str, &str, &str)> = inputs
-            .iter()
-            .map(|(id, t, j)| (id.as_str(), *t, j.as_str()))
-            .collect();
-        // One call per turn, so the Write lands before git runs.
-        let mut replies: Vec<_> = refs.iter().map(|c| standin::tools_reply(&[*c])).collect();
         replies.push(standin::text_reply("done"));
         let api = StandIn::start(replies);
         let out = run(tern(&api.url, &dir).env("HOME", &home).args([
