@@ -205,6 +205,41 @@ fn the_budget_stops_a_runaway_script_but_not_a_slow_tool() {
     assert!(text(&r[3]).contains("result: slept"), "{}", text(&r[3]));
 }
 
+/// Regression (issue 35): a block that awaits gives its last
+/// expression's value, as one that does not await does (seed 000: "the
+/// last expression's value, else `o`") — it gave `undefined` unless the
+/// code said `return`. With no expression at the top it gives `o`.
+#[test]
+fn an_awaiting_block_gives_its_last_expression() {
+    if emulated("an_awaiting_block_gives_its_last_expression") {
+        return;
+    }
+    let dir = scratch("repl-await-value");
+    let r = session(
+        &dir,
+        &[
+            code(
+                "const later = (v) => new Promise(r => setTimeout(() => r(v), 10));
+const got = await later(5);
+got * 3",
+            ),
+            code("const listed = await sh('echo hi'); listed.trim()"),
+            code("await later(1)\n  .then(v => v + 41)"),
+            code("o.kept = await later('yes'); const unused = 1"),
+            code("for (const v of [await later(3)]) { o.v = v }"),
+        ],
+        &[],
+    );
+    assert!(text(&r[0]).contains("result: 15"), "{}", text(&r[0]));
+    assert!(text(&r[1]).contains("hi"), "{}", text(&r[1]));
+    assert!(text(&r[2]).contains("result: 42"), "{}", text(&r[2]));
+    // As a script: a declaration after the last expression adds no value.
+    assert!(text(&r[3]).contains("result: yes"), "{}", text(&r[3]));
+    // No expression at the top: `o`.
+    let t: String = text(&r[4]).split_whitespace().collect();
+    assert!(t.contains(r#""v":3"#), "{t}");
+}
+
 #[test]
 fn values_settle_and_promises_are_not_text() {
     if emulated("values_settle_and_promises_are_not_text") {

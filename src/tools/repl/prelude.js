@@ -231,7 +231,8 @@
   G.__settle = (v) => {
     settled = null;
     if (v === undefined) v = G.o;
-    deep(v, 0).then((x) => { settled = { ok: true, value: show(x) }; },
+    // A promise (an awaiting block) that settles to nothing gives `o` too.
+    deep(v, 0).then((x) => { settled = { ok: true, value: show(x === undefined ? G.o : x) }; },
       (e) => { settled = { ok: false, value: e instanceof Error ? `${e.name}: ${e.message}` : `thrown: ${show(e)}` }; });
   };
 

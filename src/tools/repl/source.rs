@@ -17,9 +17,26 @@ struct Word<'a> {
     starts_statement: bool,
 }
 
+/// What one pass of the scanner finds.
+struct Scan<'a> {
+    words: Vec<Word<'a>>,
+    /// Where each top-level statement begins (its first token).
+    starts: Vec<usize>,
+    /// Where each top-level `;` is.
+    semicolons: Vec<usize>,
+}
+
 fn words(code: &str) -> Vec<Word<'_>> {
+    scan(code).words
+}
+
+fn scan(code: &str) -> Scan<'_> {
     let b = code.as_bytes();
     let mut out = Vec::new();
+    let mut starts = Vec::new();
+    let mut semicolons = Vec::new();
+    // The statement before ended at a line break, not at `;` or `}`.
+    let mut soft = false;
     let mut i = 0;
     let mut depth = 0usize;
     // The last significant byte outside strings and comments.
@@ -28,11 +45,34 @@ fn words(code: &str) -> Vec<Word<'_>> {
     let mut templates: Vec<usize> = Vec::new();
     while i < b.len() {
         let c = b[i];
+        let comment = c == b'/' && matches!(b.get(i + 1), Some(b'/' | b'*'));
+        let closer = matches!(c, b')' | b']' | b'}');
+        // After a line break that ended a statement only by ASI, a token
+        // that can continue an expression (`.map`, `+ 1`, `(x)`) does.
+        let continues = soft && b".,?:=*%<>&|^+-([`/".contains(&c);
+        if depth == 0
+            && templates.is_empty()
+            && prev == b';'
+            && !c.is_ascii_whitespace()
+            && !comment
+            && !closer
+            && c != b';'
+            && !continues
+        {
+            starts.push(i);
+        }
+        if !c.is_ascii_whitespace() && !comment {
+            soft = false;
+        }
+        if depth == 0 && c == b';' && templates.is_empty() {
+            semicolons.push(i);
+        }
         match c {
             b' ' | b'\t' | b'\r' => i += 1,
             b'\n' => {
                 // A newline may end a statement (ASI); good enough here.
                 if !matches!(prev, b',' | b'(' | b'[' | b'{' | b'=' | b'+' | b'-' | b'.') {
+                    soft = soft || prev != b';';
                     prev = b';';
                 }
                 i += 1;
@@ -120,7 +160,11 @@ fn words(code: &str) -> Vec<Word<'_>> {
             }
         }
     }
-    out
+    Scan {
+        words: out,
+        starts,
+        semicolons,
+    }
 }
 
 /// Skips a template literal's text from `i`; stops after its closing
@@ -191,6 +235,44 @@ pub(crate) fn persistent(code: &str) -> String {
 
 pub(crate) fn has_await(code: &str) -> bool {
     words(code).iter().any(|w| w.text == "await")
+}
+
+/// Keywords that begin a statement which is not an expression: a block
+/// ending in one has no value of its own.
+const NOT_EXPRESSIONS: &[&str] = &[
+    "let", "const", "var", "function", "class", "if", "for", "while", "do", "switch", "try",
+    "return", "throw", "break", "continue", "import", "export",
+];
+
+/// The block made to return the value a script would complete with:
+/// that of its last top-level expression statement (declarations after
+/// it give none), kept in `__completion` and returned at the end. In the
+/// body of an async function (top-level `await`) that value would
+/// otherwise be lost. None when no top-level statement is an expression
+/// (the value is then `o`).
+pub(crate) fn returning_last(code: &str) -> Option<String> {
+    let scan = scan(code);
+    let is_expression = |start: usize| {
+        let first = scan.words.iter().find(|w| w.at == start).map(|w| w.text);
+        !first.is_some_and(|w| NOT_EXPRESSIONS.contains(&w)) && !code[start..].starts_with('{')
+    };
+    let k = scan.starts.iter().rposition(|&s| is_expression(s))?;
+    let start = scan.starts[k];
+    // It ends at its `;`, or where the next statement begins (a line
+    // break ended it); what follows stays outside the parentheses.
+    let next = scan.starts.get(k + 1).copied().unwrap_or(code.len());
+    let end = scan
+        .semicolons
+        .iter()
+        .copied()
+        .find(|&s| s > start && s < next)
+        .unwrap_or(next);
+    Some(format!(
+        "__completion = undefined;\n{}__completion = ({}\n);{}\n;return __completion",
+        &code[..start],
+        &code[start..end],
+        &code[end..]
+    ))
 }
 
 /// The block as the body of an async function (top-level `await`); its
@@ -268,6 +350,51 @@ mod tests {
             persistent("for (let i = 0; i < 2; i++) {}"),
             "for (let i = 0; i < 2; i++) {}"
         );
+    }
+
+    #[test]
+    fn the_completion_value_is_returned_from_an_async_body() {
+        let r = |c: &str| {
+            returning_last(c).map(|s| {
+                s.trim_start_matches("__completion = undefined;\n")
+                    .trim_end_matches("\n;return __completion")
+                    .to_string()
+            })
+        };
+        assert_eq!(
+            r("const x = await f();\nx + 1").as_deref(),
+            Some("const x = await f();\n__completion = (x + 1\n);")
+        );
+        assert_eq!(
+            r("await sh('ls'); // list").as_deref(),
+            Some("__completion = (await sh('ls')\n);; // list")
+        );
+        assert_eq!(
+            r("const a = await f()\na\n  .map(x => x)").as_deref(),
+            Some("const a = await f()\n__completion = (a\n  .map(x => x)\n);")
+        );
+        assert_eq!(
+            r("x = await f(\n  1,\n  2)").as_deref(),
+            Some("__completion = (x = await f(\n  1,\n  2)\n);")
+        );
+        assert_eq!(
+            r("await f(); `a ${b; c} d`").as_deref(),
+            Some("await f(); __completion = (`a ${b; c} d`\n);")
+        );
+        // Declarations after the last expression give no value of their own.
+        assert_eq!(
+            r("o.k = await f()\nconst unused = 1").as_deref(),
+            Some("__completion = (o.k = await f()\n\n);const unused = 1")
+        );
+        for none in [
+            "const x = await f()",
+            "if (x) { await f() }",
+            "for (const a of await f()) {}",
+            "{ await f() }",
+            "return await f()",
+        ] {
+            assert_eq!(r(none), None, "{none}");
+        }
     }
 
     #[test]

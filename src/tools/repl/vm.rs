@@ -259,7 +259,20 @@ fn evaluate(ctx: &mut Context, code: &str) -> JsResult<JsValue> {
     let script = super::source::persistent(code);
     match ctx.eval(Source::from_bytes(&script)) {
         Err(e) if super::source::has_await(code) && e.to_string().contains("SyntaxError") => {
-            ctx.eval(Source::from_bytes(&super::source::async_body(code)))
+            // The last expression returned, as a script would give it;
+            // when that does not parse, the block as it was.
+            let plain = super::source::async_body(code);
+            match super::source::returning_last(code) {
+                Some(returning) => {
+                    match ctx.eval(Source::from_bytes(&super::source::async_body(&returning))) {
+                        Err(e) if e.to_string().contains("SyntaxError") => {
+                            ctx.eval(Source::from_bytes(&plain))
+                        }
+                        other => other,
+                    }
+                }
+                None => ctx.eval(Source::from_bytes(&plain)),
+            }
         }
         other => other,
     }
