@@ -159,8 +159,8 @@ impl Tool for Repl {
          and gl(pattern, path?) give arrays of paths; put(path, text) writes a file; chdir(dir) \
          sets the directory for relative paths and sh() for this call; shQuote(s), str(v), \
          console.log, setTimeout, atob/btoa. Top-level variables and functions stay for later \
-         calls; `o` is a fresh object each call. The value is the last expression (or `o`); with \
-         top-level await, `return` it or put it in `o`. haiku(prompt, schema?) asks a small \
+         calls; `o` is a fresh object each call. The value is the last expression (or `o`), \
+         top-level await included. haiku(prompt, schema?) asks a small \
          model one question (with a JSON Schema, its answer is a value matching it). \
          registerTool(name, description, schema, handler) offers you a tool \
          eval_registered__NAME from the next turn on, whose handler runs here (every call of it \
