@@ -12,6 +12,15 @@ use support::*;
 use tern::json::Value;
 
 fn talk(api: &StandIn, dir: &std::path::Path, extra: &[&str], input: &str) -> std::process::Output {
+    talk_bytes(api, dir, extra, input.as_bytes())
+}
+
+fn talk_bytes(
+    api: &StandIn,
+    dir: &std::path::Path,
+    extra: &[&str],
+    input: &[u8],
+) -> std::process::Output {
     let mut child = tern(&api.url, dir)
         .args([
             "--output-format",
@@ -27,7 +36,7 @@ fn talk(api: &StandIn, dir: &std::path::Path, extra: &[&str], input: &str) -> st
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.write_all(input).unwrap();
     drop(stdin);
     child.wait_with_output().unwrap()
 }
@@ -100,6 +109,58 @@ fn prompts_on_stdin_partial_messages_and_control_requests() {
         "one session"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+}
+
+/// A line that is not UTF-8 is that line's problem: it is reported, a
+/// control request in it gets an error answer, and the prompts before and
+/// after it are answered in the same session (it once ended the input).
+#[test]
+fn a_line_that_is_not_utf8_loses_nothing_else() {
+    let dir = scratch("protocol-utf8");
+    let api = StandIn::start(vec![
+        standin::text_reply("first"),
+        standin::text_reply("second"),
+    ]);
+    let mut input = Vec::new();
+    input.extend_from_slice(br#"{"type":"user","message":{"role":"user","content":"one"}}"#);
+    input.push(b'\n');
+    input.extend_from_slice(
+        b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n",
+    );
+    input.extend_from_slice(
+        b"{\"type\":\"control_request\",\"request_id\":\"bad\",\"request\":{\"subtype\":\"set_model\",\"model\":\"x\xff\"}}\n",
+    );
+    input.extend_from_slice(br#"{"type":"user","message":{"role":"user","content":"two"}}"#);
+    input.push(b'\n');
+    let out = talk_bytes(&api, &dir, &[], &input);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("not valid UTF-8"), "{err}");
+    let all = lines(&out);
+    let results: Vec<&str> = all
+        .iter()
+        .filter(|l| l.str_field("type") == Some("result"))
+        .filter_map(|l| l.str_field("result"))
+        .collect();
+    assert_eq!(results, ["first", "second"]);
+    let answer = all
+        .iter()
+        .filter(|l| l.str_field("type") == Some("control_response"))
+        .filter_map(|l| l.get("response"))
+        .find(|r| r.str_field("request_id") == Some("bad"));
+    assert_eq!(
+        answer.and_then(|r| r.str_field("subtype")),
+        Some("error"),
+        "{all:?}"
+    );
+    // The bad model name was not applied: the second prompt keeps the model.
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(body(&reqs[1]).str_field("model"), Some("claude-sonnet-4-5"));
+    assert!(
+        !reqs[1].body.contains("caf"),
+        "the bad line is not a prompt"
+    );
 }
 
 #[test]

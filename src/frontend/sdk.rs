@@ -335,10 +335,23 @@ pub struct Session {
 /// passing prompts on.
 pub async fn read_input(session: Session, prompts: smol::channel::Sender<Input>) {
     let stdin = smol::Unblock::new(std::io::stdin());
-    let mut lines = smol::io::BufReader::new(stdin).lines();
-    use smol::stream::StreamExt;
-    while let Some(line) = lines.next().await {
-        let Ok(line) = line else { break };
+    let mut reader = smol::io::BufReader::new(stdin);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        match reader.read_until(b'\n', &mut bytes).await {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("tern: cannot read standard input ({e}); the session ends");
+                break;
+            }
+        }
+        // One bad line is that line's problem, not the session's.
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            not_utf8(&bytes);
+            continue;
+        };
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -390,6 +403,28 @@ pub async fn read_input(session: Session, prompts: smol::channel::Sender<Input>)
     }
     session.control.close();
     let _ = prompts.send(Input::End).await;
+}
+
+/// An input line that is not UTF-8: said on stderr, and a control
+/// request in it (as far as it can be read) is answered with an error, so
+/// the program waiting for it is not left hanging.
+fn not_utf8(bytes: &[u8]) {
+    let at = std::str::from_utf8(bytes)
+        .err()
+        .map_or(0, |e| e.valid_up_to());
+    eprintln!("tern: ignoring an input line that is not valid UTF-8 (at byte {at})");
+    let lossy = String::from_utf8_lossy(bytes);
+    if let Ok(msg) = json::parse(lossy.trim())
+        && msg.str_field("type") == Some("control_request")
+        && let Some(id) = msg.str_field("request_id")
+    {
+        respond(
+            id,
+            Err(format!(
+                "the request is not valid UTF-8 (at byte {at}); nothing was done"
+            )),
+        );
+    }
 }
 
 fn respond(id: &str, result: Result<Value, String>) {
