@@ -16,6 +16,14 @@
 //! the Responses API) running `echo turn K`, and then with the answer.
 //! It decides from the request alone, so any number of clients can run
 //! their sessions against it one after another (`benches/compare.sh`).
+//!
+//! `STANDIN_CALLS=FILE` scripts the calls instead: FILE holds a JSON array
+//! of `{"name": …, "input": {…}}`, and a request that offers tools and
+//! carries K tool results is answered with call K, and the last one with
+//! the answer, after printing that request's body on a line of its own:
+//! the whole conversation, each tool result as the client sent it. Run
+//! tern and Claude Code against it to compare their results for the
+//! same calls.
 
 #[path = "../tests/support/standin.rs"]
 mod standin;
@@ -47,6 +55,38 @@ fn main() {
             } else {
                 let input = tern::obj! { "command" => command.as_str() }.to_json();
                 standin::tools_reply(&[(&id, "Bash", &input)])
+            })
+        }));
+    }
+    if let Ok(file) = std::env::var("STANDIN_CALLS") {
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let calls = tern::json::parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let calls: Vec<(String, String)> = calls
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|c| {
+                        let name = c.str_field("name").unwrap_or("").to_string();
+                        let input = c.get("input").map(|i| i.to_json()).unwrap_or_default();
+                        (name, input)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        api.set_responder(Box::new(move |req| {
+            if !req.body.contains("\"tools\"") {
+                return None;
+            }
+            let done = req.body.matches("\"tool_result\"").count();
+            Some(match calls.get(done) {
+                Some((name, input)) => {
+                    let id = format!("toolu_call{done}");
+                    standin::tools_reply(&[(&id, name, input)])
+                }
+                None => {
+                    println!("{}", req.body);
+                    standin::text_reply("All calls done.")
+                }
             })
         }));
     }
