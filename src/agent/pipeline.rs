@@ -14,7 +14,7 @@ use crate::model::stream::ToolUse;
 use crate::obj;
 use crate::policy::{Behavior, Decision, Origin, Permit, Policy, Rule, Source};
 use crate::report::{Level, Mailbox, Report};
-use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_schema, facts};
+use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_input, facts};
 
 /// A person's answer to a permission question.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,16 +239,18 @@ impl Pipeline {
                 ));
             }
         };
-        let check = |input: &Value| -> Result<(), String> {
-            check_schema(&tool.input_schema(), input)
+        // Coerces (a "2" where the schema says integer) and checks: what
+        // the model, a hook or an approver sent, as the tool will see it.
+        let check = |mut input: Value| -> Result<Value, String> {
+            check_input(&tool.input_schema(), &mut input)
                 .map_err(|e| format!("Invalid input for {}: {e}", call.name))?;
-            tool.validate(input, &self.ctx)
+            tool.validate(&input, &self.ctx)?;
+            Ok(input)
         };
-        if let Err(e) = check(&input) {
-            return ToolOutput::error(e);
-        }
-
-        let mut input = input;
+        let mut input = match check(input) {
+            Ok(input) => input,
+            Err(e) => return ToolOutput::error(e),
+        };
         let mut hook_says: Option<String> = None;
         if self.hooks.wants("PreToolUse", &call.name) {
             let v = self
@@ -264,12 +266,14 @@ impl Pipeline {
                 return ToolOutput::error(format!("Blocked by a PreToolUse hook: {reason}"));
             }
             if let Some(rewritten) = v.updated_input {
-                if let Err(e) = check(&rewritten) {
-                    return ToolOutput::error(format!(
-                        "A PreToolUse hook rewrote the input into something invalid ({e}); the call was not run"
-                    ));
-                }
-                input = rewritten;
+                input = match check(rewritten) {
+                    Ok(input) => input,
+                    Err(e) => {
+                        return ToolOutput::error(format!(
+                            "A PreToolUse hook rewrote the input into something invalid ({e}); the call was not run"
+                        ));
+                    }
+                };
             }
             if let Some((decision, reason)) = v.permission {
                 if decision == "deny" {
@@ -535,14 +539,14 @@ impl Pipeline {
         &self,
         tool: &dyn crate::tools::Tool,
         (id, name): (&str, &str),
-        check: &dyn Fn(&Value) -> Result<(), String>,
+        check: &dyn Fn(Value) -> Result<Value, String>,
         changed: Value,
     ) -> Result<(Value, Permit), ToolOutput> {
-        if let Err(e) = check(&changed) {
-            return Err(ToolOutput::error(format!(
+        let changed = check(changed).map_err(|e| {
+            ToolOutput::error(format!(
                 "The approver changed the input into something invalid ({e}); the call was not run"
-            )));
-        }
+            ))
+        })?;
         let permit = match self.policy.decide(&facts(tool, id, &changed)) {
             Decision::Allow(p) => p,
             Decision::Ask(q) => q.approve(),

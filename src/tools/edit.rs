@@ -191,6 +191,48 @@ mod tests {
         );
     }
 
+    /// A file touched (a formatter that changed nothing, `touch`, a
+    /// checkout) is not "modified since read": its content is compared
+    /// when its time differs. A same-length change is still caught.
+    #[test]
+    fn a_touched_file_is_not_modified_since_read() {
+        let (ctx, dir) = context();
+        let file = dir.join("t.txt");
+        std::fs::write(&file, "alpha\nbeta\n").unwrap();
+        run(&Read, &ctx, obj! { "file_path" => "t.txt" });
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let edit = |old: &str, new: &str| {
+            run(
+                &Edit,
+                &ctx,
+                obj! { "file_path" => "t.txt", "old_string" => old, "new_string" => new },
+            )
+        };
+        let out = edit("beta", "gamma");
+        assert!(!out.is_error, "{}", out.content);
+        // Same length, other content, a new time: refused.
+        std::fs::write(&file, "alpha\ndelta\n").unwrap();
+        let later = later + std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let out = edit("alpha", "omega");
+        assert!(
+            out.is_error && out.content.contains("modified since"),
+            "{}",
+            out.content
+        );
+    }
+
     #[test]
     fn empty_old_string_creates_only_new_files() {
         let (ctx, dir) = context();

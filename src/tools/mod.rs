@@ -44,6 +44,7 @@ pub(crate) use ask::questions;
 pub use bash::Shells;
 pub use files::FileStamps;
 pub use schema::check as check_schema;
+pub use schema::coerce_and_check as check_input;
 
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
@@ -704,7 +705,8 @@ pub(crate) mod testing {
 
     /// The call as the pipeline makes it once policy said yes.
     pub async fn call(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> ToolOutput {
-        if let Err(e) = check_schema(&tool.input_schema(), &input) {
+        let mut input = input;
+        if let Err(e) = check_input(&tool.input_schema(), &mut input) {
             return ToolOutput::error(e);
         }
         if let Err(e) = tool.validate(&input, ctx) {

@@ -19,6 +19,120 @@ pub fn check(schema: &Value, input: &Value) -> Result<(), String> {
     Checker { root: schema }.at(schema, input, "input", 0)
 }
 
+/// Coerces what models send as strings into the scalars the schema asks
+/// for, then checks. Small local models and OpenAI-compatible servers
+/// write `"limit": "2"` or `"replace_all": "true"`; Claude Code takes
+/// them, so every tool here does too. Only a clean conversion happens
+/// ("2", " 1.5 ", "true", "False"); anything else is left for `check` to
+/// refuse with the field's name.
+pub fn coerce_and_check(schema: &Value, input: &mut Value) -> Result<(), String> {
+    coerce(schema, schema, input, 0);
+    check(schema, input)
+}
+
+fn coerce(root: &Value, schema: &Value, v: &mut Value, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let schema = match schema.str_field("$ref").and_then(|r| pointer(root, r)) {
+        Some(target) => target,
+        None => schema,
+    };
+    match v {
+        Value::String(s) => {
+            if let Some(scalar) = scalar_from(&types(root, schema, depth), s) {
+                *v = scalar;
+            }
+        }
+        Value::Object(fields) => {
+            let names: Vec<String> = fields.iter().map(|(k, _)| k.to_string()).collect();
+            for name in names {
+                let sub = schema
+                    .get("properties")
+                    .and_then(|p| p.get(&name))
+                    .or_else(|| schema.get("additionalProperties"));
+                if let (Some(sub), Some(value)) = (sub, fields.get_mut(&name)) {
+                    coerce(root, sub, value, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items").filter(|s| s.as_object().is_some()) {
+                for item in items {
+                    coerce(root, sub, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The type names a schema allows, its `anyOf`/`oneOf` forms included
+/// (pydantic writes an optional integer as `anyOf: [integer, null]`).
+fn types<'s>(root: &'s Value, schema: &'s Value, depth: usize) -> Vec<&'s str> {
+    let mut out: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if depth < MAX_DEPTH {
+        for key in ["anyOf", "oneOf"] {
+            for form in schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let form = match form.str_field("$ref").and_then(|r| pointer(root, r)) {
+                    Some(target) => target,
+                    None => form,
+                };
+                out.extend(types(root, form, depth + 1));
+            }
+        }
+    }
+    out
+}
+
+/// The boolean or number `s` cleanly stands for, when the schema wants
+/// one and does not take a string as it is.
+fn scalar_from(types: &[&str], s: &str) -> Option<Value> {
+    if types.is_empty() || types.contains(&"string") {
+        return None;
+    }
+    let t = s.trim();
+    if types.contains(&"boolean") {
+        if t.eq_ignore_ascii_case("true") {
+            return Some(Value::Bool(true));
+        }
+        if t.eq_ignore_ascii_case("false") {
+            return Some(Value::Bool(false));
+        }
+    }
+    let number = types.contains(&"number");
+    if !number && !types.contains(&"integer") {
+        return None;
+    }
+    // JSON's own number grammar: no "0x10", "NaN", "1_000" or "+1".
+    let v = match crate::json::parse(t) {
+        Ok(v @ Value::Number(_)) => v,
+        _ => return None,
+    };
+    let x = v.as_f64()?;
+    if !x.is_finite() {
+        return None;
+    }
+    if number {
+        return Some(v);
+    }
+    // An integer field takes "3" and "3.0", not "1.5": that stays a string
+    // and is refused as one.
+    (x.fract() == 0.0).then(|| match v {
+        Value::Number(Number::Float(f)) if f.abs() < 9.0e15 => Value::Number(Number::Int(f as i64)),
+        other => other,
+    })
+}
+
 /// Whether a schema from an untrusted author (a REPL script's
 /// `registerTool`) is one the model's API will take: every subschema an
 /// object or a boolean, `type` a known name or a list of them, the
@@ -156,6 +270,15 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// What a value was, for an error: a short string is quoted, so a
+/// `"1.5"` sent for an integer reads as what it is.
+fn got(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.chars().count() <= 40 => format!("string {}", v.to_json()),
+        _ => type_name(v).to_string(),
+    }
+}
+
 /// JSON equality: 1 and 1.0 are the same number.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -222,7 +345,7 @@ impl<'s> Checker<'s> {
     fn kind(&self, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
         match schema.get("type") {
             Some(Value::String(ty)) if !type_ok(ty, v) => {
-                return Err(format!("{at} must be {ty}, got {}", type_name(v)));
+                return Err(format!("{at} must be {ty}, got {}", got(v)));
             }
             Some(Value::Array(types)) => {
                 let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
@@ -230,7 +353,7 @@ impl<'s> Checker<'s> {
                     return Err(format!(
                         "{at} must be {}, got {}",
                         names.join(" or "),
-                        type_name(v)
+                        got(v)
                     ));
                 }
             }

@@ -255,6 +255,35 @@ mod tests {
         assert!(out.content.contains("showing lines 2-3 of 5; use offset 4"));
     }
 
+    /// Small models send numbers as strings; the validator coerces them
+    /// for every tool, Read among them.
+    #[test]
+    fn numbers_sent_as_strings_are_taken() {
+        let (ctx, dir) = context();
+        let body: String = (1..=5).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.join("f.txt"), body).unwrap();
+        let out = run(
+            &Read,
+            &ctx,
+            obj! { "file_path" => "f.txt", "offset" => "2", "limit" => "2" },
+        );
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out.content.starts_with("     2\tline 2\n     3\tline 3\n"));
+        let out = run(
+            &Read,
+            &ctx,
+            obj! { "file_path" => "f.txt", "limit" => "two" },
+        );
+        assert!(
+            out.is_error
+                && out
+                    .content
+                    .contains(r#"limit must be integer, got string "two""#),
+            "{}",
+            out.content
+        );
+    }
+
     #[test]
     fn refuses_binary_and_missing_and_dirs() {
         let (ctx, dir) = context();

@@ -116,7 +116,7 @@ fn zod_style_keywords() {
     );
     assert_eq!(
         err(schema, r#"{"pair":["a","b"]}"#),
-        "input.pair[1] must be integer, got string"
+        "input.pair[1] must be integer, got string \"b\""
     );
     assert_eq!(
         err(schema, r#"{"pair":["a",1,2]}"#),
@@ -153,7 +153,7 @@ fn one_of_all_of_not_and_maps() {
     );
     assert_eq!(
         err(schema, r#"{"n":"s"}"#),
-        "input.n must be integer, got string"
+        "input.n must be integer, got string \"s\""
     );
     assert_eq!(
         err(schema, r#"{"a":1,"b":2,"c":3}"#),
@@ -182,4 +182,82 @@ fn numbers_compare_as_numbers_and_odd_schemas_do_not_hang() {
     assert_eq!(err("false", "1"), "input is not allowed here");
     // A pattern the regex engine cannot compile is not enforced.
     ok(r#"{"pattern":"(?<=a)b"}"#, r#""b""#);
+}
+
+fn coerced(schema: &str, input: &str) -> Result<String, String> {
+    let mut v = parse(input).unwrap();
+    coerce_and_check(&parse(schema).unwrap(), &mut v).map(|()| v.to_json())
+}
+
+/// Numbers and booleans sent as strings become what the schema asks
+/// for, as Claude Code takes them; a string field keeps its string.
+#[test]
+fn strings_for_numbers_and_booleans_are_coerced() {
+    let schema = r##"{"type":"object","properties":{
+        "limit":{"type":"integer"},"ratio":{"type":"number"},"all":{"type":"boolean"},
+        "name":{"type":"string"},"either":{"type":["string","integer"]},
+        "opt":{"anyOf":[{"type":"integer"},{"type":"null"}]},
+        "ref":{"$ref":"#/$defs/n"},
+        "list":{"type":"array","items":{"type":"integer"}},
+        "nested":{"type":"object","properties":{"on":{"type":"boolean"}}}},
+        "$defs":{"n":{"type":"number","minimum":1}}}"##;
+    assert_eq!(
+        coerced(
+            schema,
+            r#"{"limit":"2","ratio":"1.5","all":"true","name":"7","either":"8","opt":"3",
+            "ref":"2.5","list":["1"," 2 "],"nested":{"on":"False"}}"#
+        ),
+        Ok(r#"{"limit":2,"ratio":1.5,"all":true,"name":"7","either":"8","opt":3,"ref":2.5,"list":[1,2],"nested":{"on":false}}"#.into())
+    );
+    assert_eq!(
+        coerced(schema, r#"{"limit":"3.0","all":"false"}"#),
+        Ok(r#"{"limit":3,"all":false}"#.into())
+    );
+    // Bounds apply to the coerced number.
+    assert_eq!(
+        coerced(schema, r#"{"ref":"0.5"}"#),
+        Err("input.ref must be at least 1, got 0.5".into())
+    );
+}
+
+#[test]
+fn what_does_not_coerce_cleanly_stays_an_error() {
+    let schema = r#"{"type":"object","properties":{
+        "limit":{"type":"integer"},"ratio":{"type":"number"},"all":{"type":"boolean"}}}"#;
+    for (input, error) in [
+        (
+            r#"{"limit":"1.5"}"#,
+            r#"input.limit must be integer, got string "1.5""#,
+        ),
+        (
+            r#"{"limit":"two"}"#,
+            r#"input.limit must be integer, got string "two""#,
+        ),
+        (
+            r#"{"limit":""}"#,
+            r#"input.limit must be integer, got string """#,
+        ),
+        (
+            r#"{"ratio":"0x10"}"#,
+            r#"input.ratio must be number, got string "0x10""#,
+        ),
+        (
+            r#"{"ratio":"NaN"}"#,
+            r#"input.ratio must be number, got string "NaN""#,
+        ),
+        (
+            r#"{"ratio":"1e999"}"#,
+            r#"input.ratio must be number, got string "1e999""#,
+        ),
+        (
+            r#"{"all":"yes"}"#,
+            r#"input.all must be boolean, got string "yes""#,
+        ),
+        (
+            r#"{"all":"1"}"#,
+            r#"input.all must be boolean, got string "1""#,
+        ),
+    ] {
+        assert_eq!(coerced(schema, input), Err(error.into()), "{input}");
+    }
 }
