@@ -56,8 +56,22 @@ impl Tool for Edit {
             }
             return Ok(());
         }
+        if path.is_dir() {
+            return Err(format!(
+                "{shown} is a directory, not a file; Edit changes files (list it with Glob or Bash `ls`)"
+            ));
+        }
         if !path.exists() {
-            return Err(format!("{shown} does not exist"));
+            return Err(format!(
+                "File does not exist: {shown}. Current working directory: {}",
+                ctx.cwd.display()
+            ));
+        }
+        #[cfg(feature = "notebooks")]
+        if is_notebook(&path) {
+            return Err(format!(
+                "{shown} is a Jupyter notebook; use the NotebookEdit tool to change its cells"
+            ));
         }
         ctx.files.borrow().check_fresh(&path, &shown)
     }
@@ -102,12 +116,21 @@ impl Tool for Edit {
     }
 }
 
+/// A Jupyter notebook is JSON that Edit would have to match byte for
+/// byte; NotebookEdit changes it cell by cell.
+#[cfg(feature = "notebooks")]
+pub(crate) fn is_notebook(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+}
+
 struct Applied {
     count: usize,
     first_line: usize,
 }
 
 fn apply(path: &std::path::Path, old: &str, new: &str, all: bool) -> Result<Applied, String> {
+    use super::files::{Content, Encoding, classify};
     if old.is_empty() {
         write_atomically(path, new.as_bytes()).map_err(super::read::describe_io)?;
         return Ok(Applied {
@@ -118,28 +141,158 @@ fn apply(path: &std::path::Path, old: &str, new: &str, all: bool) -> Result<Appl
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut super::read::open_regular(path)?, &mut bytes)
         .map_err(super::read::describe_io)?;
-    let text = String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_string())?;
-    let count = text.matches(old).count();
-    if count == 0 {
-        return Err(
-            "old_string was not found in the file (it must match exactly, whitespace included)"
-                .into(),
-        );
+    let encoding = Encoding::sniff(&bytes);
+    if !encoding.is_utf16() && classify(&bytes) == Content::Binary {
+        return Err("it is a binary file, not text; Edit changes text files only".into());
     }
-    if count > 1 && !all {
+    let text = encoding.decode(&bytes).map_err(|e| {
+        format!("{e}; Edit changes text files only (UTF-8, or UTF-16 with a byte order mark)")
+    })?;
+    let edit = find(&text, old, new)?;
+    if edit.spans.len() > 1 && !all {
         return Err(format!(
-            "old_string occurs {count} times; add surrounding lines to make it unique, or set replace_all"
+            "old_string occurs {} times; add surrounding lines to make it unique, or set replace_all",
+            edit.spans.len()
         ));
     }
-    let first = text.find(old).unwrap_or(0);
-    let first_line = text[..first].matches('\n').count() + 1;
-    let updated = if all {
-        text.replace(old, new)
+    let spans = if all {
+        &edit.spans[..]
     } else {
-        text.replacen(old, new, 1)
+        &edit.spans[..1]
     };
-    write_atomically(path, updated.as_bytes()).map_err(super::read::describe_io)?;
-    Ok(Applied { count, first_line })
+    let mut updated = String::with_capacity(text.len() + new.len());
+    let mut at = 0;
+    for &(start, end) in spans {
+        updated.push_str(&text[at..start]);
+        updated.push_str(&styled(&text[start..end], &edit.old, &edit.new));
+        at = end;
+    }
+    updated.push_str(&text[at..]);
+    let first_line = text[..spans[0].0].matches('\n').count() + 1;
+    write_atomically(path, &encoding.encode(&updated)).map_err(super::read::describe_io)?;
+    Ok(Applied {
+        count: spans.len(),
+        first_line,
+    })
+}
+
+/// Where old_string is in the text, and the strings as they matched.
+struct Found {
+    /// Byte ranges of each (non-overlapping) occurrence.
+    spans: Vec<(usize, usize)>,
+    old: String,
+    new: String,
+}
+
+/// Finds `old` as Claude Code does: exactly; in a file of CRLF lines with
+/// its line ends as the file's (and `new`'s too, so inserted lines are
+/// CRLF); then with typographic quotes taken as straight ones.
+fn find(text: &str, old: &str, new: &str) -> Result<Found, String> {
+    let crlf = text.matches("\r\n").count();
+    let lf = text.matches('\n').count() - crlf;
+    let mut forms: Vec<(String, String)> = Vec::new();
+    if crlf > lf {
+        forms.push((to_crlf(old), to_crlf(new)));
+    }
+    forms.push((old.to_string(), new.to_string()));
+    let exact = |o: &str| -> Vec<(usize, usize)> {
+        text.match_indices(o)
+            .map(|(i, m)| (i, i + m.len()))
+            .collect()
+    };
+    let passes: [&dyn Fn(&str) -> Vec<(usize, usize)>; 2] = [&exact, &|o| quote_blind(text, o)];
+    for pass in passes {
+        for (o, n) in &forms {
+            let spans = pass(o);
+            if !spans.is_empty() {
+                return Ok(Found {
+                    spans,
+                    old: o.clone(),
+                    new: n.clone(),
+                });
+            }
+        }
+    }
+    Err("old_string was not found in the file (it must match exactly, whitespace included)".into())
+}
+
+/// Every line end in `s` as CRLF.
+fn to_crlf(s: &str) -> String {
+    s.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+fn straight(c: char) -> char {
+    match c {
+        '\u{2018}' | '\u{2019}' => '\'',
+        '\u{201c}' | '\u{201d}' => '"',
+        c => c,
+    }
+}
+
+/// Occurrences of `old` in `text` with ‘ ’ “ ” read as ' and ".
+fn quote_blind(text: &str, old: &str) -> Vec<(usize, usize)> {
+    let needle: String = old.chars().map(straight).collect();
+    if !text.contains(['\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}']) {
+        return Vec::new();
+    }
+    // The straightened text, and where in it each curly quote (three
+    // bytes, now one) stood: an offset maps back by two bytes for each
+    // quote before it.
+    let mut flat = String::with_capacity(text.len());
+    let mut curly: Vec<usize> = Vec::new();
+    for c in text.chars() {
+        let s = straight(c);
+        if s != c {
+            curly.push(flat.len());
+        }
+        flat.push(s);
+    }
+    let back = |at: usize| at + 2 * curly.partition_point(|&q| q < at);
+    flat.match_indices(needle.as_str())
+        .map(|(i, m)| (back(i), back(i + m.len())))
+        .collect()
+}
+
+/// `new` in the quote style of the text it replaces: where old_string
+/// matched only through straightened quotes, the straight quotes of
+/// `new` become curly ones, opening or closing by what precedes them
+/// (and an apostrophe between letters stays one).
+fn styled(actual: &str, old: &str, new: &str) -> String {
+    if actual == old {
+        return new.to_string();
+    }
+    let double = actual.contains(['\u{201c}', '\u{201d}']);
+    let single = actual.contains(['\u{2018}', '\u{2019}']);
+    let chars: Vec<char> = new.chars().collect();
+    let opens = |i: usize| {
+        i == 0 || {
+            let p = chars[i - 1];
+            p.is_whitespace() || matches!(p, '(' | '[' | '{' | '\u{2014}' | '\u{2013}')
+        }
+    };
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| match c {
+            '"' if double => {
+                if opens(i) {
+                    '\u{201c}'
+                } else {
+                    '\u{201d}'
+                }
+            }
+            '\'' if single => {
+                let letter = |j: Option<&char>| j.is_some_and(|c| c.is_alphabetic());
+                let between = i > 0 && letter(chars.get(i - 1)) && letter(chars.get(i + 1));
+                if !between && opens(i) {
+                    '\u{2018}'
+                } else {
+                    '\u{2019}'
+                }
+            }
+            c => c,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -228,6 +381,104 @@ mod tests {
         let out = edit("alpha", "omega");
         assert!(
             out.is_error && out.content.contains("modified since"),
+            "{}",
+            out.content
+        );
+    }
+
+    fn read_then_edit(ctx: &ToolContext, file: &str, old: &str, new: &str) -> ToolOutput {
+        let read = run(&Read, ctx, obj! { "file_path" => file });
+        assert!(!read.is_error, "{}", read.content);
+        run(
+            &Edit,
+            ctx,
+            obj! { "file_path" => file, "old_string" => old, "new_string" => new },
+        )
+    }
+
+    /// Models write LF; a CRLF file matches, and stays CRLF throughout,
+    /// the inserted lines included.
+    #[test]
+    fn lf_old_string_matches_a_crlf_file_which_stays_crlf() {
+        let (ctx, dir) = context();
+        std::fs::write(dir.join("w.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
+        let out = read_then_edit(&ctx, "w.txt", "one\ntwo\n", "uno\ndos\nmas\n");
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("w.txt")).unwrap(),
+            "uno\r\ndos\r\nmas\r\nthree\r\n"
+        );
+        // A file of LF lines is left as it is.
+        std::fs::write(dir.join("u.txt"), "one\ntwo\n").unwrap();
+        let out = read_then_edit(&ctx, "u.txt", "one\ntwo", "a\nb");
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("u.txt")).unwrap(),
+            "a\nb\n"
+        );
+    }
+
+    /// Typographic quotes in the file match straight ones in old_string;
+    /// the replacement is written in the file's quote style.
+    #[test]
+    fn straight_quotes_match_curly_ones_and_keep_their_style() {
+        let (ctx, dir) = context();
+        std::fs::write(
+            dir.join("q.md"),
+            "He said \u{201c}it\u{2019}s fine\u{201d} and left.\n",
+        )
+        .unwrap();
+        let out = read_then_edit(&ctx, "q.md", "said \"it's fine\"", "said \"it's 'great'\"");
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("q.md")).unwrap(),
+            "He said \u{201c}it\u{2019}s \u{2018}great\u{2019}\u{201d} and left.\n"
+        );
+        // An exact match wins: straight quotes stay straight.
+        std::fs::write(dir.join("s.rs"), "let a = \"x\";\n").unwrap();
+        let out = read_then_edit(&ctx, "s.rs", "\"x\"", "\"y\"");
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("s.rs")).unwrap(),
+            "let a = \"y\";\n"
+        );
+    }
+
+    #[test]
+    fn notebooks_directories_binaries_and_missing_files_get_the_true_reason() {
+        let (ctx, dir) = context();
+        let edit = |file: &str| {
+            run(
+                &Edit,
+                &ctx,
+                obj! { "file_path" => file, "old_string" => "a", "new_string" => "b" },
+            )
+        };
+        std::fs::write(dir.join("n.ipynb"), r#"{"cells":[]}"#).unwrap();
+        let out = edit("n.ipynb");
+        assert!(
+            out.is_error && out.content.contains("NotebookEdit"),
+            "{}",
+            out.content
+        );
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        let out = edit("sub");
+        assert!(
+            out.is_error && out.content.contains("is a directory"),
+            "{}",
+            out.content
+        );
+        std::fs::write(dir.join("b.bin"), b"a\x00\x01\x02\x03\xff\xfe").unwrap();
+        ctx.files.borrow_mut().record(&dir.join("b.bin"));
+        let out = edit("b.bin");
+        assert!(
+            out.is_error && out.content.contains("binary"),
+            "{}",
+            out.content
+        );
+        let out = edit("nope.txt");
+        assert!(
+            out.is_error && out.content.starts_with("File does not exist: nope.txt."),
             "{}",
             out.content
         );

@@ -130,3 +130,168 @@ pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
 pub fn looks_binary(head: &[u8]) -> bool {
     memchr::memchr(0, &head[..head.len().min(8192)]).is_some()
 }
+
+/// How a text file's bytes stand for its text, so an Edit writes it back
+/// the way it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    Utf8,
+    /// UTF-8 behind a byte order mark (Windows editors write one).
+    Utf8Bom,
+    Utf16Le,
+    Utf16Be,
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+impl Encoding {
+    /// Told by the byte order mark alone: UTF-16 without one is not
+    /// guessed (it reads as binary, full of NULs).
+    pub(crate) fn sniff(head: &[u8]) -> Encoding {
+        if head.starts_with(UTF8_BOM) {
+            Encoding::Utf8Bom
+        } else if head.starts_with(b"\xFF\xFE") {
+            Encoding::Utf16Le
+        } else if head.starts_with(b"\xFE\xFF") {
+            Encoding::Utf16Be
+        } else {
+            Encoding::Utf8
+        }
+    }
+
+    pub(crate) fn is_utf16(self) -> bool {
+        matches!(self, Encoding::Utf16Le | Encoding::Utf16Be)
+    }
+
+    /// The text of `bytes` (its mark removed). UTF-8 that is not valid
+    /// is an error here: Edit must write back exactly what it did not
+    /// change.
+    pub(crate) fn decode(self, bytes: &[u8]) -> Result<String, String> {
+        match self {
+            Encoding::Utf8 | Encoding::Utf8Bom => {
+                let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+                String::from_utf8(body.to_vec()).map_err(|_| "it is not UTF-8 text".to_string())
+            }
+            Encoding::Utf16Le | Encoding::Utf16Be => {
+                let body = &bytes[2.min(bytes.len())..];
+                if body.len() % 2 != 0 {
+                    return Err("it has a UTF-16 byte order mark but an odd number of bytes".into());
+                }
+                let units = body.chunks_exact(2).map(|p| match self {
+                    Encoding::Utf16Le => u16::from_le_bytes([p[0], p[1]]),
+                    _ => u16::from_be_bytes([p[0], p[1]]),
+                });
+                char::decode_utf16(units)
+                    .collect::<Result<String, _>>()
+                    .map_err(|_| "it has a UTF-16 byte order mark but is not valid UTF-16".into())
+            }
+        }
+    }
+
+    pub(crate) fn encode(self, text: &str) -> Vec<u8> {
+        match self {
+            Encoding::Utf8 => text.as_bytes().to_vec(),
+            Encoding::Utf8Bom => [UTF8_BOM, text.as_bytes()].concat(),
+            Encoding::Utf16Le => std::iter::once(0xFEFF)
+                .chain(text.encode_utf16())
+                .flat_map(u16::to_le_bytes)
+                .collect(),
+            Encoding::Utf16Be => std::iter::once(0xFEFF)
+                .chain(text.encode_utf16())
+                .flat_map(u16::to_be_bytes)
+                .collect(),
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "UTF-8",
+            Encoding::Utf8Bom => "UTF-8 with a byte order mark",
+            Encoding::Utf16Le => "UTF-16LE",
+            Encoding::Utf16Be => "UTF-16BE",
+        }
+    }
+}
+
+/// What the first bytes of a (UTF-8) file say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Content {
+    Text,
+    /// Text with this many NUL bytes in the part looked at: a log with a
+    /// stray NUL, a file a crash left a hole in. Shown, with a note.
+    TextWithNul(usize),
+    Binary,
+}
+
+/// Text, text with a few NULs, or binary. A NUL alone does not make a
+/// file binary; it is binary when the bytes around it are not UTF-8
+/// (allowing a character cut at the end of `head`) or when control bytes
+/// (NULs included; tab, newlines, form feed and escape are text) are more
+/// than one in ten. Real binaries (executables, archives, images, UTF-16
+/// without a mark) fail one or both by far.
+pub(crate) fn classify(head: &[u8]) -> Content {
+    let head = &head[..head.len().min(8192)];
+    let nuls = memchr::memchr_iter(0, head).count();
+    if nuls == 0 {
+        return Content::Text;
+    }
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    };
+    let controls = head
+        .iter()
+        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f)
+        .count();
+    if utf8 && controls * 10 <= head.len() {
+        Content::TextWithNul(nuls)
+    } else {
+        Content::Binary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stray_nul_in_text_is_text_but_binaries_are_binary() {
+        assert_eq!(classify(b"plain\n"), Content::Text);
+        assert_eq!(classify(b"hello\0world\n"), Content::TextWithNul(1));
+        let log = [&b"line one\n"[..], b"\0\0\0\0", &b"line two\n".repeat(20)].concat();
+        assert_eq!(classify(&log), Content::TextWithNul(4));
+        assert_eq!(classify(&[0, 1, 2, 3]), Content::Binary);
+        // UTF-16 without a mark: half NULs.
+        let utf16: Vec<u8> = "hello world\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(classify(&utf16), Content::Binary);
+        // Not UTF-8 around the NUL.
+        assert_eq!(classify(b"abc\0\xff\xfe text text text"), Content::Binary);
+        // An ELF header.
+        let elf = [
+            &b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x3e\0\x01\0\0\0"[..],
+            &[0u8; 40],
+        ]
+        .concat();
+        assert_eq!(classify(&elf), Content::Binary);
+    }
+
+    #[test]
+    fn encodings_round_trip_behind_their_marks() {
+        for enc in [
+            Encoding::Utf8,
+            Encoding::Utf8Bom,
+            Encoding::Utf16Le,
+            Encoding::Utf16Be,
+        ] {
+            let text = "h\u{e9}llo \u{1f600}\r\nzwei\n";
+            let bytes = enc.encode(text);
+            assert_eq!(Encoding::sniff(&bytes), enc);
+            assert_eq!(enc.decode(&bytes).as_deref(), Ok(text));
+        }
+        assert!(Encoding::Utf16Le.decode(b"\xFF\xFEa").is_err());
+        assert!(Encoding::Utf8.decode(b"\xff").is_err());
+    }
+}

@@ -43,7 +43,6 @@ pub use crate::policy::{Access, Kind, PathUse, Permit};
 pub(crate) use ask::questions;
 pub use bash::Shells;
 pub use files::FileStamps;
-pub use schema::check as check_schema;
 pub use schema::coerce_and_check as check_input;
 
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;

@@ -8,38 +8,70 @@ const MAX_LINE: usize = 2000;
 /// Bytes kept of one line: `MAX_LINE` characters of up to four bytes.
 const MAX_LINE_BYTES: usize = MAX_LINE * 4;
 
+/// Which lines to show, and how much of them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Lines {
+    /// The first line (1-based).
+    pub offset: usize,
+    pub limit: usize,
+    /// The most bytes of output: Read's token cap. None with `allow_large`.
+    pub max_bytes: Option<usize>,
+}
+
 /// The window of numbered lines, from the file whose first bytes are
-/// `head` (already read) and whose rest is still in `file`.
+/// `head` (already read) and whose rest is still in `rest`.
 pub(super) fn read_window(
     head: Vec<u8>,
-    file: std::fs::File,
-    offset: usize,
-    limit: usize,
+    rest: impl std::io::Read,
+    want: Lines,
 ) -> Result<String, String> {
-    if crate::tools::files::looks_binary(&head) {
-        return Err("it is a binary file and cannot be shown as text".into());
-    }
+    use crate::tools::files::{Content, classify};
+    let nuls = match classify(&head) {
+        Content::Binary => {
+            return Err("it is a binary file and cannot be shown as text".into());
+        }
+        Content::TextWithNul(n) => n,
+        Content::Text => 0,
+    };
     // Judged by what was read, not by the size: /proc files report a
     // size of zero.
     if head.is_empty() {
         return Ok("(the file exists but is empty)".into());
     }
-    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(file));
+    let Lines {
+        offset,
+        limit,
+        max_bytes,
+    } = want;
+    let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(rest));
     let mut out = String::new();
     let mut shown = 0;
+    // Set when the next line would pass the byte cap: no more are shown.
+    let mut full = false;
     let total = each_line(reader, MAX_LINE_BYTES, |number, line, cut| {
-        if number < offset || shown == limit {
+        if number < offset || shown == limit || full {
             // Lines outside the window are counted, never kept.
             return;
         }
         let text = String::from_utf8_lossy(line);
         let text = text.strip_suffix('\r').unwrap_or(&text);
         let body = cut_str(text, MAX_LINE);
-        out.push_str(&format!("{number:>6}\t{body}"));
+        let mut entry = format!("{number:>6}\t{body}");
         if cut || body.len() < text.len() {
-            out.push_str("… [line truncated]");
+            entry.push_str("… [line truncated]");
         }
-        out.push('\n');
+        entry.push('\n');
+        if nuls > 0 {
+            // A NUL in a tool result is a hazard for what carries it
+            // (terminals, some servers); the note says what the sign is.
+            entry = entry.replace('\0', "\u{2400}");
+        }
+        // At least one line, however small the cap.
+        if shown > 0 && max_bytes.is_some_and(|max| out.len() + entry.len() > max) {
+            full = true;
+            return;
+        }
+        out.push_str(&entry);
         shown += 1;
     })
     .map_err(super::describe_io)?;
@@ -49,11 +81,22 @@ pub(super) fn read_window(
         ));
     }
     let last = offset + shown - 1;
-    if last < total {
+    if full {
+        out.push_str(&format!(
+            "\n(showing lines {offset}-{last} of {total}: the file is longer than the {} tokens \
+             Read returns at once. Use offset {} and limit to read further, or Grep to find \
+             what you need)\n",
+            super::MAX_TOKENS,
+            last + 1
+        ));
+    } else if last < total {
         out.push_str(&format!(
             "\n(showing lines {offset}-{last} of {total}; use offset {} to continue)\n",
             last + 1
         ));
+    }
+    if nuls > 0 {
+        out.push_str("\n(this file contains NUL bytes, shown as \u{2400}; it is otherwise text)\n");
     }
     Ok(out)
 }

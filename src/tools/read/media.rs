@@ -67,11 +67,31 @@ pub(super) fn image_output(bytes: &[u8], budget: Option<u64>) -> Result<ToolOutp
     Ok(out)
 }
 
-pub(super) fn pdf_output(bytes: &[u8], budget: Option<u64>) -> Result<ToolOutput, String> {
+/// A PDF as a document block. tern cannot cut pages out of a PDF, so
+/// `asked` (pages, first and last) is checked against the document and
+/// named in the text, and the whole document goes when it fits; when it
+/// does not, the reason says how to extract those pages.
+pub(super) fn pdf_output(
+    bytes: &[u8],
+    budget: Option<u64>,
+    asked: Option<(usize, usize)>,
+) -> Result<ToolOutput, String> {
     let facts = pdf::check(bytes)?;
     let pages = facts.pages;
-    let instead = "extract what you need as text with Bash, e.g. \
-                   `pdftotext -f 1 -l 10 file.pdf -`, or split it with `qpdf --pages`";
+    let (from, to) = asked.unwrap_or((1, 10));
+    let instead = format!(
+        "extract what you need as text with Bash, e.g. `pdftotext -f {from} -l {to} file.pdf -`, \
+         or cut those pages into a new PDF with `qpdf file.pdf --pages . {from}-{to} -- part.pdf` \
+         and Read that"
+    );
+    if let Some((first, last)) = asked
+        && last > pages
+    {
+        return Err(format!(
+            "pages {first}-{last} asks for page {last}, but the document has {pages} page{}",
+            if pages == 1 { "" } else { "s" }
+        ));
+    }
     if pages > MAX_PDF_PAGES {
         return Err(format!(
             "it has {pages} pages, more than the {MAX_PDF_PAGES} the model can read of one \
@@ -88,12 +108,26 @@ pub(super) fn pdf_output(bytes: &[u8], budget: Option<u64>) -> Result<ToolOutput
              context window leaves for one document (about {fit} pages); {instead}"
         ));
     }
-    let mut out = ToolOutput::ok(format!(
+    let mut text = format!(
         "PDF document (PDF {}), {pages} page{}, {}.",
         facts.version,
         if pages == 1 { "" } else { "s" },
         human_bytes(bytes.len() as u64)
-    ));
+    );
+    if let Some((first, last)) = asked
+        && (first, last) != (1, pages)
+    {
+        let which = if first == last {
+            format!("page {first}")
+        } else {
+            format!("pages {first}-{last}")
+        };
+        text.push_str(&format!(
+            " You asked for {which}: the whole document is attached (Read does not cut PDFs); \
+             look at {which}."
+        ));
+    }
+    let mut out = ToolOutput::ok(text);
     out.images
         .push(("application/pdf".to_string(), media::encode(bytes)));
     Ok(out)

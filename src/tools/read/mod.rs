@@ -10,12 +10,21 @@ pub(crate) mod media;
 use std::io::Read as _;
 use std::path::Path;
 
+use super::files::Encoding;
 use super::{Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, opt_usize};
 use crate::json::{Value, parse};
 
 pub struct Read;
 
 pub const DEFAULT_LIMIT: usize = 2000;
+/// Claude Code's cap on one Read's text, in tokens; about four bytes
+/// each. `allow_large` lifts it (the 2000-line default still holds).
+pub(crate) const MAX_TOKENS: usize = 25_000;
+const MAX_TEXT_BYTES: usize = MAX_TOKENS * 4;
+/// UTF-16 files are decoded whole; larger ones are refused.
+const MAX_UTF16_BYTES: usize = 32 << 20;
+/// Claude Code's most pages one Read takes of a PDF with `pages`.
+const MAX_PAGES_ASKED: usize = 20;
 /// How much of a file is looked at to tell what it is.
 const HEAD: usize = 8192;
 
@@ -27,26 +36,33 @@ impl Tool for Read {
         #[cfg(not(feature = "notebooks"))]
         return "Read a file from the local filesystem. Text comes back as lines numbered \
          from 1 (`cat -n` style): by default up to 2000 lines from the start; pass `offset` \
-         (the first line number to show) and `limit` to page through long files. Lines \
-         longer than 2000 characters are cut. Images (PNG, JPEG, GIF, WebP) come back as \
-         images you can see and PDFs as documents. Other binary files, pipes and devices \
-         are refused. You must Read a file before you Edit or overwrite it.";
+         (the first line number to show) and `limit` to page through long files. Output is \
+         capped at about 25000 tokens (set `allow_large` to read past that cap); a cut read \
+         says where to continue. Lines longer than 2000 characters are cut. UTF-16 files \
+         with a byte order mark are decoded. Images (PNG, JPEG, GIF, WebP) come back as \
+         images you can see and PDFs as documents (`pages`, e.g. \"1-5\", names the pages \
+         you want). Other binary files, pipes and devices are refused. You must Read a \
+         file before you Edit or overwrite it.";
         #[cfg(feature = "notebooks")]
         "Read a file from the local filesystem. Text comes back as lines numbered from 1 \
          (`cat -n` style): by default up to 2000 lines from the start; pass `offset` (the \
-         first line number to show) and `limit` to page through long files. Lines longer \
-         than 2000 characters are cut. Images (PNG, JPEG, GIF, WebP) come back as images \
-         you can see, PDFs as documents, and Jupyter notebooks (.ipynb) as their cells \
-         with outputs; for a notebook `offset` is the index of the first cell and `limit` \
-         a number of cells. Other binary files, pipes and devices are refused. You must \
-         Read a file before you Edit or overwrite it."
+         first line number to show) and `limit` to page through long files. Output is capped \
+         at about 25000 tokens (set `allow_large` to read past that cap); a cut read says \
+         where to continue. Lines longer than 2000 characters are cut. UTF-16 files with a \
+         byte order mark are decoded. Images (PNG, JPEG, GIF, WebP) come back as images you \
+         can see, PDFs as documents (`pages`, e.g. \"1-5\", names the pages you want), and \
+         Jupyter notebooks (.ipynb) as their cells with outputs; for a notebook `offset` is \
+         the index of the first cell and `limit` a number of cells. Other binary files, \
+         pipes and devices are refused. You must Read a file before you Edit or overwrite it."
     }
     fn input_schema(&self) -> Value {
         parse(
             r#"{"type":"object","additionalProperties":false,"required":["file_path"],"properties":{
             "file_path":{"type":"string","description":"Absolute path of the file (relative paths are taken from the working directory)"},
             "offset":{"type":"integer","description":"Line number to start at (1-based); for a notebook, the first cell's index (0-based)"},
-            "limit":{"type":"integer","description":"How many lines (or notebook cells) to read"}}}"#,
+            "limit":{"type":"integer","description":"How many lines (or notebook cells) to read"},
+            "pages":{"type":"string","description":"Pages of a PDF, e.g. \"3\" or \"1-5\" (at most 20); only for PDF files"},
+            "allow_large":{"type":"boolean","description":"Read past the 25000-token cap on one read's text (default false)"}}}"#,
         )
         .unwrap_or_default()
     }
@@ -62,6 +78,12 @@ impl Tool for Read {
             input.str_field("file_path").unwrap_or(""),
         )]
     }
+    fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
+        match input.str_field("pages") {
+            Some(p) => parse_pages(p).map(|_| ()),
+            None => Ok(()),
+        }
+    }
     fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
         Some(crate::tools::FILE_TOOL_TIMEOUT)
     }
@@ -76,9 +98,23 @@ impl Tool for Read {
                 Ok(p) => p.to_path_buf(),
                 Err(e) => return ToolOutput::error(e),
             };
+            let pages = match input.str_field("pages").map(parse_pages).transpose() {
+                Ok(p) => p,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let allow_large = input.get("allow_large").and_then(Value::as_bool) == Some(true);
+            // The cap leaves room for the note within a small window's
+            // result limit, so it is not cut off by the pipeline.
+            let max_bytes = (!allow_large).then(|| {
+                ctx.result_limit.map_or(MAX_TEXT_BYTES, |l| {
+                    l.saturating_sub(400).min(MAX_TEXT_BYTES)
+                })
+            });
             let window = Window {
                 offset: opt_usize(&input, "offset"),
                 limit: opt_usize(&input, "limit"),
+                max_bytes,
+                pages,
             };
             let shown = ctx.display(&path);
             let budget = ctx.media_budget();
@@ -89,6 +125,10 @@ impl Tool for Read {
                     ctx.files.borrow_mut().record(&path);
                     out
                 }
+                Err(e) if e == NOT_FOUND => ToolOutput::error(format!(
+                    "File does not exist: {shown}. Current working directory: {}",
+                    ctx.cwd.display()
+                )),
                 Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
             }
         })
@@ -100,6 +140,36 @@ impl Tool for Read {
 pub(crate) struct Window {
     pub offset: Option<usize>,
     pub limit: Option<usize>,
+    /// The cap on a text's output; None when `allow_large` lifts it.
+    pub max_bytes: Option<usize>,
+    /// A PDF's pages asked for (first, last; 1-based).
+    pub pages: Option<(usize, usize)>,
+}
+
+/// `pages` as Claude Code takes it: one page ("3") or a range ("1-5"),
+/// at most 20 pages.
+fn parse_pages(text: &str) -> Result<(usize, usize), String> {
+    let bad = |why: &str| {
+        Err(format!(
+            "pages {text:?} {why}; give one page (\"3\") or a range (\"1-5\") of at most \
+             {MAX_PAGES_ASKED} pages, counted from 1"
+        ))
+    };
+    let number = |s: &str| s.trim().parse::<usize>().ok().filter(|&n| n >= 1);
+    let (first, last) = match text.split_once('-') {
+        Some((a, b)) => (number(a), number(b)),
+        None => (number(text), number(text)),
+    };
+    let (Some(first), Some(last)) = (first, last) else {
+        return bad("is not a page number or range");
+    };
+    if first > last {
+        return bad("ends before it starts");
+    }
+    if last - first + 1 > MAX_PAGES_ASKED {
+        return bad(&format!("asks for {} pages", last - first + 1));
+    }
+    Ok((first, last))
 }
 
 /// Tells what the file is by its first bytes and reads it that way.
@@ -118,7 +188,7 @@ fn read_any(path: &Path, window: Window, budget: Option<u64>) -> Result<ToolOutp
     }
     if crate::media::pdf::looks_like_pdf(&head) {
         let bytes = read_rest(head, file, media::MAX_PDF_BYTES, "a PDF")?;
-        return media::pdf_output(&bytes, budget);
+        return media::pdf_output(&bytes, budget, window.pages);
     }
     match ext.as_str() {
         "pdf" => return Err("it is named .pdf but is not a PDF (there is no %PDF- header)".into()),
@@ -134,10 +204,33 @@ fn read_any(path: &Path, window: Window, budget: Option<u64>) -> Result<ToolOutp
         }
         _ => {}
     }
-    let offset = window.offset.unwrap_or(1).max(1);
-    let limit = window.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-    lines::read_window(head, file, offset, limit).map(ToolOutput::ok)
+    let want = lines::Lines {
+        offset: window.offset.unwrap_or(1).max(1),
+        limit: window.limit.unwrap_or(DEFAULT_LIMIT).max(1),
+        max_bytes: window.max_bytes,
+    };
+    let encoding = Encoding::sniff(&head);
+    let text = match encoding {
+        Encoding::Utf8 => return lines::read_window(head, file, want).map(ToolOutput::ok),
+        // The mark is not part of the text (nor of line 1).
+        Encoding::Utf8Bom => {
+            head.drain(..3);
+            return lines::read_window(head, file, want).map(ToolOutput::ok);
+        }
+        Encoding::Utf16Le | Encoding::Utf16Be => {
+            let bytes = read_rest(head, file, MAX_UTF16_BYTES, "a UTF-16 text")?;
+            encoding.decode(&bytes)?
+        }
+    };
+    lines::read_window(text.into_bytes(), std::io::empty(), want).map(|mut text| {
+        text.push_str(&format!("\n(decoded from {})\n", encoding.name()));
+        ToolOutput::ok(text)
+    })
 }
+
+/// What `describe_io` says of a missing file; Read words it as Claude
+/// Code does.
+const NOT_FOUND: &str = "no such file or directory";
 
 /// The whole file, from its first bytes and the rest of `file`, refusing
 /// one larger than `max` bytes without reading it all.
@@ -224,7 +317,7 @@ fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize>
 
 pub fn describe_io(e: std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::NotFound => NOT_FOUND.into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
         _ => e.to_string(),
     }
@@ -291,9 +384,173 @@ mod tests {
         let out = run(&Read, &ctx, obj! { "file_path" => "b.bin" });
         assert!(out.is_error && out.content.contains("binary"));
         let out = run(&Read, &ctx, obj! { "file_path" => "nope" });
-        assert!(out.is_error && out.content.contains("no such file"));
+        assert!(
+            out.is_error && out.content.starts_with("File does not exist: nope."),
+            "{}",
+            out.content
+        );
         let out = run(&Read, &ctx, obj! { "file_path" => "." });
         assert!(out.is_error && out.content.contains("directory"));
+    }
+
+    /// Without `limit`, a read stops at about 25000 tokens (4 bytes
+    /// each) and says where to go on; `allow_large` reads on to the
+    /// 2000-line default.
+    #[test]
+    fn long_reads_stop_at_the_token_cap_unless_allow_large() {
+        let (ctx, dir) = context();
+        // 1500 lines of 200 characters: about 310 KB, over the cap.
+        let body: String = (1..=1500)
+            .map(|i| format!("{i:04} {}\n", "x".repeat(195)))
+            .collect();
+        std::fs::write(dir.join("big.txt"), body).unwrap();
+        let out = run(&Read, &ctx, obj! { "file_path" => "big.txt" });
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.len() <= MAX_TEXT_BYTES + 400,
+            "{}",
+            out.content.len()
+        );
+        let shown = out.content.matches("\t").count();
+        assert!((400..500).contains(&shown), "{shown}");
+        let note = format!(
+            "(showing lines 1-{shown} of 1500: the file is longer than the 25000 tokens Read \
+             returns at once. Use offset {} and limit to read further",
+            shown + 1
+        );
+        assert!(
+            out.content.contains(&note),
+            "{}",
+            &out.content[out.content.len() - 300..]
+        );
+        // An explicit window is held to the cap too.
+        let out = run(
+            &Read,
+            &ctx,
+            obj! { "file_path" => "big.txt", "offset" => 1001i64, "limit" => 500i64 },
+        );
+        assert!(out.content.contains("Use offset"), "{}", out.content.len());
+        let out = run(
+            &Read,
+            &ctx,
+            obj! { "file_path" => "big.txt", "allow_large" => true },
+        );
+        assert!(!out.is_error);
+        assert_eq!(out.content.matches("\t").count(), 1500);
+        assert!(!out.content.contains("Use offset"));
+        // Short files are not touched by the cap.
+        std::fs::write(dir.join("small.txt"), "a\nb\n").unwrap();
+        let out = run(&Read, &ctx, obj! { "file_path" => "small.txt" });
+        assert_eq!(out.content, "     1\ta\n     2\tb\n");
+    }
+
+    #[test]
+    fn byte_order_marks_are_decoded_or_dropped() {
+        let (ctx, dir) = context();
+        let text = "caf\u{e9} \u{1f600}\r\nzwei\n";
+        for (name, bytes) in [
+            ("le.txt", Encoding::Utf16Le.encode(text)),
+            ("be.txt", Encoding::Utf16Be.encode(text)),
+        ] {
+            std::fs::write(dir.join(name), bytes).unwrap();
+            let out = run(&Read, &ctx, obj! { "file_path" => name });
+            assert!(!out.is_error, "{name}: {}", out.content);
+            assert!(
+                out.content
+                    .starts_with("     1\tcaf\u{e9} \u{1f600}\n     2\tzwei\n"),
+                "{name}: {}",
+                out.content
+            );
+            assert!(
+                out.content.contains("decoded from UTF-16"),
+                "{}",
+                out.content
+            );
+        }
+        std::fs::write(dir.join("bom.txt"), "\u{feff}first\nsecond\n").unwrap();
+        let out = run(&Read, &ctx, obj! { "file_path" => "bom.txt" });
+        assert_eq!(out.content, "     1\tfirst\n     2\tsecond\n");
+    }
+
+    /// One NUL in otherwise plain text is shown, with a note; binary
+    /// files stay refused.
+    #[test]
+    fn a_stray_nul_is_shown_with_a_note() {
+        let (ctx, dir) = context();
+        std::fs::write(dir.join("n.log"), "start\nhello\0world\nend\n").unwrap();
+        let out = run(&Read, &ctx, obj! { "file_path" => "n.log" });
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.contains("     2\thello\u{2400}world\n"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("contains NUL bytes"),
+            "{}",
+            out.content
+        );
+        assert!(!out.content.contains('\0'));
+        std::fs::write(dir.join("elf"), b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0").unwrap();
+        let out = run(&Read, &ctx, obj! { "file_path" => "elf" });
+        assert!(
+            out.is_error && out.content.contains("binary"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[test]
+    fn pdf_pages_are_checked_and_named() {
+        let (ctx, dir) = context();
+        std::fs::write(dir.join("r.pdf"), samples::pdf(3, cfg!(feature = "pdf"))).unwrap();
+        let read = |pages: &str| {
+            run(
+                &Read,
+                &ctx,
+                obj! { "file_path" => "r.pdf", "pages" => pages },
+            )
+        };
+        let out = read("2-3");
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.contains("You asked for pages 2-3"),
+            "{}",
+            out.content
+        );
+        assert_eq!(out.images.len(), 1);
+        let out = read("2");
+        assert!(
+            out.content.contains("You asked for page 2:"),
+            "{}",
+            out.content
+        );
+        let out = read("1-3");
+        assert!(!out.content.contains("You asked"), "{}", out.content);
+        for (bad, why) in [
+            ("0", "not a page number"),
+            ("x-2", "not a page number"),
+            ("3-1", "ends before it starts"),
+            ("1-21", "asks for 21 pages"),
+            ("", "not a page number"),
+        ] {
+            let out = read(bad);
+            assert!(
+                out.is_error && out.content.contains(why),
+                "{bad}: {}",
+                out.content
+            );
+        }
+        let out = read("2-4");
+        assert!(
+            out.is_error && out.content.contains("the document has 3 pages"),
+            "{}",
+            out.content
+        );
+        // On a text file `pages` means nothing and is let be.
+        std::fs::write(dir.join("t.txt"), "x\n").unwrap();
+        let out = run(&Read, &ctx, obj! { "file_path" => "t.txt", "pages" => "1" });
+        assert!(!out.is_error, "{}", out.content);
     }
 
     #[test]

@@ -86,7 +86,7 @@ fn matching(text: &str, schema: &Value) -> Result<Value, String> {
         .unwrap_or(t)
         .trim();
     let v = json::parse(t).map_err(|e| format!("not JSON: {e}"))?;
-    crate::tools::check_schema(schema, &v)?;
+    crate::tools::schema::check(schema, &v)?;
     Ok(v)
 }
 
