@@ -125,7 +125,29 @@ impl<T> Mailbox<T> {
     }
 }
 
-/// The first line of a tool's result, cut for a one-line display.
+/// A tool's result in one short line for its card: what a file read
+/// came to (its content is the model's, and would print a line of the
+/// file on the card's own line), else the result's first line, cut.
+pub fn card_summary(tool: &str, is_error: bool, content: &str) -> String {
+    if tool == "Read" && !is_error {
+        // Numbered lines are `   N\t…`; a note or an image has none.
+        let numbered = content
+            .lines()
+            .filter(|l| {
+                l.split_once('\t').is_some_and(|(n, _)| {
+                    !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit())
+                })
+            })
+            .count();
+        if numbered > 0 {
+            let s = if numbered == 1 { "" } else { "s" };
+            return format!("Read {numbered} line{s}");
+        }
+    }
+    summary(content)
+}
+
+/// The first line of a text with something in it, cut for one line.
 pub fn summary(content: &str) -> String {
     let line = content.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let mut out: String = line.chars().take(120).collect();
@@ -144,6 +166,20 @@ mod tests {
         assert_eq!(summary("\n  \nfirst\nsecond"), "first");
         assert_eq!(summary(&"x".repeat(200)).chars().count(), 121);
         assert_eq!(summary(""), "");
+    }
+
+    /// A Read card says how much was read; the file's text is the model's.
+    #[test]
+    fn a_read_is_summed_up_not_quoted() {
+        let read = "     1\tfn main() {\n     2\t    secret();\n     3\t}\n";
+        assert_eq!(card_summary("Read", false, read), "Read 3 lines");
+        assert_eq!(card_summary("Read", false, "     1\tone\n"), "Read 1 line");
+        assert_eq!(
+            card_summary("Read", true, "File does not exist."),
+            "File does not exist."
+        );
+        let empty = "<system-reminder>the file is empty</system-reminder>";
+        assert_eq!(card_summary("Read", false, empty), empty);
     }
 
     #[test]

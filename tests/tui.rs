@@ -362,3 +362,113 @@ fn a_background_shell_has_a_card_while_it_runs() {
     t.keys(&["C-d"]);
     t.wait_for("EXIT=0", 1);
 }
+
+/// The status line is the last row whatever the model streams above it:
+/// a long line with tabs, wide characters, emoji and combining marks is
+/// wrapped by the interface, never by the terminal (a row the terminal
+/// wrapped on its own once overwrote the status line).
+#[test]
+fn a_long_streamed_line_never_overwrites_the_status_line() {
+    needs_terminal!("a_long_streamed_line_never_overwrites_the_status_line");
+    let dir = scratch("tui-wrap");
+    let first = "col\\tumn\\tand\\ttabs 漢字かな混じり文 ☀️ 👍🏽 e\u{301}e\u{301} ".repeat(6);
+    let api = StandIn::start(vec![slow_text(
+        &first,
+        Duration::from_millis(2500),
+        "and the end.",
+    )]);
+    let t = Tmux::start("wrap", &dir, &api, "", "", (80, 20));
+    t.wait_for(READY, 1);
+    t.type_text("stream a long line");
+    t.keys(&["Enter"]);
+    t.wait_for("esc interrupts", 1);
+    // While the line is pending (the pause), the status line is whole.
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_millis(1500) {
+        let s = t.screen();
+        let last = s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        assert!(
+            last.starts_with("claude-sonnet-4-5 · "),
+            "the status line was overwritten: {last:?}\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = t.wait_for("end.", 1);
+    let last = s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    assert!(last.starts_with("claude-sonnet-4-5 · "), "{last:?}\n{s}");
+    t.keys(&["C-d"]);
+    t.wait_for("EXIT=0", 1);
+}
+
+/// Cards say what happened: a Read card sums the read up (the file's
+/// text never lands on the card's line), an Edit's diff reads removed
+/// then added, and a call's time is its running time, not the wait for
+/// the person's answer.
+#[test]
+fn cards_show_what_happened_and_how_long_it_ran() {
+    needs_terminal!("cards_show_what_happened_and_how_long_it_ran");
+    let dir = scratch("tui-cards");
+    std::fs::write(dir.join("f.txt"), "alpha secret\nold line\nomega\n").unwrap();
+    let read = tern::obj! { "file_path" => "f.txt" };
+    let edit = tern::obj! {
+        "file_path" => "f.txt", "old_string" => "old line", "new_string" => "new line"
+    };
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[("toolu_r", "Read", &read.to_json())]),
+        standin::tools_reply(&[("toolu_e", "Edit", &edit.to_json())]),
+        standin::text_reply("Edited."),
+    ]);
+    let t = Tmux::start("cards", &dir, &api, "", "", (120, 40));
+    t.wait_for(READY, 1);
+    t.type_text("edit it");
+    t.keys(&["Enter"]);
+    t.wait_for("Allow Edit?", 1);
+    // The person takes their time.
+    std::thread::sleep(Duration::from_millis(2500));
+    t.keys(&["1"]);
+    let s = t.wait_for("Edited.", 1);
+    assert!(
+        std::fs::read_to_string(dir.join("f.txt"))
+            .unwrap()
+            .contains("new line")
+    );
+
+    let row = |prefix: &str| {
+        s.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} row:\n{s}"))
+            .to_string()
+    };
+    let read_row = row("✓ Read f.txt");
+    assert!(read_row.contains("Read 3 lines"), "{read_row}");
+    assert!(
+        !read_row.contains("alpha"),
+        "file text on the card: {read_row}"
+    );
+
+    let edit_row = row("✓ Edit f.txt");
+    let secs: f64 = edit_row
+        .split_once('(')
+        .and_then(|(_, r)| r.split_once("s)"))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no time on {edit_row:?}"));
+    assert!(
+        secs < 2.0,
+        "the wait for the answer was counted: {edit_row}"
+    );
+
+    // Every diff on the screen (the dialog's and the card's) reads old, then new.
+    let rows: Vec<&str> = s.lines().collect();
+    let removed: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].contains("- old line"))
+        .collect();
+    let added: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].contains("+ new line"))
+        .collect();
+    assert!(!removed.is_empty() && removed.len() == added.len(), "{s}");
+    for (r, a) in removed.iter().zip(&added) {
+        assert_eq!(r + 1, *a, "removed then added:\n{s}");
+    }
+    t.keys(&["C-d"]);
+    t.wait_for("EXIT=0", 1);
+}

@@ -204,10 +204,10 @@ impl Pipeline {
         });
         let output = self.steps(call, inner).await;
         self.reports.push(Report::ToolFinished {
+            summary: crate::report::card_summary(&name, output.is_error, &output.content),
             id,
             name,
             is_error: output.is_error,
-            summary: crate::report::summary(&output.content),
         });
         output
     }

@@ -38,6 +38,13 @@ impl Activity {
         format!("{} {name}{sep}{arg}", self.paint("36", "●"))
     }
 
+    /// The call starts running now (it waited for an answer until now).
+    pub(crate) fn restart(&mut self, id: &str) {
+        if let Some(at) = self.started.get_mut(id) {
+            *at = Instant::now();
+        }
+    }
+
     /// How long the call has been running (zero if its start was missed).
     pub(crate) fn elapsed(&self, id: &str) -> Duration {
         self.started
@@ -126,6 +133,12 @@ mod tests {
             "find"
         );
         assert_eq!(key_argument("TodoWrite", &obj! {}), "");
+        // The wait for an answer is not the call's time.
+        a.start("t3", "Write", &obj! { "file_path" => "a" });
+        std::thread::sleep(Duration::from_millis(300));
+        a.restart("t3");
+        assert!(a.elapsed("t3") < Duration::from_millis(250));
+        a.restart("unknown");
         let colored = Activity::new(true).start("t", "Read", &obj! { "file_path" => "a" });
         assert!(colored.contains("\x1b[36m"));
     }

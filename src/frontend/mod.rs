@@ -162,7 +162,9 @@ impl Printer {
                 let line = self.activity.finish(id, name, *is_error, summary);
                 self.activity_line(&line);
             }
-            Report::PermissionAsked { .. } | Report::PermissionAnswered { .. } => {}
+            // A call's time is its running time, not the person's answer.
+            Report::PermissionAnswered { id, .. } => self.activity.restart(id),
+            Report::PermissionAsked { .. } => {}
             Report::Notice { level, text } => {
                 if self.format == OutputFormat::StreamJson {
                     let mut fields = crate::json::Map::new();

@@ -425,13 +425,14 @@ fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
                 ops.push(Op::Same(head + i, head + j));
                 i += 1;
                 j += 1;
-            } else if j < mb.len() && (i == ma.len() || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])
+            } else if i < ma.len() && (j == mb.len() || lcs[(i + 1) * w + j] >= lcs[i * w + j + 1])
             {
-                ops.push(Op::Ins(head + j));
-                j += 1;
-            } else {
+                // On a tie the removal comes first: a diff reads old, then new.
                 ops.push(Op::Del(head + i));
                 i += 1;
+            } else {
+                ops.push(Op::Ins(head + j));
+                j += 1;
             }
         }
     }
@@ -469,6 +470,8 @@ mod tests {
         assert!(t.contains("f.rs"), "{t}");
         assert!(t.contains("    4 - fn old() {}"), "{t}");
         assert!(t.contains("    4 + fn new() {}"), "{t}");
+        let (removed, added) = (t.find("4 - fn old").unwrap(), t.find("4 + fn new").unwrap());
+        assert!(removed < added, "the removed line comes first: {t}");
         assert!(t.contains("    3   c") && t.contains("    5   d"), "{t}");
         assert!(!t.contains("    1   a"), "only two lines of context: {t}");
     }
@@ -595,5 +598,9 @@ mod tests {
         let ops = script(&a, &b);
         let edits = ops.iter().filter(|o| !matches!(o, Op::Same(..))).count();
         assert_eq!(edits, 3, "{ops:?}");
+        // A replaced line reads old then new, as in a unified diff.
+        let b_at = ops.iter().position(|o| *o == Op::Del(1)).unwrap();
+        let x_at = ops.iter().position(|o| *o == Op::Ins(1)).unwrap();
+        assert!(b_at < x_at, "{ops:?}");
     }
 }

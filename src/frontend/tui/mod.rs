@@ -573,6 +573,10 @@ impl Tui {
                     .find(|c| &c.id == id)
                 {
                     c.asking = asking;
+                    if !asking {
+                        // Its time on the card is its running time.
+                        c.started = Instant::now();
+                    }
                 }
                 self.redraw();
             }

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use super::markdown::width as display_width;
+use super::markdown::{clusters, width as display_width};
 
 pub(crate) struct Screen {
     out: Box<dyn Write>,
@@ -169,35 +169,44 @@ fn one_row(line: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// `line` cut to `cols` display columns, its escape sequences kept (a
-/// wrapped row would throw the region's row count off).
+/// wrapped row would throw the region's row count off). Widths are the
+/// widest any terminal draws (`markdown::width`).
 pub(crate) fn fit(line: &str, cols: usize) -> String {
     if display_width(line) <= cols {
         return line.to_string();
     }
-    use unicode_width::UnicodeWidthChar;
     let mut out = String::new();
     let mut used = 0;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('\x1b') {
             // Copy a CSI sequence whole.
-            out.push(c);
-            if chars.peek() == Some(&'[') {
-                for d in chars.by_ref() {
-                    out.push(d);
-                    if d != '[' && ('\x40'..='\x7e').contains(&d) {
-                        break;
-                    }
+            let len = match after.strip_prefix('[') {
+                Some(csi) => {
+                    let fin = csi
+                        .char_indices()
+                        .find(|&(_, d)| ('\x40'..='\x7e').contains(&d))
+                        .map_or(csi.len(), |(at, d)| at + d.len_utf8());
+                    2 + fin
                 }
-            }
+                None => 1,
+            };
+            let (esc, after) = rest.split_at(len.min(rest.len()));
+            out.push_str(esc);
+            rest = after;
             continue;
         }
-        let w = c.width().unwrap_or(0);
-        if used + w > cols {
-            break;
+        let text_end = rest.find('\x1b').unwrap_or(rest.len());
+        let (text, after) = rest.split_at(text_end);
+        for (one, w) in clusters(text) {
+            if used + w > cols {
+                out.push_str("\x1b[0m");
+                return out;
+            }
+            used += w;
+            out.push_str(one);
         }
-        used += w;
-        out.push(c);
+        rest = after;
     }
     out.push_str("\x1b[0m");
     out

@@ -26,7 +26,8 @@ const SGR: [(Style, &str); 6] = [
 pub(super) type Cells = Vec<(char, Style)>;
 
 /// Display width of `s` in terminal columns, skipping ANSI CSI escape
-/// sequences (ESC [ ... final byte) that this module itself emits.
+/// sequences (ESC [ ... final byte) that this module itself emits; each
+/// cluster counted as the widest terminal draws it (`cluster_width`).
 pub(crate) fn width(s: &str) -> usize {
     let b = s.as_bytes();
     let (mut total, mut seg, mut i) = (0, 0, 0);
@@ -35,7 +36,7 @@ pub(crate) fn width(s: &str) -> usize {
             i += 1;
             continue;
         }
-        total += s.get(seg..i).map_or(0, UnicodeWidthStr::width);
+        total += s.get(seg..i).map_or(0, text_width);
         i += 1;
         if b.get(i) == Some(&b'[') {
             i += 1;
@@ -46,7 +47,39 @@ pub(crate) fn width(s: &str) -> usize {
         }
         seg = i;
     }
-    total + s.get(seg..).map_or(0, UnicodeWidthStr::width)
+    total + s.get(seg..).map_or(0, text_width)
+}
+
+/// Width of text without escapes, cluster by cluster.
+fn text_width(s: &str) -> usize {
+    clusters(s).map(|(_, w)| w).sum()
+}
+
+/// The clusters of `s` (a character and those that join it) with their
+/// widths, in order.
+pub(crate) fn clusters(s: &str) -> impl Iterator<Item = (&str, usize)> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let mut chars = rest.char_indices();
+        chars.next()?;
+        let end = chars
+            .find(|&(_, c)| !joins(c))
+            .map_or(rest.len(), |(at, _)| at);
+        let (one, after) = rest.split_at(end);
+        rest = after;
+        Some((one, cluster_width(one)))
+    })
+}
+
+/// A cluster's width as the widest terminal draws it. Terminals disagree
+/// on sequences (tmux 3.3 draws 👍🏽 in 4 columns and ☀️ in 1; newer ones
+/// in 2 and 2): a row the interface thinks narrower than the terminal
+/// does wraps there and pushes the live region over the status line, so
+/// a cluster counts as the larger of the sequence rule and its
+/// characters' sum. Too wide only costs a column at the end of a row.
+fn cluster_width(cluster: &str) -> usize {
+    let each: usize = cluster.chars().map(|c| c.width().unwrap_or(0)).sum();
+    each.max(cluster.width())
 }
 
 /// Wraps plain text to `width` columns by display width: breaks at spaces
@@ -95,8 +128,7 @@ fn joins(c: char) -> bool {
     c != ' ' && (c.width() == Some(0) || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c))
 }
 
-/// End and display width of the cluster starting at `i`; multi-char clusters
-/// are measured as strings so unicode-width's sequence rules apply.
+/// End and display width of the cluster starting at `i` (`cluster_width`).
 pub(super) fn cluster(cells: &[(char, Style)], i: usize) -> (usize, usize) {
     let mut j = i + 1;
     while j < cells.len() && joins(cells[j].0) {
@@ -105,7 +137,7 @@ pub(super) fn cluster(cells: &[(char, Style)], i: usize) -> (usize, usize) {
     let w = if j == i + 1 {
         cells[i].0.width().unwrap_or(0)
     } else {
-        cells[i..j].iter().map(|c| c.0).collect::<String>().width()
+        cluster_width(&cells[i..j].iter().map(|c| c.0).collect::<String>())
     };
     (j, w)
 }
@@ -118,11 +150,6 @@ pub(super) fn cells_width(cells: &[(char, Style)]) -> usize {
         i = j;
     }
     w
-}
-
-/// Width as the terminal (and `width`) measures it; never above `cells_width`.
-pub(super) fn str_width(cells: &[(char, Style)]) -> usize {
-    cells.iter().map(|c| c.0).collect::<String>().width()
 }
 
 /// Greedy line breaking: ranges of `cells`, each at most `width` columns

@@ -17,7 +17,7 @@ use cells::{
     BOLD, CODE, Cells, DIM, UNDER, cells_width, cluster, paint, push_str, spaces, take_line,
     wrap_into,
 };
-pub(crate) use cells::{width, wrap};
+pub(crate) use cells::{clusters, width, wrap};
 use inline::inline;
 use table::{Table, delimiter, is_row, split_row};
 

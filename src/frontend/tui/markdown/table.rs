@@ -4,8 +4,7 @@ use std::cell::RefCell;
 use std::iter::repeat_n;
 
 use super::cells::{
-    Cells, DIM, Style, break_lines, cells_width, paint, push_str, spaces, str_width, take_line,
-    wrap_into,
+    Cells, DIM, Style, break_lines, cells_width, paint, push_str, spaces, take_line, wrap_into,
 };
 use super::inline::inline;
 
@@ -142,7 +141,7 @@ impl Table {
             let mut line: Cells = vec![('│', DIM)];
             for (j, p) in parts.iter().enumerate() {
                 let text = p.get(k).unwrap_or(&empty);
-                let gap = cols[j].saturating_sub(str_width(text));
+                let gap = cols[j].saturating_sub(cells_width(text));
                 let (l, r) = match self.aligns[j] {
                     Align::Left => (0, gap),
                     Align::Right => (gap, 0),

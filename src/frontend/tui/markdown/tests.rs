@@ -273,6 +273,12 @@ fn wrap_by_display_width() {
     assert_eq!(wrap("ab  cd ", 3), ["ab", "cd "]);
     assert_eq!(wrap("say 中文字符", 7), ["say 中", "文字符"]);
     assert_eq!(width("\x1b[1;4m中\x1b[0mé\u{301}😀"), 5);
+    // Sequences terminals disagree on count as their widest drawing:
+    // a skin tone is 4 columns in tmux 3.3, a VS16 emoji 2 in newer ones.
+    assert_eq!(width("👍🏽"), 4);
+    assert_eq!(width("☀\u{fe0f}"), 2);
+    assert_eq!(wrap("👍🏽👍🏽", 5), ["👍🏽", "👍🏽"]);
+    assert_eq!(crate::frontend::tui::screen::fit("a👍🏽b", 4), "a\x1b[0m");
     for w in 1..12 {
         for l in wrap(
             "mixed 中文 text, 😀 e\u{301}moji ❤\u{fe0f} longwordwithoutspaces",
