@@ -1,4 +1,8 @@
-//! Grep: regex search over files, ripgrep-flavoured, honouring .gitignore.
+//! Grep: regex search over files, as Claude Code's Grep (which runs
+//! ripgrep) searches them: .gitignore honoured, hidden files searched,
+//! `glob` read as ripgrep's `--glob`, a line break in the pattern refused
+//! without `multiline`, and the answer paged by `offset` and `head_limit`
+//! (250 entries unless told).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -23,6 +27,9 @@ const MAX_FILE: u64 = 64 * 1024 * 1024;
 const MAX_LINE: usize = 500;
 /// Search threads at most: past a few, the disk is the limit.
 const MAX_THREADS: usize = 8;
+/// Entries (lines, counts or files) shown when `head_limit` is not given,
+/// as Claude Code does.
+pub(crate) const DEFAULT_HEAD_LIMIT: usize = 250;
 
 impl Tool for Grep {
     fn name(&self) -> &str {
@@ -31,12 +38,15 @@ impl Tool for Grep {
     fn description(&self) -> &str {
         "Search file contents with a regular expression (Rust regex syntax, like \
          ripgrep). Searches `path` (a file or directory, default the working directory), \
-         skipping .gitignore'd, hidden-by-.git and binary files. Narrow with `glob` \
-         (e.g. `*.rs`) or `type` (e.g. `rust`, `py`, `js`). `output_mode`: \
-         `files_with_matches` (default; paths, newest first), `content` (matching lines, \
-         with `-n` line numbers by default and `-A`/`-B`/`-C` context), or `count`. \
-         `-i` ignores case; `multiline` lets `.` and patterns span lines. `head_limit` \
-         keeps only the first N lines or entries."
+         skipping .gitignore'd, `.git` and binary files. Narrow with `glob` (e.g. `*.rs`, \
+         `*.{ts,tsx}`, `!*.min.js`; several separated by spaces or commas) or `type` \
+         (e.g. `rust`, `py`, `js`). `output_mode`: `files_with_matches` (default; paths, \
+         newest first), `content` (matching lines, with `-n` line numbers by default and \
+         `-A`/`-B`/`-C` context), or `count`. `-i` ignores case. A match stays within one \
+         line unless `multiline` is true (then `.` and `\\n` match line breaks; a `\\n` \
+         without it is an error). Output is cut to `head_limit` entries (lines, counts or \
+         files; default 250, 0 for all) after skipping `offset` entries (default 0): page \
+         through a long answer with both."
     }
     fn input_schema(&self) -> Value {
         parse(
@@ -52,7 +62,8 @@ impl Tool for Grep {
             "-B":{"type":"integer","description":"Lines of context before each match"},
             "-C":{"type":"integer","description":"Lines of context around each match"},
             "multiline":{"type":"boolean","description":"Let matches span lines"},
-            "head_limit":{"type":"integer","description":"Keep only the first N output lines or entries"}}}"#,
+            "head_limit":{"type":"integer","description":"Show only the first N entries (lines, counts or files) after offset; default 250, 0 for no limit"},
+            "offset":{"type":"integer","description":"Skip the first N entries before applying head_limit (default 0)"}}}"#,
         )
         .unwrap_or_default()
     }
@@ -114,6 +125,8 @@ struct Query {
     root: PathBuf,
     mode: Mode,
     shape: lines::Shape,
+    /// Entries skipped, then kept (None: all).
+    offset: usize,
     head_limit: Option<usize>,
     glob: Option<String>,
     file_type: Option<String>,
@@ -130,13 +143,20 @@ impl Query {
             .get("multiline")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let regex = RegexBuilder::new(pattern)
-            .case_insensitive(input.get("-i").and_then(Value::as_bool).unwrap_or(false))
-            .multi_line(true)
-            .dot_matches_new_line(multiline)
-            .size_limit(64 * 1024 * 1024)
-            .build()
-            .map_err(|e| format!("invalid regex: {e}"))?;
+        let case_insensitive = input.get("-i").and_then(Value::as_bool).unwrap_or(false);
+        let build = |pattern: &str| {
+            RegexBuilder::new(pattern)
+                .case_insensitive(case_insensitive)
+                .multi_line(true)
+                .dot_matches_new_line(multiline)
+                .size_limit(64 * 1024 * 1024)
+                .build()
+                .map_err(|e| format!("invalid regex: {e}"))
+        };
+        let mut regex = build(pattern)?;
+        if !multiline && let Some(one_line) = one_line(pattern, case_insensitive)? {
+            regex = build(&one_line)?;
+        }
         let mode = match input
             .str_field("output_mode")
             .unwrap_or("files_with_matches")
@@ -156,7 +176,13 @@ impl Query {
                 after: opt_usize(input, "-A").unwrap_or(context),
                 multiline,
             },
-            head_limit: opt_usize(input, "head_limit").filter(|&n| n > 0),
+            offset: opt_usize(input, "offset").unwrap_or(0),
+            // 0 is Claude Code's "no limit".
+            head_limit: match opt_usize(input, "head_limit") {
+                None => Some(DEFAULT_HEAD_LIMIT),
+                Some(0) => None,
+                n => n,
+            },
             glob: input.str_field("glob").map(str::to_string),
             file_type: input.str_field("type").map(str::to_string),
             filter,
@@ -166,7 +192,7 @@ impl Query {
 
     /// The walk: .gitignore'd, hidden-by-.git and filtered paths left out,
     /// the type and glob applied.
-    fn walk(&self) -> Result<(ignore::WalkBuilder, Option<Globs>), String> {
+    fn walk(&self) -> Result<ignore::WalkBuilder, String> {
         let mut builder = super::glob::walker(
             &self.root,
             Arc::clone(&self.filter),
@@ -182,21 +208,17 @@ impl Query {
                     .map_err(|e| format!("unknown file type {t:?}: {e}"))?,
             );
         }
-        // The glob filters what the walk yields; unlike ripgrep's --glob it
-        // does not re-include files that .gitignore excludes.
-        let globs = match &self.glob {
-            Some(g) => Some(compile_globs(g)?),
-            None => None,
-        };
-        Ok((builder, globs))
+        // ripgrep's --glob: a whitelist that also takes a file .gitignore
+        // names back (not one under an ignored directory, which the walk
+        // never enters).
+        if let Some(g) = &self.glob {
+            builder.overrides(compile_globs(&self.root, g)?);
+        }
+        Ok(builder)
     }
 
-    fn wanted(&self, globs: &Option<Globs>, e: &ignore::DirEntry) -> bool {
+    fn wanted(e: &ignore::DirEntry) -> bool {
         e.file_type().is_some_and(|t| t.is_file())
-            && globs.as_ref().is_none_or(|(by_name, by_path)| {
-                let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
-                by_name.is_match(e.file_name()) || by_path.is_match(rel)
-            })
     }
 
     /// What one file gives, or None when it has no match (or is binary,
@@ -243,7 +265,7 @@ impl Query {
                 .into_iter()
                 .collect());
         }
-        let (mut builder, globs) = self.walk()?;
+        let mut builder = self.walk()?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
         builder.threads(threads);
         let found = std::sync::Mutex::new(Vec::new());
@@ -253,11 +275,10 @@ impl Query {
                 mine: Vec::new(),
                 into: &found,
             };
-            let globs = &globs;
             let show = &show;
             Box::new(move |entry| {
                 if let Ok(e) = entry
-                    && self.wanted(globs, &e)
+                    && Self::wanted(&e)
                 {
                     let name = show(e.path());
                     if let Some(hit) = self.search(e.path(), name.clone()) {
@@ -277,14 +298,17 @@ impl Query {
     fn run(&self, cwd: &Path) -> Result<String, String> {
         let mut lines: Vec<String> = Vec::new();
         let mut matched_files: Vec<(SystemTime, String)> = Vec::new();
-        let limit = self.head_limit.unwrap_or(usize::MAX);
-        // Files whose lines were left out once the limit was reached.
+        // Entries wanted: those skipped, then those shown.
+        let wanted = self
+            .head_limit
+            .map_or(usize::MAX, |n| n.saturating_add(self.offset));
+        // Files whose lines were left out once enough were kept.
         let mut left_out = false;
         for (_, name, hit) in self.hits(cwd)? {
             match hit {
                 Hit::File(mtime) => matched_files.push((mtime, name)),
                 Hit::Count(n) => lines.push(format!("{name}:{n}")),
-                Hit::Lines(mut more) if lines.len() < limit => lines.append(&mut more),
+                Hit::Lines(mut more) if lines.len() < wanted => lines.append(&mut more),
                 Hit::Lines(_) => left_out = true,
             }
         }
@@ -292,10 +316,16 @@ impl Query {
             matched_files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             lines = matched_files.into_iter().map(|(_, n)| n).collect();
         }
-        let total = lines.len();
-        if total > limit || left_out {
+        let cut = lines.len() > wanted || left_out;
+        lines.drain(..self.offset.min(lines.len()));
+        if let Some(limit) = self.head_limit {
             lines.truncate(limit);
-            lines.push(format!("(head_limit {limit}: more results were cut)"));
+        }
+        if !lines.is_empty()
+            && let Some(note) = page_note(self.offset, self.head_limit.filter(|_| cut))
+        {
+            lines.push(String::new());
+            lines.push(note);
         }
         let withheld = self.withheld.load(Ordering::Relaxed);
         if withheld > 0 {
@@ -305,6 +335,106 @@ impl Query {
             lines.push(super::glob::withheld_note(withheld));
         }
         Ok(lines.join("\n"))
+    }
+}
+
+/// Claude Code's pagination note, and how to see more when the limit cut
+/// the answer.
+fn page_note(offset: usize, cut_at: Option<usize>) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(limit) = cut_at {
+        parts.push(format!("limit: {limit}"));
+    }
+    if offset > 0 {
+        parts.push(format!("offset: {offset}"));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut note = format!("[Showing results with pagination = {}", parts.join(", "));
+    if let Some(limit) = cut_at {
+        note.push_str(&format!(
+            ". More results follow: use offset: {} for the next page, or head_limit: 0 for all",
+            offset.saturating_add(limit)
+        ));
+    }
+    note.push(']');
+    Some(note)
+}
+
+/// Without `multiline`, as ripgrep: a pattern that names a line break is
+/// an error, and classes that would match one (`\s`, `[^x]`) are kept to
+/// one line. Returns the pattern to compile instead when a class changed
+/// (rare; the usual pattern is compiled as written).
+fn one_line(pattern: &str, case_insensitive: bool) -> Result<Option<String>, String> {
+    // Parsed as the regex crate parses it for bytes; a pattern it took
+    // and this cannot read is left as it is.
+    let Ok(hir) = regex_syntax::ParserBuilder::new()
+        .case_insensitive(case_insensitive)
+        .multi_line(true)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+    else {
+        return Ok(None);
+    };
+    if names_a_line_break(&hir) {
+        return Err(
+            "the literal \"\\n\" is not allowed in a regex unless multiline is true: \
+             a match stays within one line. Set \"multiline\": true to match across lines"
+                .into(),
+        );
+    }
+    let stripped = without_line_breaks(&hir);
+    Ok((stripped != hir).then(|| stripped.to_string()))
+}
+
+/// ripgrep's rule: a literal line break, or a class of that one character.
+fn names_a_line_break(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Literal(l) => l.0.contains(&b'\n'),
+        HirKind::Class(Class::Unicode(c)) => {
+            c.ranges().len() == 1 && c.ranges()[0].start() == '\n' && c.ranges()[0].end() == '\n'
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            c.ranges().len() == 1 && c.ranges()[0].start() == b'\n' && c.ranges()[0].end() == b'\n'
+        }
+        HirKind::Repetition(r) => names_a_line_break(&r.sub),
+        HirKind::Capture(c) => names_a_line_break(&c.sub),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().any(names_a_line_break),
+        HirKind::Empty | HirKind::Look(_) => false,
+    }
+}
+
+/// The same pattern with the line break taken out of every class.
+fn without_line_breaks(hir: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{
+        Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+        Repetition,
+    };
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut c = c.clone();
+            c.difference(&ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]));
+            Hir::class(Class::Unicode(c))
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            let mut c = c.clone();
+            c.difference(&ClassBytes::new([ClassBytesRange::new(b'\n', b'\n')]));
+            Hir::class(Class::Bytes(c))
+        }
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            sub: Box::new(without_line_breaks(&r.sub)),
+            ..r.clone()
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            sub: Box::new(without_line_breaks(&c.sub)),
+            ..c.clone()
+        }),
+        HirKind::Concat(xs) => Hir::concat(xs.iter().map(without_line_breaks).collect()),
+        HirKind::Alternation(xs) => Hir::alternation(xs.iter().map(without_line_breaks).collect()),
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) => hir.clone(),
     }
 }
 
@@ -331,27 +461,25 @@ enum Hit {
     Lines(Vec<String>),
 }
 
-/// Globs on file names, and globs on paths below the root.
-type Globs = (globset::GlobSet, globset::GlobSet);
-
-/// Globs separated by commas or spaces; those without a `/` match file
-/// names, the others paths relative to the search root.
-fn compile_globs(text: &str) -> Result<Globs, String> {
-    let mut by_name = globset::GlobSetBuilder::new();
-    let mut by_path = globset::GlobSetBuilder::new();
-    for part in text.split([',', ' ']).filter(|p| !p.is_empty()) {
-        let glob = globset::GlobBuilder::new(part)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("invalid glob {part:?}: {e}"))?;
-        if part.contains('/') {
-            by_path.add(glob);
+/// The `glob` parameter split as Claude Code splits it: on whitespace,
+/// then on commas unless the part has a brace group (`*.{ts,tsx}` stays
+/// one glob). Each part is a ripgrep `--glob`: without `/` it matches a
+/// name at any depth, with one a path below `root`; `!` excludes.
+fn compile_globs(root: &Path, text: &str) -> Result<ignore::overrides::Override, String> {
+    let mut builder = ignore::overrides::OverrideBuilder::new(root);
+    for word in text.split_whitespace() {
+        let parts: Vec<&str> = if word.contains('{') && word.contains('}') {
+            vec![word]
         } else {
-            by_name.add(glob);
+            word.split(',').filter(|p| !p.is_empty()).collect()
+        };
+        for part in parts {
+            builder
+                .add(part)
+                .map_err(|e| format!("invalid glob {part:?}: {e}"))?;
         }
     }
-    let build = |b: globset::GlobSetBuilder| b.build().map_err(|e| format!("invalid glob: {e}"));
-    Ok((build(by_name)?, build(by_path)?))
+    builder.build().map_err(|e| format!("invalid glob: {e}"))
 }
 
 /// The file's bytes and its time, or None when it is too large or binary.
@@ -402,8 +530,156 @@ mod tests {
         assert_eq!(got, ["src/a.rs", "src/b.py"]);
         let out = run(&Grep, &ctx, obj! { "pattern" => "8080", "type" => "py" });
         assert_eq!(out.content, "src/b.py");
-        let out = run(&Grep, &ctx, obj! { "pattern" => "8080", "glob" => "*.rs" });
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "8080", "glob" => "src/*.rs" },
+        );
         assert_eq!(out.content, "src/a.rs");
+        // A glob takes back a file .gitignore names, as ripgrep's --glob.
+        let out = run(&Grep, &ctx, obj! { "pattern" => "8080", "glob" => "*.rs" });
+        let mut got: Vec<&str> = out.content.lines().collect();
+        got.sort();
+        assert_eq!(got, ["skip.rs", "src/a.rs"]);
+    }
+
+    /// The `glob` parameter as Claude Code splits it: on whitespace, then
+    /// on commas outside a brace group; each part is a ripgrep `--glob`.
+    #[test]
+    fn glob_lists_and_braces() {
+        let (ctx, dir) = tree();
+        std::fs::write(dir.join("src/c.js"), "8080\n").unwrap();
+        for (glob, want) in [
+            ("*.{py,rs}", &["skip.rs", "src/a.rs", "src/b.py"][..]),
+            ("*.py,*.rs", &["skip.rs", "src/a.rs", "src/b.py"]),
+            ("*.py *.rs", &["skip.rs", "src/a.rs", "src/b.py"]),
+            ("src/*.{rs,py}", &["src/a.rs", "src/b.py"]),
+            ("  *.py , src/*.rs ", &["src/a.rs", "src/b.py"]),
+        ] {
+            let out = run(&Grep, &ctx, obj! { "pattern" => "8080", "glob" => glob });
+            assert!(!out.is_error, "{glob}: {}", out.content);
+            let mut got: Vec<&str> = out.content.lines().collect();
+            got.sort();
+            assert_eq!(got, want, "{glob}");
+        }
+        // A negated glob leaves its files out, as in ripgrep.
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "8080", "glob" => "!*.{py,rs}" },
+        );
+        assert_eq!(out.content, "src/c.js");
+        let out = run(&Grep, &ctx, obj! { "pattern" => "8080", "glob" => "*.{py" });
+        assert!(out.is_error, "{}", out.content);
+    }
+
+    /// `offset` skips entries before `head_limit` keeps some, in every
+    /// output mode; the note says what was shown and how to see more.
+    #[test]
+    fn offset_pages_every_mode() {
+        let (ctx, dir) = context();
+        for i in 0..5 {
+            std::fs::write(
+                dir.join(format!("f{i}.txt")),
+                format!("hit {i}\nhit again\n"),
+            )
+            .unwrap();
+        }
+        let page = |mode: &str, offset: i64, limit: i64| {
+            run(
+                &Grep,
+                &ctx,
+                obj! { "pattern" => "hit", "output_mode" => mode, "offset" => offset, "head_limit" => limit },
+            )
+            .content
+        };
+        assert_eq!(
+            page("content", 3, 2),
+            "f1.txt:2:hit again\nf2.txt:1:hit 2\n\n\
+             [Showing results with pagination = limit: 2, offset: 3. \
+             More results follow: use offset: 5 for the next page, or head_limit: 0 for all]"
+        );
+        assert_eq!(
+            page("count", 1, 2),
+            "f1.txt:2\nf2.txt:2\n\n\
+             [Showing results with pagination = limit: 2, offset: 1. \
+             More results follow: use offset: 3 for the next page, or head_limit: 0 for all]"
+        );
+        // The last page: nothing more follows.
+        assert_eq!(
+            page("count", 3, 5),
+            "f3.txt:2\nf4.txt:2\n\n[Showing results with pagination = offset: 3]"
+        );
+        let files = page("files_with_matches", 4, 10);
+        assert_eq!(files.lines().count(), 3, "{files}");
+        assert!(files.ends_with("[Showing results with pagination = offset: 4]"));
+        assert_eq!(page("count", 10, 5), "No matches found");
+    }
+
+    /// Without `head_limit`, 250 entries and Claude Code's note; 0 is
+    /// no limit.
+    #[test]
+    fn the_default_cap_is_250_and_zero_lifts_it() {
+        let (ctx, dir) = context();
+        let text: String = (0..300).map(|i| format!("hit {i}\n")).collect();
+        std::fs::write(dir.join("many.txt"), text).unwrap();
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "hit", "output_mode" => "content" },
+        );
+        let lines: Vec<&str> = out.content.lines().collect();
+        assert_eq!(lines.len(), 252, "250, a blank line and the note");
+        assert_eq!(lines[249], "many.txt:250:hit 249");
+        assert!(lines[251].contains("limit: 250"), "{}", lines[251]);
+        assert!(lines[251].contains("offset: 250"), "{}", lines[251]);
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "hit", "output_mode" => "content", "head_limit" => 0i64 },
+        );
+        assert_eq!(out.content.lines().count(), 300);
+    }
+
+    /// A line break in the pattern cannot match a line without
+    /// `multiline`: the call fails and says what to set, as ripgrep does.
+    #[test]
+    fn a_line_break_in_the_pattern_needs_multiline() {
+        let (ctx, _) = tree();
+        for pattern in ["let.*\\n.*serve", "port;\n", "port;[\\n]", "(?i)PORT;\\x0A"] {
+            let out = run(
+                &Grep,
+                &ctx,
+                obj! { "pattern" => pattern, "output_mode" => "content" },
+            );
+            assert!(out.is_error, "{pattern:?}: {}", out.content);
+            assert!(out.content.contains("multiline"), "{}", out.content);
+        }
+        // Classes that merely include a line break keep to one line.
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "8080;\\s+serve", "output_mode" => "count" },
+        );
+        assert_eq!(out.content, "No matches found");
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "port[^x]*serve", "output_mode" => "count" },
+        );
+        assert_eq!(out.content, "No matches found");
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "8080;\\s*$", "output_mode" => "count" },
+        );
+        assert_eq!(out.content, "src/a.rs:1");
+        let out = run(
+            &Grep,
+            &ctx,
+            obj! { "pattern" => "8080;\\s+serve", "multiline" => true, "output_mode" => "count" },
+        );
+        assert_eq!(out.content, "src/a.rs:2");
     }
 
     /// Many files searched on several threads: every hit is there, in the
@@ -426,7 +702,7 @@ mod tests {
             let out = run(
                 &Grep,
                 &ctx,
-                obj! { "pattern" => "needle", "output_mode" => "count" },
+                obj! { "pattern" => "needle", "output_mode" => "count", "head_limit" => 0i64 },
             );
             let got: Vec<String> = want.iter().map(|n| format!("{n}:2")).collect();
             assert_eq!(out.content, got.join("\n"));
@@ -436,7 +712,7 @@ mod tests {
                 obj! { "pattern" => "needle \\d", "output_mode" => "content", "head_limit" => 250i64 },
             );
             let lines: Vec<&str> = out.content.lines().collect();
-            assert_eq!(lines.len(), 251, "250 and the note");
+            assert_eq!(lines.len(), 252, "250, a blank line and the note");
             for (line, name) in lines[..250].iter().zip(&want) {
                 assert!(
                     line.starts_with(&format!("{name}:2:needle")),
@@ -474,7 +750,7 @@ mod tests {
         let out = run(
             &Grep,
             &ctx,
-            obj! { "pattern" => "8080", "output_mode" => "content", "glob" => "*.rs", "-A" => 1i64 },
+            obj! { "pattern" => "8080", "output_mode" => "content", "glob" => "src/*.rs", "-A" => 1i64 },
         );
         assert_eq!(
             out.content,
@@ -524,8 +800,12 @@ mod tests {
             &ctx,
             obj! { "pattern" => ".", "output_mode" => "content", "path" => "src/a.rs", "head_limit" => 2i64 },
         );
-        assert_eq!(out.content.lines().count(), 3);
-        assert!(out.content.ends_with("more results were cut)"));
+        assert_eq!(
+            out.content.lines().count(),
+            4,
+            "2, a blank line and the note"
+        );
+        assert!(out.content.contains("limit: 2"), "{}", out.content);
         assert!(
             run(&Grep, &ctx, obj! { "pattern" => "(" })
                 .content
