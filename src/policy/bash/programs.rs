@@ -67,7 +67,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
         // -f/--follow never ends; --pid, --retry and -s only matter with it.
         names: &["tail"],
         opts: "-c= --bytes= -n= --lines= -q --quiet --silent -v --verbose -z --zero-terminated \
-               !-f !--follow?= !-F !--retry !--pid= !-s= !--sleep-interval= !--max-unchanged-stats=",
+               !W-f !W--follow?= !W-F !W--retry !W--pid= !W-s= !W--sleep-interval= !W--max-unchanged-stats=",
         operands: Operands::Paths,
         style: G | NUMERIC,
         longs: "--bytes --follow --help --lines --max-unchanged-stats --pid --quiet --retry --silent \
@@ -79,7 +79,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
     Prog {
         // --files0-from reads the paths to open from a file.
         names: &["wc"],
-        opts: "-c --bytes -m --chars -l --lines -L --max-line-length -w --words !--files0-from=",
+        opts: "-c --bytes -m --chars -l --lines -L --max-line-length -w --words !P--files0-from=",
         operands: Operands::Paths,
         style: G,
         longs: "--bytes --chars --files0-from --help --lines --max-line-length --version --words",
@@ -96,7 +96,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
                -m=n --max-count=n -b --byte-offset -n --line-number --line-buffered \
                -H --with-filename -h --no-filename --label= -o --only-matching -q --quiet \
                --silent --binary-files= -a --text -I -d= --directories= -D= --devices= \
-               -r --recursive !-R !--dereference-recursive --include= --exclude= \
+               -r --recursive !L-R !L--dereference-recursive --include= --exclude= \
                --exclude-from=r --exclude-dir= -L --files-without-match -l --files-with-matches \
                -c --count -T --initial-tab -Z --null -B=n --before-context=n -A=n \
                --after-context=n -C=n --context=n --group-separator= --no-group-separator \
@@ -140,7 +140,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
                --trim -u --unrestricted --vimgrep -H --with-filename -I --no-filename -w \
                --word-regexp -j=n --threads=n --engine= --auto-hybrid-regex --field-match-separator= \
                --field-context-separator= --hyperlink-format= --debug --trace -h --help -V --version \
-               !--pre= !--pre-glob= !-z !--search-zip !-L !--follow",
+               !--pre= !--pre-glob= !-z !--search-zip !L-L !L--follow",
         operands: Operands::PatternThenPaths,
         style: G,
         longs: "",
@@ -158,7 +158,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
                --reverse --sort= -V --version-sort --batch-size=n -c --check?= -C \
                --debug -k= --key= -m --merge -s --stable -S= --buffer-size= -t= \
                --field-separator= --parallel=n -u --unique -z --zero-terminated \
-               !-o= !--output= !--compress-program= !-T= !--temporary-directory= !--files0-from=",
+               !-o= !--output= !--compress-program= !-T= !--temporary-directory= !P--files0-from=",
         operands: Operands::Paths,
         style: G,
         longs: "--batch-size --buffer-size --check --compress-program --debug --dictionary-order \
@@ -277,8 +277,8 @@ pub(crate) static PROGRAMS: &[Prog] = &[
                --separator= -i --mime --apple --extension --mime-type --mime-encoding -k \
                --keep-going -l --list -L --dereference -h --no-dereference -n --no-buffer -N \
                --no-pad -0 --print0 -p --preserve-date -P= --parameter= -r --raw -s \
-               --special-files -m=r --magic-file=r -d --debug -v --version !-C !--compile !-f= \
-               !--files-from= !-S !--no-sandbox !-z !--uncompress !-Z !--uncompress-noreport",
+               --special-files -m=r --magic-file=r -d --debug -v --version !-C !--compile !P-f= \
+               !P--files-from= !-S !--no-sandbox !-z !--uncompress !-Z !--uncompress-noreport",
         operands: Operands::Paths,
         style: G,
         longs: "--apple --brief --checking-printout --compile --debug --dereference --exclude \
@@ -307,7 +307,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
                --dereference-args -d=n --max-depth=n -H -h --human-readable --inodes -k -l \
                --count-links -m -P --no-dereference -S --separate-dirs --si -s --summarize -t= \
                --threshold= --time?= --time-style= -X=r --exclude-from=r --exclude= -x \
-               --one-file-system !-L !--dereference !--files0-from=",
+               --one-file-system !L-L !L--dereference !P--files0-from=",
         operands: Operands::PathsOrCwd,
         style: G,
         longs: "--all --apparent-size --block-size --bytes --count-links --dereference \
@@ -339,7 +339,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
                --prune --info --noreport --charset= --filelimit=n -q -N -Q -p -u -g -s -h --si \
                --du -D --timefmt= -F --inodes --device -v -t -c -U -r --dirsfirst --filesfirst \
                --sort= -i -A -S -n -C -X -J -H= -T= --nolinks --version --help \
-               !-l !-o= !--fromfile !--fflinks !--gitfile= !--infofile= !--hintro= !--houtro=",
+               !L-l !-o= !--fromfile !--fflinks !--gitfile= !--infofile= !--hintro= !--houtro=",
         operands: Operands::PathsOrCwd,
         style: 0,
         longs: "",
@@ -531,7 +531,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
             "sha512sum",
             "b2sum",
         ],
-        opts: "-b --binary -t --text --tag -z --zero !-c !--check --ignore-missing --quiet \
+        opts: "-b --binary -t --text --tag -z --zero !P-c !P--check --ignore-missing --quiet \
                --status --strict -w --warn -l=n --length=n",
         operands: Operands::Paths,
         style: G,
@@ -610,7 +610,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
         // An operand sets the host name; -F reads a file to set it.
         names: &["hostname"],
         opts: "-a --alias -A --all-fqdns -d --domain -f --fqdn --long -i --ip-address -I \
-               --all-ip-addresses -s --short -y --yp --nis !-F= !--file= !-b !--boot",
+               --all-ip-addresses -s --short -y --yp --nis !S-F= !S--file= !S-b !S--boot",
         operands: Operands::None,
         style: G,
         longs: "",
@@ -623,7 +623,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
         // `programs::extra`).
         names: &["date"],
         opts: "-d= --date= -f=r --file=r -I?= --iso-8601?= -R --rfc-email --rfc-3339= -r=r \
-               --reference=r -u --utc --universal --debug --resolution !-s= !--set=",
+               --reference=r -u --utc --universal --debug --resolution !S-s= !S--set=",
         operands: Operands::Text,
         style: G,
         longs: "--date --debug --file --help --iso-8601 --reference --resolution --rfc-3339 \
@@ -637,7 +637,7 @@ pub(crate) static PROGRAMS: &[Prog] = &[
         names: &["free"],
         opts: "-b --bytes -k --kibi -m --mebi -g --gibi --tebi --pebi --kilo --mega --giga --tera \
                --peta -h --human --si -l --lohi -t --total -v --committed -w --wide --help -V \
-               --version !-s= !--seconds= !-c= !--count=",
+               --version !W-s= !W--seconds= !W-c= !W--count=",
         operands: Operands::None,
         style: G,
         longs: "",

@@ -12,6 +12,10 @@
 //! | `…=r` | the value is a path the program reads |
 //! | `…=n` | the value is a number |
 //! | `!--output=` | known, but it writes or runs something: asks |
+//! | `!L-R` | known, asks: it follows symbolic links (out of the project) |
+//! | `!P--files0-from=` | known, asks: it reads the names of files to open from a file |
+//! | `!W-f` | known, asks: it keeps running (follows a file, repeats) |
+//! | `!S--set=` | known, asks: it changes the system (clock, host name) |
 //! | `-NUM` | `-5`-style numeric options |
 //!
 //! Short flags bundle (`-la`, `-n5`); `--` ends options; with
@@ -20,7 +24,8 @@
 //! program has, and the abbreviation picks exactly one of them.
 //!
 //! An option not in the string asks. An argument whose text is computed at
-//! run time asks wherever it could be read as an option.
+//! run time asks wherever it could be read as an option. A refused option's
+//! reason is the one its letter gives, so the question asked is true.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -50,12 +55,51 @@ pub(crate) enum Takes {
     ValueOrLast(Val),
 }
 
+/// Why a known option asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    WritesOrRuns,
+    FollowsLinks,
+    ReadsPathList,
+    KeepsRunning,
+    ChangesSystem,
+}
+
+impl Refusal {
+    fn from_letter(c: char) -> Option<Refusal> {
+        Some(match c {
+            'L' => Refusal::FollowsLinks,
+            'P' => Refusal::ReadsPathList,
+            'W' => Refusal::KeepsRunning,
+            'S' => Refusal::ChangesSystem,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Refusal::WritesOrRuns => "can write files or run programs",
+            Refusal::FollowsLinks => {
+                "follows symbolic links, which may lead out of the project to files no rule was asked about"
+            }
+            Refusal::ReadsPathList => {
+                "reads the names of the files to open from a file, which the command line does not show"
+            }
+            Refusal::KeepsRunning => {
+                "keeps running (following a file or repeating) instead of ending"
+            }
+            Refusal::ChangesSystem => "changes the system's settings",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Opt {
     /// As written in the spec: `-n`, `--lines`.
     pub name: &'static str,
     pub takes: Takes,
-    pub allowed: bool,
+    /// Why it asks, for an option that is known but not harmless.
+    pub refused: Option<Refusal>,
 }
 
 /// How operands are read.
@@ -114,9 +158,12 @@ impl Compiled {
                 c.numeric = true;
                 continue;
             }
-            let (allowed, tok) = match tok.strip_prefix('!') {
-                Some(t) => (false, t),
-                None => (true, tok),
+            let (refused, tok) = match tok.strip_prefix('!') {
+                Some(t) => match t.chars().next().and_then(Refusal::from_letter) {
+                    Some(why) => (Some(why), &t[1..]),
+                    None => (Some(Refusal::WritesOrRuns), t),
+                },
+                None => (None, tok),
             };
             let (name, takes) = match tok.split_once('=') {
                 None => (tok, Takes::Nothing),
@@ -137,7 +184,7 @@ impl Compiled {
             c.opts.push(Opt {
                 name,
                 takes,
-                allowed,
+                refused,
             });
             // The first definition of a name wins (git shortlog's own `-n`
             // before the revision options' `-n`).
@@ -156,7 +203,7 @@ impl Compiled {
         self.prog.operands == Operands::Text
             && !self.known_longs.is_empty()
             && self.opts.iter().all(|o| {
-                o.allowed
+                o.refused.is_none()
                     && !matches!(
                         o.takes,
                         Takes::Value(Val::Read)
@@ -255,7 +302,10 @@ pub(crate) fn parse(prog: &str, c: &Compiled, args: &[Arg]) -> Result<Parsed, St
     let mut out = Parsed::default();
     let mut done = false;
     let mut i = 0;
-    let refuse = |o: &Opt| format!("{prog} {} can write files or run programs", o.name);
+    let refused = |o: &Opt| {
+        o.refused
+            .map(|why| format!("{prog} {} {}", o.name, why.reason()))
+    };
     while i < args.len() {
         let a = &args[i];
         i += 1;
@@ -271,8 +321,8 @@ pub(crate) fn parse(prog: &str, c: &Compiled, args: &[Arg]) -> Result<Parsed, St
                 let name = &prefix[2..prefix.find('=').unwrap_or(prefix.len())];
                 let idx = c.long(name).map_err(|e| format!("{prog}: {e}"))?;
                 let o = &c.opts[idx];
-                if !o.allowed {
-                    return Err(refuse(o));
+                if let Some(e) = refused(o) {
+                    return Err(e);
                 }
                 if o.takes == Takes::Nothing {
                     return Err(format!("{prog} {} takes no value", o.name));
@@ -313,8 +363,8 @@ pub(crate) fn parse(prog: &str, c: &Compiled, args: &[Arg]) -> Result<Parsed, St
             };
             let idx = c.long(name).map_err(|e| format!("{prog}: {e}"))?;
             let o = &c.opts[idx];
-            if !o.allowed {
-                return Err(refuse(o));
+            if let Some(e) = refused(o) {
+                return Err(e);
             }
             let v = match (o.takes, value) {
                 (Takes::Nothing, Some(_)) => {
@@ -349,8 +399,8 @@ pub(crate) fn parse(prog: &str, c: &Compiled, args: &[Arg]) -> Result<Parsed, St
                     format!("{prog} -{ch} is not an option tern knows to be harmless")
                 })?;
                 let o = &c.opts[idx];
-                if !o.allowed {
-                    return Err(refuse(o));
+                if let Some(e) = refused(o) {
+                    return Err(e);
                 }
                 let rest = &body[j + ch.len_utf8()..];
                 match o.takes {

@@ -26,6 +26,38 @@ fn verdict(cmd: &str, dir: &Path) -> Result<(), String> {
     }
 }
 
+/// A refusal says what the option really does: `grep -R` and `rg -L`
+/// follow links (they were once said to write files or run programs).
+#[test]
+fn link_following_options_ask_for_that_reason() {
+    let d = scratch();
+    for (cmd, opt) in [
+        ("grep -R pattern .", "grep -R"),
+        (
+            "grep --dereference-recursive pattern .",
+            "grep --dereference-recursive",
+        ),
+        ("rg -L pattern", "rg -L"),
+        ("rg --follow pattern src", "rg --follow"),
+        ("du -L .", "du -L"),
+    ] {
+        let e = verdict(cmd, &d).expect_err(cmd);
+        assert!(
+            e.contains(&format!(
+                "{opt} follows symbolic links, which may lead out of the project"
+            )),
+            "{cmd:?}: {e}"
+        );
+        assert!(!e.contains("can write"), "{cmd:?}: {e}");
+    }
+    // What does write or run keeps its reason.
+    let e = verdict("rg --pre ./x a", &d).expect_err("rg --pre");
+    assert!(
+        e.contains("rg --pre can write files or run programs"),
+        "{e}"
+    );
+}
+
 /// Options and operand forms the table refuses because they write: each
 /// really creates `out` when run.
 #[test]
@@ -124,30 +156,30 @@ fn refused_with_a_reason() {
         ("sort -o x in.txt", "can write"),
         ("sort --compress-program=sh in.txt", "can write"),
         ("sort -T /tmp in.txt", "can write"),
-        ("sort --files0-from=list", "can write"),
+        ("sort --files0-from=list", "names of the files to open"),
         ("sort --s in.txt", "ambiguous"),
-        ("tail -f in.txt", "can write"),
-        ("wc --files0-from=list", "can write"),
-        ("grep -R a .", "can write"),
+        ("tail -f in.txt", "keeps running"),
+        ("wc --files0-from=list", "names of the files to open"),
+        ("grep -R a .", "follows symbolic links"),
         ("rg --pre ./x a", "can write"),
         ("rg -z a", "can write"),
-        ("rg -L a", "can write"),
-        ("du -L .", "can write"),
+        ("rg -L a", "follows symbolic links"),
+        ("du -L .", "follows symbolic links"),
         ("tree -R -L 1 -H .", "can write"),
         ("file -z in.txt", "can write"),
         ("file --uncompress-noreport in.txt", "can write"),
         ("strings @in.txt", "more arguments"),
         ("strings -- @in.txt", "more arguments"),
         ("strings -e @in.txt in.txt", "more arguments"),
-        ("tree -l", "can write"),
+        ("tree -l", "follows symbolic links"),
         ("file -C -m magic", "can write"),
         ("diff -l a b", "can write"),
-        ("sha256sum -c sums", "can write"),
+        ("sha256sum -c sums", "names of the files to open"),
         ("uniq in.txt out", "more than 1"),
         ("cat --frobnicate in.txt", "harmless"),
         ("hostname newname", "changes something"),
         ("date 010100002020", "sets the clock"),
-        ("date -s tomorrow", "can write"),
+        ("date -s tomorrow", "changes the system"),
         ("sed -i s/a/b/ in.txt", "in place"),
         ("sed 'e id' in.txt", "runs a command"),
         ("sed 's/a/b/e' in.txt", "runs"),
