@@ -15,8 +15,10 @@ impl Tool for Edit {
         "Replace `old_string` with `new_string` in a file. The file must have been Read \
          in this session and be unchanged since. `old_string` must match exactly \
          (including indentation) and be unique in the file unless `replace_all` is true; \
-         include surrounding lines to make it unique. An empty `old_string` creates a \
-         new file with `new_string` as its content."
+         include surrounding lines to make it unique. Line endings follow the file's (an \
+         LF `old_string` matches a CRLF file, and inserted lines get CRLF), and straight \
+         quotes match the file's typographic ones. An empty `old_string` creates a new \
+         file with `new_string` as its content."
     }
     fn input_schema(&self) -> Value {
         parse(
@@ -482,6 +484,28 @@ mod tests {
             "{}",
             out.content
         );
+    }
+
+    /// A UTF-16 file (with its mark) is edited as text and written back
+    /// in UTF-16; a UTF-8 mark stays.
+    #[test]
+    fn files_are_written_back_in_their_encoding() {
+        use crate::tools::files::Encoding;
+        let (ctx, dir) = context();
+        for (name, enc) in [
+            ("le.txt", Encoding::Utf16Le),
+            ("be.txt", Encoding::Utf16Be),
+            ("bom.txt", Encoding::Utf8Bom),
+        ] {
+            std::fs::write(dir.join(name), enc.encode("caf\u{e9}\r\nbar\r\n")).unwrap();
+            let out = read_then_edit(&ctx, name, "bar\n", "baz\nqux\n");
+            assert!(!out.is_error, "{name}: {}", out.content);
+            assert_eq!(
+                std::fs::read(dir.join(name)).unwrap(),
+                enc.encode("caf\u{e9}\r\nbaz\r\nqux\r\n"),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ impl Tool for Write {
     fn description(&self) -> &str {
         "Write a file, creating parent directories as needed. Overwriting an existing \
          file is only allowed after you have Read it in this session and it has not \
-         changed since. Prefer Edit for changes to existing files."
+         changed since. Prefer Edit for changes to existing files, and NotebookEdit for \
+         existing Jupyter notebooks."
     }
     fn input_schema(&self) -> Value {
         parse(
@@ -42,6 +43,14 @@ impl Tool for Write {
             return Err(format!("{} is a directory", ctx.display(&path)));
         }
         if path.exists() {
+            #[cfg(feature = "notebooks")]
+            if super::edit::is_notebook(&path) {
+                return Err(format!(
+                    "{} is a Jupyter notebook; use the NotebookEdit tool to change its cells \
+                     (Write only creates new notebooks)",
+                    ctx.display(&path)
+                ));
+            }
             ctx.files.borrow().check_fresh(&path, &ctx.display(&path))?;
         }
         Ok(())
@@ -116,5 +125,35 @@ mod tests {
         );
         assert!(!out.is_error);
         assert_eq!(std::fs::read_to_string(dir.join("old.txt")).unwrap(), "y");
+    }
+
+    /// An existing notebook is changed cell by cell with NotebookEdit;
+    /// a new one may be written whole.
+    #[cfg(feature = "notebooks")]
+    #[test]
+    fn an_existing_notebook_is_left_to_notebook_edit() {
+        let (ctx, dir) = context();
+        std::fs::write(
+            dir.join("n.ipynb"),
+            r#"{"cells":[],"metadata":{},"nbformat":4,"nbformat_minor":5}"#,
+        )
+        .unwrap();
+        run(&Read, &ctx, obj! { "file_path" => "n.ipynb" });
+        let out = run(
+            &Write,
+            &ctx,
+            obj! { "file_path" => "n.ipynb", "content" => "{}" },
+        );
+        assert!(
+            out.is_error && out.content.contains("NotebookEdit"),
+            "{}",
+            out.content
+        );
+        let out = run(
+            &Write,
+            &ctx,
+            obj! { "file_path" => "new.ipynb", "content" => "{}" },
+        );
+        assert!(!out.is_error, "{}", out.content);
     }
 }
