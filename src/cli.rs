@@ -214,7 +214,7 @@ Options:
       --permission-mode <MODE>    default, acceptEdits, plan, dontAsk, bypassPermissions
       --dangerously-skip-permissions
                                   Same as --permission-mode bypassPermissions
-      --allowedTools <TOOLS>      Tools allowed without asking, e.g. \"Read Edit Bash(git log:*)\"
+      --allowedTools <TOOLS...>   Tools allowed without asking, e.g. \"Read Edit Bash(git log:*)\"
       --disallowedTools <TOOLS>   Tools always refused
       --system-prompt <TEXT>      Replace the system prompt
       --append-system-prompt <TEXT>
@@ -296,7 +296,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 }
                 a.setting_sources = Some(list);
             }
-            Long("add-dir") => a.add_dirs.push(text(&mut parser, "--add-dir")?),
+            Long("add-dir") => a.add_dirs.extend(texts(&mut parser, "--add-dir")?),
             Short('r') | Long("resume") => a.resume = Some(text(&mut parser, "--resume")?),
             Short('c') | Long("continue") => a.continue_latest = true,
             Long("fork-session") => a.fork_session = true,
@@ -374,7 +374,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             }
             Long("include-partial-messages") => a.include_partial = true,
             Long("coordinator") => a.coordinator = true,
-            Long("mcp-config") => a.mcp_configs.push(text(&mut parser, "--mcp-config")?),
+            Long("mcp-config") => a.mcp_configs.extend(texts(&mut parser, "--mcp-config")?),
             Long("strict-mcp-config") => a.strict_mcp = true,
             Long("trust-project") => a.trust_project = true,
             Long("revoke") => revoke = true,
@@ -468,13 +468,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 a.permission_mode = Some(Mode::BypassPermissions)
             }
             Long("allowedTools" | "allowed-tools") => {
-                let v = text(&mut parser, "--allowedTools")?;
-                a.allowed_tools.extend(crate::policy::split_tool_list(&v));
+                for v in texts(&mut parser, "--allowedTools")? {
+                    a.allowed_tools.extend(crate::policy::split_tool_list(&v));
+                }
             }
             Long("disallowedTools" | "disallowed-tools") => {
-                let v = text(&mut parser, "--disallowedTools")?;
-                a.disallowed_tools
-                    .extend(crate::policy::split_tool_list(&v));
+                for v in texts(&mut parser, "--disallowedTools")? {
+                    a.disallowed_tools
+                        .extend(crate::policy::split_tool_list(&v));
+                }
             }
             Long("system-prompt") => a.system_prompt = Some(text(&mut parser, "--system-prompt")?),
             Long("append-system-prompt") => {
@@ -587,6 +589,22 @@ fn text(parser: &mut lexopt::Parser, flag: &str) -> Result<String, UsageError> {
         .map_err(|_| UsageError(format!("the value of {flag} is not valid UTF-8")))
 }
 
+/// Every value up to the next option, as Claude Code's list flags take
+/// them (`--allowedTools Read Edit`): the SDKs and scripts pass lists so,
+/// and a second value read as the prompt would run the wrong task. A
+/// prompt after such a flag needs `--` or to come first, as there.
+fn texts(parser: &mut lexopt::Parser, flag: &str) -> Result<Vec<String>, UsageError> {
+    let values = parser
+        .values()
+        .map_err(|_| UsageError(format!("{flag} needs a value")))?;
+    values
+        .map(|v| {
+            v.into_string()
+                .map_err(|_| UsageError(format!("the value of {flag} is not valid UTF-8")))
+        })
+        .collect()
+}
+
 fn usage(e: lexopt::Error) -> UsageError {
     UsageError(e.to_string())
 }
@@ -624,6 +642,37 @@ mod tests {
         assert_eq!(a.max_turns, Some(3));
         assert_eq!(a.allowed_tools, ["Read", "Bash(git log:*)", "Edit"]);
         assert_eq!(a.prompt.as_deref(), Some("fix it"));
+    }
+
+    /// List flags take every value up to the next option, as Claude
+    /// Code's do; the prompt is what comes before them or after `--`.
+    #[test]
+    fn list_flags_take_every_value_until_the_next_option() {
+        let a = run(&[
+            "-p",
+            "go on",
+            "--allowedTools",
+            "Read",
+            "Edit",
+            "Bash(git log:*)",
+            "--disallowedTools",
+            "WebFetch",
+            "Write",
+            "--add-dir",
+            "/a",
+            "/b",
+            "--max-turns",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(a.allowed_tools, ["Read", "Edit", "Bash(git log:*)"]);
+        assert_eq!(a.disallowed_tools, ["WebFetch", "Write"]);
+        assert_eq!(a.add_dirs, ["/a", "/b"]);
+        assert_eq!(a.prompt.as_deref(), Some("go on"));
+        let a = run(&["--allowedTools", "Read", "--", "fix it"]).unwrap();
+        assert_eq!(a.allowed_tools, ["Read"]);
+        assert_eq!(a.prompt.as_deref(), Some("fix it"));
+        assert!(run(&["--allowedTools"]).is_err());
     }
 
     #[test]
