@@ -179,14 +179,14 @@ fn edit(path: &Path, input: &Value) -> Vec<Line> {
             return out;
         }
     };
-    let Some(at) = (!old.is_empty()).then(|| text.find(old)).flatten() else {
+    // Found as Edit finds it (CRLF, typographic quotes).
+    let Some((at, upto, replacement, count)) = crate::tools::edit_change(&text, old, new) else {
         out.push(Line::Note(
             "(old_string is not in the file; the edit will fail)".into(),
         ));
         out.extend(plain_change(1, old, new));
         return out;
     };
-    let count = text.matches(old).count();
     if all && count > 1 {
         out.push(Line::Note(format!(
             "(all {count} occurrences; the first is shown)"
@@ -194,11 +194,9 @@ fn edit(path: &Path, input: &Value) -> Vec<Line> {
     }
     // Whole lines around the change, so the diff reads like the file.
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[at + old.len()..]
-        .find('\n')
-        .map_or(text.len(), |i| at + old.len() + i);
+    let end = text[upto..].find('\n').map_or(text.len(), |i| upto + i);
     let before = &text[start..end];
-    let after = format!("{}{}{}", &text[start..at], new, &text[at + old.len()..end]);
+    let after = format!("{}{}{}", &text[start..at], replacement, &text[upto..end]);
     let first = text[..start].matches('\n').count() + 1;
     let lines: Vec<&str> = text.split('\n').collect();
     let ctx_from = (first - 1).saturating_sub(CONTEXT);
@@ -510,6 +508,28 @@ mod tests {
             t.contains("Delete cell 0") && t.contains("- print(x)"),
             "{t}"
         );
+    }
+
+    /// The preview finds what Edit will change as Edit finds it: straight
+    /// quotes against curly ones, LF against CRLF.
+    #[test]
+    fn an_edit_that_matches_as_claude_codes_does_is_previewed() {
+        let d = scratch("loose");
+        std::fs::write(d.join("p.md"), "a\nShe said \u{201c}no\u{201d}.\nb\n").unwrap();
+        let input = obj! { "file_path" => "p.md", "old_string" => "said \"no\"", "new_string" => "said \"yes\"" };
+        let t = text(&preview("Edit", &input, &d));
+        assert!(!t.contains("not in the file"), "{t}");
+        assert!(
+            t.contains("    2 - She said \u{201c}no\u{201d}.")
+                && t.contains("    2 + She said \u{201c}yes\u{201d}."),
+            "{t}"
+        );
+        std::fs::write(d.join("w.txt"), "one\r\ntwo\r\n").unwrap();
+        let input =
+            obj! { "file_path" => "w.txt", "old_string" => "one\ntwo", "new_string" => "1\n2" };
+        let t = text(&preview("Edit", &input, &d));
+        assert!(!t.contains("not in the file"), "{t}");
+        assert!(t.contains("    1 + 1"), "{t}");
     }
 
     #[test]

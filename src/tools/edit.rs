@@ -178,10 +178,29 @@ fn apply(path: &std::path::Path, old: &str, new: &str, all: bool) -> Result<Appl
     })
 }
 
+/// Where an Edit of `text` would apply, for the approval preview: the
+/// first occurrence's byte range, what replaces it, and how many there
+/// are, found as `apply` finds them.
+pub(crate) fn first_change(
+    text: &str,
+    old: &str,
+    new: &str,
+) -> Option<(usize, usize, String, usize)> {
+    if old.is_empty() {
+        return None;
+    }
+    let found = find(text, old, new).ok()?;
+    let &(start, end) = found.spans.first()?;
+    let replacement = styled(&text[start..end], &found.old, &found.new);
+    Some((start, end, replacement, found.spans.len()))
+}
+
+/// Byte ranges of each (non-overlapping) occurrence.
+type Spans = Vec<(usize, usize)>;
+
 /// Where old_string is in the text, and the strings as they matched.
 struct Found {
-    /// Byte ranges of each (non-overlapping) occurrence.
-    spans: Vec<(usize, usize)>,
+    spans: Spans,
     old: String,
     new: String,
 }
@@ -202,7 +221,7 @@ fn find(text: &str, old: &str, new: &str) -> Result<Found, String> {
             .map(|(i, m)| (i, i + m.len()))
             .collect()
     };
-    let passes: [&dyn Fn(&str) -> Vec<(usize, usize)>; 2] = [&exact, &|o| quote_blind(text, o)];
+    let passes: [&dyn Fn(&str) -> Spans; 2] = [&exact, &|o| quote_blind(text, o)];
     for pass in passes {
         for (o, n) in &forms {
             let spans = pass(o);

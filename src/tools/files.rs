@@ -174,7 +174,7 @@ impl Encoding {
             }
             Encoding::Utf16Le | Encoding::Utf16Be => {
                 let body = &bytes[2.min(bytes.len())..];
-                if body.len() % 2 != 0 {
+                if !body.len().is_multiple_of(2) {
                     return Err("it has a UTF-16 byte order mark but an odd number of bytes".into());
                 }
                 let units = body.chunks_exact(2).map(|p| match self {

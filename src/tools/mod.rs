@@ -44,6 +44,7 @@ pub(crate) use ask::questions;
 pub use bash::Shells;
 pub use files::FileStamps;
 pub use schema::coerce_and_check as check_input;
+pub(crate) use edit::first_change as edit_change;
 
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
