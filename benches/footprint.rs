@@ -593,7 +593,7 @@ fn sandbox_overhead(bin: &str) {
             return (latency, t.elapsed().as_secs_f64() * 1e3, 0.0);
         }
         let (spawned, finish) = prepared
-            .spawn(&dir, std::env::vars_os().collect())
+            .spawn(&dir, std::env::vars_os().collect(), None)
             .expect("spawn through the sandbox server");
         let mut said = Vec::new();
         std::io::Read::read_to_end(&mut std::fs::File::from(spawned.end), &mut said)

@@ -400,6 +400,30 @@ pub fn spawn_group_reading(
     Ok(child)
 }
 
+/// Starts `cmd` as the leader of a new process group with `stdin`, and
+/// its stdout and stderr on one pipe (so what it writes to either comes
+/// out in the order written); returns the child and the pipe's read end.
+pub fn spawn_group_merged(
+    mut cmd: std::process::Command,
+    stdin: std::process::Stdio,
+) -> std::io::Result<(smol::process::Child, File)> {
+    use std::os::unix::process::CommandExt;
+    let (read, write) = pipe()?;
+    let err = write.try_clone()?;
+    cmd.process_group(0);
+    // Stdio is set on the async command: the conversion does not carry it.
+    let mut cmd = smol::process::Command::from(cmd);
+    cmd.stdin(stdin)
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::from(err));
+    let child = cmd.spawn()?;
+    // The command holds the write ends until dropped: the pipe must see
+    // its end when the child's copies close.
+    drop(cmd);
+    register_child_group(child.id());
+    Ok((child, File::from(read)))
+}
+
 /// Turns O_NONBLOCK off again on a file opened with it (Read opens with
 /// it so that a FIFO cannot block the open).
 pub fn clear_nonblocking(file: &File) -> std::io::Result<()> {

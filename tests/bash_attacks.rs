@@ -1733,9 +1733,11 @@ fn ordinary_repositories_stay_auto_allowed() {
         "git log --oneline -3",
         "git diff --stat",
         "git show --stat HEAD",
-        "cd mid && git status && git log -1",
-        "cd mid/inner && git status",
-        "cd wt && git status && git log -1 -p",
+        // In subshells: a `cd` now carries over to the next call (issue
+        // 35), and each of these starts from the top.
+        "(cd mid && git status && git log -1)",
+        "(cd mid/inner && git status)",
+        "(cd wt && git status && git log -1 -p)",
         "git -C mid/inner log --oneline",
     ];
     let calls: Vec<(String, String)> = cmds

@@ -661,8 +661,8 @@ fn the_scratch_folder_is_made_only_when_output_is_spilled() {
         &std::fs::metadata(&made[0]).unwrap().permissions(),
     );
     assert_eq!(mode & 0o777, 0o700);
-    let at = big.find("full output saved to ").expect("no spill note") + 21;
-    let path = &big[at..at + big[at..].find(')').unwrap()];
+    let at = big.find("Full output saved to: ").expect("no spill note") + 22;
+    let path = &big[at..at + big[at..].find('\\').unwrap()];
     assert!(path.starts_with(made[0].to_str().unwrap()), "{path}");
     let kept = std::fs::read_to_string(path).unwrap();
     assert_eq!(kept.lines().count(), 300_000);

@@ -1495,8 +1495,34 @@ fn proxy_refusals_are_reported_to_the_model() {
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
-/// Through the agent (the sandbox server's path): a command that times
-/// out is stopped whole — its daemons too — and the result says so.
+/// Through the agent (the sandbox server's path): the shell's directory
+/// carries over from one call to the next and stdout and stderr come back
+/// in the order written, sandboxed as unsandboxed (issue 35).
+#[test]
+fn the_shell_keeps_its_directory_and_output_order_in_the_sandbox() {
+    require_sandbox!("the_shell_keeps_its_directory_and_output_order_in_the_sandbox");
+    let l = agent_lab("cwd", r#"{"sandbox":{"enabled":true}}"#);
+    std::fs::create_dir_all(l.work.join("sub")).unwrap();
+    let (out, results) = session(
+        &l,
+        &[
+            (
+                "Bash",
+                r#"{"command": "cd sub && echo a; echo b >&2; echo c"}"#,
+            ),
+            ("Bash", r#"{"command": "pwd"}"#),
+        ],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert_ok(&out);
+    assert_eq!(results[0], "a\nb\nc\n", "{results:?}");
+    let sub = std::fs::canonicalize(l.work.join("sub")).unwrap();
+    assert_eq!(results[1].trim(), sub.display().to_string(), "{results:?}");
+}
+
+/// Through the agent (the sandbox server's path): a command past its
+/// timeout goes on in the background, and when the session ends it is
+/// stopped whole — its daemons too.
 #[test]
 fn a_timed_out_sandboxed_command_is_stopped_whole() {
     require_sandbox!("a_timed_out_sandboxed_command_is_stopped_whole");
@@ -1512,7 +1538,11 @@ fn a_timed_out_sandboxed_command_is_stopped_whole() {
             &["--permission-mode", "bypassPermissions"],
         );
         assert_ok(&out);
-        assert!(results[0].contains("timed out after 800 ms"), "{results:?}");
+        assert!(
+            results[0].contains("ran past its 800 ms timeout")
+                && results[0].contains("Command running in background with ID: bash_1."),
+            "{results:?}"
+        );
         let pid_of = |f: &str| -> u32 {
             std::fs::read_to_string(l.work.join(f))
                 .unwrap()

@@ -284,8 +284,14 @@ impl Pipeline {
             }
         }
 
+        // Bash runs, and is judged, in the shell's directory: one value
+        // read here, carried by the permit to the run.
+        let bash = tool.name() == "Bash";
+        let mut cwd_note = if bash { self.settle_shell_cwd() } else { None };
+        let cwd = bash.then(|| self.ctx.shell_cwd.get());
         let decision = match (
-            self.policy.decide(&facts(&*tool, &call.id, &input)),
+            self.policy
+                .decide(&facts_in(&*tool, &call.id, &input, &cwd)),
             hook_says.as_deref(),
         ) {
             // A hook may approve what would ask, never what a rule denies.
@@ -308,7 +314,9 @@ impl Pipeline {
                 let mut hooked = None;
                 if self.hooks.wants("PermissionRequest", &call.name) {
                     let mut fields = tool_fields(&call.name, &call.id, &input);
-                    let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
+                    let suggestion = self
+                        .policy
+                        .suggest_rule(&facts_in(&*tool, &call.id, &input, &cwd));
                     fields.insert("permission_suggestions", suggestions(suggestion.as_deref()));
                     let v = self
                         .hooks
@@ -347,6 +355,7 @@ impl Pipeline {
                                 (&call.id, &call.name),
                                 &check,
                                 changed,
+                                &cwd,
                             ) {
                                 Ok((changed, p)) => {
                                     input = changed;
@@ -372,7 +381,9 @@ impl Pipeline {
                     };
                     self.notify(&format!("tern needs your permission to use {}", call.name))
                         .await;
-                    let suggestion = self.policy.suggest_rule(&facts(&*tool, &call.id, &input));
+                    let suggestion = self
+                        .policy
+                        .suggest_rule(&facts_in(&*tool, &call.id, &input, &cwd));
                     self.reports.push(Report::PermissionAsked {
                         id: call.id.clone(),
                         name: call.name.clone(),
@@ -411,6 +422,7 @@ impl Pipeline {
                                 (&call.id, &call.name),
                                 &check,
                                 changed,
+                                &cwd,
                             ) {
                                 Ok((changed, p)) => {
                                     input = changed;
@@ -433,6 +445,7 @@ impl Pipeline {
                                         (&call.id, &call.name),
                                         &check,
                                         changed,
+                                        &cwd,
                                     ) {
                                         Ok((changed, p)) => {
                                             input = changed;
@@ -502,6 +515,20 @@ impl Pipeline {
                 .await
             }
         };
+        if bash {
+            // Where the command left the shell may be somewhere it may not
+            // stay (Claude Code's words when it puts it back).
+            cwd_note = cwd_note.or_else(|| self.settle_shell_cwd());
+            if let Some(note) = cwd_note {
+                if output.content == "(no output)" {
+                    output.content.clear();
+                }
+                if !output.content.is_empty() && !output.content.ends_with('\n') {
+                    output.content.push('\n');
+                }
+                output.content.push_str(&note);
+            }
+        }
         if let Some(limit) = self.ctx.result_limit {
             fit_result(&mut output.content, limit);
         }
@@ -541,13 +568,14 @@ impl Pipeline {
         (id, name): (&str, &str),
         check: &dyn Fn(Value) -> Result<Value, String>,
         changed: Value,
+        cwd: &Option<std::path::PathBuf>,
     ) -> Result<(Value, Permit), ToolOutput> {
         let changed = check(changed).map_err(|e| {
             ToolOutput::error(format!(
                 "The approver changed the input into something invalid ({e}); the call was not run"
             ))
         })?;
-        let permit = match self.policy.decide(&facts(tool, id, &changed)) {
+        let permit = match self.policy.decide(&facts_in(tool, id, &changed, cwd)) {
             Decision::Allow(p) => p,
             Decision::Ask(q) => q.approve(),
             Decision::Deny(reason) => {
@@ -645,6 +673,18 @@ impl Pipeline {
         }
     }
 
+    /// Puts Bash's directory back at the project root when it is no
+    /// longer a directory inside the working directories (a `cd` out,
+    /// a link out, a directory removed), and says so as Claude Code does.
+    fn settle_shell_cwd(&self) -> Option<String> {
+        let dir = self.ctx.shell_cwd.get();
+        if dir == self.ctx.cwd || (dir.is_dir() && self.policy.inside(&dir)) {
+            return None;
+        }
+        self.ctx.shell_cwd.set(&self.ctx.cwd);
+        Some(format!("Shell cwd was reset to {}", self.ctx.cwd.display()))
+    }
+
     fn record_denial(&self, name: &str, id: &str, input: &Value) {
         self.denials.borrow_mut().push(obj! {
             "tool_name" => name,
@@ -652,6 +692,18 @@ impl Pipeline {
             "tool_input" => input.clone(),
         });
     }
+}
+
+/// A call's facts, with the directory a Bash line runs in.
+fn facts_in<'a>(
+    tool: &'a dyn crate::tools::Tool,
+    id: &'a str,
+    input: &'a Value,
+    cwd: &Option<std::path::PathBuf>,
+) -> crate::policy::Call<'a> {
+    let mut call = facts(tool, id, input);
+    call.cwd = cwd.clone();
+    call
 }
 
 /// The rule a yes could add, as Claude Code's `permission_suggestions`.

@@ -256,6 +256,9 @@ impl Host {
         let mut record = transcript_path
             .as_ref()
             .and_then(|path| transcript::create_at(path, &self.cwd, &self.session_id).ok());
+        if let Some(t) = record.as_mut() {
+            t.follow_cwd(child.pipeline().ctx().shell_cwd.clone());
+        }
         let output_file = transcript_path
             .filter(|_| record.is_some())
             .map(|p| p.display().to_string())

@@ -98,9 +98,10 @@ pub(super) async fn build(
 ) -> Result<Parts, Failure> {
     let OpenedSession {
         session_id,
-        transcript,
+        mut transcript,
         history,
         earlier,
+        shell_cwd: resumed_cwd,
     } = open_session(rt)?;
     // Only the REPL rebuilds state from the earlier session's log.
     #[cfg(not(feature = "repl"))]
@@ -418,6 +419,15 @@ pub(super) async fn build(
     policy.sandbox_auto_allow = rt.sandbox_auto_allow;
     policy.protected = rt.protected.clone();
     let home = policy.base().home;
+    // Bash's directory starts where the resumed session's shell was, if
+    // that is still a directory inside the working directories.
+    let shell_cwd = crate::session::ShellCwd::new(&rt.cwd);
+    if let Some(dir) = resumed_cwd.filter(|d| d.is_dir() && policy.inside(d)) {
+        shell_cwd.set(&crate::policy::canonical(&dir));
+    }
+    if let Some(t) = transcript.as_mut() {
+        t.follow_cwd(shell_cwd.clone());
+    }
     let mut pipeline = Pipeline::new(
         registry,
         policy,
@@ -433,6 +443,7 @@ pub(super) async fn build(
             web,
             home,
             shell: rt.shell.clone(),
+            shell_cwd,
             #[cfg(feature = "repl")]
             sampler: rt.repl.then(|| {
                 let (model, window) = super::web::small_model(rt, context_window);
@@ -617,6 +628,8 @@ struct OpenedSession {
     history: Vec<Value>,
     /// The transcript `history` was read from (resumed or forked).
     earlier: Option<std::path::PathBuf>,
+    /// Where the Bash tool's shell was when that transcript ended.
+    shell_cwd: Option<std::path::PathBuf>,
 }
 
 /// A new session, or a recorded one resumed (same id, same file) or
@@ -645,6 +658,7 @@ fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
             transcript,
             history: Vec::new(),
             earlier: None,
+            shell_cwd: None,
         });
     };
     let loaded = resume::load_file(&source).map_err(|e| SessionError::Resume {
@@ -690,6 +704,7 @@ fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
             transcript,
             history: loaded.messages,
             earlier: Some(source),
+            shell_cwd: loaded.cwd,
         });
     }
     let session_id = choice.id.clone().unwrap_or_else(new_uuid);
@@ -707,6 +722,7 @@ fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
         transcript,
         history: loaded.messages,
         earlier: Some(source),
+        shell_cwd: loaded.cwd,
     })
 }
 

@@ -291,6 +291,7 @@ impl Policy {
             hardened,
             reach_local,
             command,
+            cwd: call.cwd.clone(),
         };
         match verdict {
             Verdict::Allow => Decision::Allow(permit(false, None)),
@@ -344,7 +345,7 @@ impl Policy {
             return Verdict::Deny(format!("{name} will not fetch that URL: {why}"));
         }
         if let Target::Command(cmd) = target {
-            return match self.decide_bash(input, cmd) {
+            return match self.decide_bash(input, cmd, call.cwd.as_deref()) {
                 bash::decide::BashVerdict::Allow { hardened: false } => Verdict::Allow,
                 bash::decide::BashVerdict::Allow { hardened: true } => Verdict::AllowHardened,
                 bash::decide::BashVerdict::AllowPinned { hardened, command } => {
@@ -601,7 +602,8 @@ impl Policy {
         match self.target(call) {
             Target::Command(cmd) => {
                 // In the session's environment, as the decision was made.
-                let a = bash::analyse_in(&cmd, &self.cwd, None, &self.env);
+                let cwd = call.cwd.as_deref().unwrap_or(&self.cwd);
+                let a = bash::analyse_in(&cmd, cwd, None, &self.env);
                 let p = a.planned.ok()?;
                 let [c] = p.commands.as_slice() else {
                     return None;

@@ -70,6 +70,11 @@ pub struct Call<'a> {
     pub input: &'a Value,
     /// What the tool will open, in the order the tool asks for them back.
     pub paths: Vec<PathUse>,
+    /// Bash: the directory the line will run in (the shell's, carried
+    /// from the last command); None: the session's working directory.
+    /// The permit carries it to the run, so the line runs where it was
+    /// judged.
+    pub cwd: Option<PathBuf>,
 }
 
 /// Paths a search must leave out: those read rules deny or ask about.
@@ -107,6 +112,8 @@ pub struct Permit {
     /// Bash: the command line to run instead of the input's, its globs
     /// replaced by the names they were decided on.
     pub(super) command: Option<String>,
+    /// Bash: the directory the line was judged in, to run it there.
+    pub(super) cwd: Option<PathBuf>,
 }
 
 impl Permit {
@@ -131,6 +138,12 @@ impl Permit {
     /// files); None to run the input as written.
     pub fn command(&self) -> Option<&str> {
         self.command.as_deref()
+    }
+
+    /// Bash: the directory policy judged the line in (None: the
+    /// session's working directory).
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
     }
 
     /// The `i`th path of the call, as policy resolved and checked it.
@@ -176,6 +189,7 @@ impl Permit {
             hardened: false,
             reach_local: false,
             command: None,
+            cwd: None,
         }
     }
 }

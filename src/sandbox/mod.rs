@@ -363,10 +363,12 @@ impl Prepared {
     }
 
     /// Starts it through the sandbox server, in `cwd` with exactly `env`.
+    /// `keep`: a descriptor the command gets, and at what number.
     pub fn spawn(
         self,
         cwd: &Path,
         env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+        keep: Option<(std::os::fd::RawFd, std::os::fd::RawFd)>,
     ) -> Result<(Spawned, Finish), NotStarted> {
         let args = ["-c".into(), self.command.clone().into()];
         match server::spawn(
@@ -375,6 +377,7 @@ impl Prepared {
             &args,
             cwd,
             env,
+            keep,
         ) {
             Ok(s) => Ok((s, Finish(self.snapshot))),
             Err(e) => Err(NotStarted::Server(e)),

@@ -8,7 +8,9 @@
 //! It is single-threaded, so each fork may run ordinary code. A request
 //! is one message on a socket pair: a memfd holding the spec, shell,
 //! arguments, working directory and environment, with the command's
-//! stdin, stdout, stderr and end-report pipe attached. The reply is the
+//! stdin, its output (stdout and stderr are one pipe, so what it writes
+//! arrives in order), the end-report pipe and, when asked, one more
+//! descriptor the command gets at a number the request names. The reply is the
 //! new launcher's pid (tern signals it to stop the command). The server
 //! ends when tern closes the socket or dies; the launchers it forked stop
 //! their commands when it goes (parent-death signal).
@@ -46,6 +48,8 @@ struct Request {
     args: Vec<OsString>,
     cwd: OsString,
     env: Vec<(OsString, OsString)>,
+    /// The number the extra descriptor gets in the command (-1: none).
+    keep_fd: i32,
 }
 
 fn encode(r: &Request) -> Vec<u8> {
@@ -53,6 +57,7 @@ fn encode(r: &Request) -> Vec<u8> {
     put(&mut out, r.spec.encode().as_bytes());
     put(&mut out, r.shell.as_bytes());
     put(&mut out, r.cwd.as_bytes());
+    put(&mut out, &r.keep_fd.to_le_bytes());
     put(&mut out, &(r.args.len() as u32).to_le_bytes());
     for a in &r.args {
         put(&mut out, a.as_bytes());
@@ -70,6 +75,7 @@ fn decode(mut buf: &[u8]) -> Option<Request> {
     let spec = LaunchSpec::decode(std::str::from_utf8(take(b)?).ok()?)?;
     let shell = OsString::from_vec(take(b)?.to_vec());
     let cwd = OsString::from_vec(take(b)?.to_vec());
+    let keep_fd = i32::from_le_bytes(take(b)?.try_into().ok()?);
     let count = |b: &mut &[u8]| -> Option<usize> {
         Some(u32::from_le_bytes(take(b)?.try_into().ok()?) as usize)
     };
@@ -91,6 +97,7 @@ fn decode(mut buf: &[u8]) -> Option<Request> {
         args,
         cwd,
         env,
+        keep_fd,
     })
 }
 
@@ -155,7 +162,7 @@ pub fn serve(args: &[OsString]) -> i32 {
             // tern closed its end (or died): done.
             return 0;
         };
-        if fds.len() != 5 {
+        if fds.len() != 5 && fds.len() != 6 {
             let _ = send_msg(&sock, b"E", &[]);
             continue;
         }
@@ -266,6 +273,24 @@ fn child(req: Request, fds: Vec<OwnedFd>) -> ! {
         }
     }
     let mut fds = fds;
+    // stdin, stdout, stderr, the end pipe, and maybe the extra one.
+    if fds.len() == 5
+        && let Some(extra) = fds.pop()
+        && req.keep_fd > 2
+        && !fds.iter().any(|f| f.as_raw_fd() == req.keep_fd)
+    {
+        // SAFETY: dup2 onto a number the command expects (no descriptor
+        // still needed has it); the copy is not close-on-exec, so the
+        // shell inherits it. Already there, only the flag is cleared.
+        unsafe {
+            if extra.as_raw_fd() == req.keep_fd {
+                libc::fcntl(req.keep_fd, libc::F_SETFD, 0);
+                std::mem::forget(extra);
+            } else {
+                libc::dup2(extra.as_raw_fd(), req.keep_fd);
+            }
+        }
+    }
     let end = fds.pop();
     drop(fds);
     let status = end.map(|e| {
@@ -281,8 +306,8 @@ fn child(req: Request, fds: Vec<OwnedFd>) -> ! {
 pub struct Spawned {
     /// The launcher's pid (also its process group).
     pub pid: u32,
-    pub stdout: std::fs::File,
-    pub stderr: std::fs::File,
+    /// stdout and stderr, one pipe.
+    pub output: std::fs::File,
     /// The launcher's end-of-command report.
     pub end: OwnedFd,
 }
@@ -326,13 +351,15 @@ fn memfd(bytes: &[u8]) -> std::io::Result<std::fs::File> {
 }
 
 /// Starts `shell -c command` in the sandbox through the server (started
-/// on first use, restarted once if it is gone).
+/// on first use, restarted once if it is gone). `keep`: a descriptor of
+/// tern's the command gets, and the number it gets it at.
 pub fn spawn(
     spec: &LaunchSpec,
     shell: &OsStr,
     args: &[OsString],
     cwd: &Path,
     env: Vec<(OsString, OsString)>,
+    keep: Option<(RawFd, RawFd)>,
 ) -> std::io::Result<Spawned> {
     let req = Request {
         spec: LaunchSpec {
@@ -343,6 +370,7 @@ pub fn spawn(
         args: args.to_vec(),
         cwd: cwd.as_os_str().to_os_string(),
         env,
+        keep_fd: keep.map_or(-1, |(_, at)| at),
     };
     let body = encode(&req);
     let mut conn = CONN
@@ -360,20 +388,18 @@ pub fn spawn(
             Err(_) => crate::sys::pipe()?.0,
         };
         let (out_r, out_w) = crate::sys::pipe()?;
-        let (err_r, err_w) = crate::sys::pipe()?;
         let (end_r, end_w) = crate::sys::pipe()?;
         let m = memfd(&body)?;
-        let sent = send_msg(
-            &c.sock,
-            b"R",
-            &[
-                m.as_raw_fd(),
-                in_r.as_raw_fd(),
-                out_w.as_raw_fd(),
-                err_w.as_raw_fd(),
-                end_w.as_raw_fd(),
-            ],
-        );
+        let mut fds = vec![
+            m.as_raw_fd(),
+            in_r.as_raw_fd(),
+            out_w.as_raw_fd(),
+            // stderr is stdout's pipe: one stream, in the order written.
+            out_w.as_raw_fd(),
+            end_w.as_raw_fd(),
+        ];
+        fds.extend(keep.map(|(fd, _)| fd));
+        let sent = send_msg(&c.sock, b"R", &fds);
         let reply = sent.ok().and_then(|_| recv_msg(&c.sock, 32));
         match reply.as_ref().map(|(d, _)| d.as_slice()) {
             Some([b'P', pid @ ..]) => {
@@ -383,8 +409,7 @@ pub fn spawn(
                     .ok_or_else(|| std::io::Error::other("bad reply from the sandbox server"))?;
                 return Ok(Spawned {
                     pid,
-                    stdout: std::fs::File::from(out_r),
-                    stderr: std::fs::File::from(err_r),
+                    output: std::fs::File::from(out_r),
                     end: end_r,
                 });
             }
@@ -424,8 +449,10 @@ mod tests {
             args: vec!["-c".into(), OsString::from_vec(vec![b'e', 0xff, b'x'])],
             cwd: "/w".into(),
             env: vec![("K".into(), OsString::from_vec(vec![0xfe]))],
+            keep_fd: 150,
         };
         let back = decode(&encode(&r)).unwrap();
+        assert_eq!(back.keep_fd, 150);
         assert_eq!(back.args, r.args);
         assert_eq!(back.env, r.env);
         assert_eq!(back.spec, r.spec);

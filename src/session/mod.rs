@@ -2,12 +2,14 @@
 //! checkpoints join here with the long-sessions work.)
 
 pub(crate) mod checkpoint;
+mod cwd;
 mod error;
 pub(crate) mod resume;
 pub(crate) mod store;
 pub(crate) mod time;
 pub mod transcript;
 
+pub(crate) use cwd::ShellCwd;
 pub(crate) use error::SessionError;
 
 /// `8-4-4-4-12` hexadecimal digits.

@@ -36,6 +36,9 @@ pub struct Loaded {
     pub leaf: Option<String>,
     /// Tool results that were synthesised (to be recorded).
     pub synthesized: Vec<Value>,
+    /// The last entry's `cwd`: where the Bash tool's shell was (the
+    /// caller checks it is still a directory it may use).
+    pub cwd: Option<std::path::PathBuf>,
     pub warnings: Vec<String>,
 }
 
@@ -45,6 +48,7 @@ struct Entry {
     parent: Option<String>,
     kind: String,
     subtype: Option<String>,
+    cwd: Option<String>,
     message: Option<Value>,
     /// Kept, not sent: a REPL block's inner calls (a link of the chain
     /// whose message is not the conversation's).
@@ -94,6 +98,7 @@ pub fn load(text: &str) -> Result<Loaded, SessionError> {
             parent: v.str_field("parentUuid").map(str::to_string),
             kind,
             subtype: v.str_field("subtype").map(str::to_string),
+            cwd: v.str_field("cwd").map(str::to_string),
             message,
             virtual_: v.get("isVirtual").and_then(Value::as_bool) == Some(true),
         });
@@ -102,6 +107,7 @@ pub fn load(text: &str) -> Result<Loaded, SessionError> {
         return Err(SessionError::NoConversation);
     };
     let leaf_uuid = leaf.uuid.clone();
+    let cwd = leaf.cwd.as_deref().map(std::path::PathBuf::from);
 
     let by_uuid: HashMap<&str, usize> = entries
         .iter()
@@ -160,6 +166,7 @@ pub fn load(text: &str) -> Result<Loaded, SessionError> {
         messages,
         leaf: Some(leaf_uuid),
         synthesized,
+        cwd,
         warnings,
     })
 }

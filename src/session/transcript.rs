@@ -23,6 +23,10 @@ pub struct Transcript {
     file: File,
     session_id: String,
     cwd: String,
+    /// The Bash tool's directory, when the session has one: written as
+    /// each entry's `cwd` (as Claude Code writes its current directory),
+    /// which is where a resume starts the shell again.
+    shell_cwd: Option<crate::session::ShellCwd>,
     last_uuid: Option<String>,
     /// Set after a failed write: the session goes on without a record.
     broken: bool,
@@ -127,6 +131,7 @@ pub fn reopen(
         file,
         session_id: session_id.to_string(),
         cwd: cwd.display().to_string(),
+        shell_cwd: None,
         last_uuid: leaf,
         broken: false,
     })
@@ -146,6 +151,7 @@ pub fn create_at(path: &Path, cwd: &Path, session_id: &str) -> std::io::Result<T
         file,
         session_id: session_id.to_string(),
         cwd: cwd.display().to_string(),
+        shell_cwd: None,
         last_uuid: None,
         broken: false,
     })
@@ -164,6 +170,7 @@ fn create(dir: &Path, cwd: &Path, session_id: &str) -> std::io::Result<Transcrip
         file,
         session_id: session_id.to_string(),
         cwd: cwd.display().to_string(),
+        shell_cwd: None,
         last_uuid: None,
         broken: false,
     })
@@ -172,6 +179,11 @@ fn create(dir: &Path, cwd: &Path, session_id: &str) -> std::io::Result<Transcrip
 impl Transcript {
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Records `cwd`'s directory as each entry's `cwd` from now on.
+    pub(crate) fn follow_cwd(&mut self, cwd: crate::session::ShellCwd) {
+        self.shell_cwd = Some(cwd);
     }
 
     /// Appends one event (`user` or `assistant`, with its API-shaped
@@ -217,7 +229,7 @@ impl Transcript {
             "sessionId" => self.session_id.as_str(),
             "type" => kind,
             "timestamp" => crate::session::time::timestamp(),
-            "cwd" => self.cwd.as_str(),
+            "cwd" => self.shell_cwd.as_ref().map_or_else(|| self.cwd.clone(), |c| c.get().display().to_string()),
             "version" => env!("CARGO_PKG_VERSION"),
         };
         if let Some(map) = line.as_object_mut() {

@@ -159,12 +159,18 @@ pub fn facts<'a>(tool: &'a dyn Tool, id: &'a str, input: &'a Value) -> crate::po
         read_only: std::cell::LazyCell::new(Box::new(move || tool.is_read_only(input))),
         input,
         paths: tool.paths(input),
+        cwd: None,
     }
 }
 
 /// Session state the tools share.
 pub struct ToolContext {
+    /// The project root: where file tools resolve relative paths.
     pub(crate) cwd: PathBuf,
+    /// Where the next Bash command starts: the directory the last one
+    /// ended in (see `bash::cwd`). Each agent has its own, starting at
+    /// `cwd`.
+    pub(crate) shell_cwd: crate::session::ShellCwd,
     /// Where oversized outputs are spilled (see `scratch`).
     pub(crate) scratch: scratch::Scratch,
     pub(crate) files: RefCell<FileStamps>,
@@ -237,6 +243,7 @@ pub trait Subagents {
 impl ToolContext {
     pub fn new(cwd: PathBuf, scratch: impl Into<scratch::Scratch>, abort: Abort) -> Self {
         ToolContext {
+            shell_cwd: crate::session::ShellCwd::new(&cwd),
             cwd,
             scratch: scratch.into(),
             files: RefCell::new(FileStamps::default()),

@@ -89,13 +89,18 @@ impl Analysis {
 }
 
 impl Policy {
-    pub(crate) fn decide_bash(&self, input: &Value, cmd: &str) -> BashVerdict {
-        let a = super::analyse_in(
-            cmd,
-            &self.cwd,
-            self.working_dirs.first().map(PathBuf::as_path),
-            &self.env,
-        );
+    /// `cwd`: where the line will run, when not the session's working
+    /// directory (the Bash tool's shell moved).
+    pub(crate) fn decide_bash(&self, input: &Value, cmd: &str, cwd: Option<&Path>) -> BashVerdict {
+        let a = match cwd {
+            Some(dir) => super::analyse_in(cmd, dir, None, &self.env),
+            None => super::analyse_in(
+                cmd,
+                &self.cwd,
+                self.working_dirs.first().map(PathBuf::as_path),
+                &self.env,
+            ),
+        };
         let verdict = self.decide_analysed(input, &a);
         self.hold_globs(input, cmd, &a, verdict)
     }

@@ -1,5 +1,7 @@
 //! Background shells: a Bash call with `run_in_background` returns a shell
-//! id at once while the command goes on under a task of its own.
+//! id at once while the command goes on under a task of its own; a
+//! foreground command that passes its timeout is moved here the same way,
+//! with what it printed so far.
 //!
 //! A shell's output is kept (new output since the last read, bounded) and
 //! written whole to a log in the scratch folder; `BashOutput` reads what
@@ -33,6 +35,9 @@ const MAX_RUNNING: usize = 16;
 /// How long KillShell and the session's end wait for a shell to be gone
 /// (its supervisor has ten seconds to stop everything).
 const STOP_WAIT: Duration = Duration::from_secs(15);
+
+/// A command taken over: its shell id and its log's path.
+pub(super) type Taken = (String, Option<String>);
 
 /// The background shells of one agent.
 pub struct Shells {
@@ -144,13 +149,52 @@ impl Shells {
         description: &str,
         scratch: &crate::tools::scratch::Scratch,
     ) -> ToolOutput {
+        match self.take(process, command, description, scratch, &[]) {
+            Ok((id, log)) => ToolOutput::ok(started(&id, log.as_deref())),
+            // Dropped, the process takes what it started down with it.
+            Err(refused) => ToolOutput::error(refused.1),
+        }
+    }
+
+    /// Takes over a foreground command that ran past its timeout; its log
+    /// starts with `so_far`, which the model was shown. Answers the id and
+    /// the log's path. Refused (the caller kills it) when no shell can be
+    /// started.
+    pub(super) fn adopt_running(
+        &self,
+        process: Process,
+        command: &str,
+        description: &str,
+        scratch: &crate::tools::scratch::Scratch,
+        so_far: &[u8],
+    ) -> Result<Taken, Box<(Process, String)>> {
+        if let Some(why) = self.refuse_another() {
+            return Err(Box::new((process, why)));
+        }
+        self.take(process, command, description, scratch, so_far)
+    }
+
+    fn take(
+        &self,
+        process: Process,
+        command: &str,
+        description: &str,
+        scratch: &crate::tools::scratch::Scratch,
+        so_far: &[u8],
+    ) -> Result<Taken, Box<(Process, String)>> {
         let Some(ex) = self.ex else {
-            return ToolOutput::error("background shells are not available here");
+            let why = "background shells are not available here".to_string();
+            return Err(Box::new((process, why)));
         };
         let n = self.next.get();
         self.next.set(n + 1);
         let id = format!("bash_{n}");
-        let log = scratch.create_file(&format!("{id}.log")).ok();
+        let mut log = scratch.create_file(&format!("{id}.log")).ok();
+        if let Some((_, f)) = &mut log
+            && f.write_all(so_far).is_err()
+        {
+            log = None;
+        }
         let log_path = log.as_ref().map(|(p, _)| p.display().to_string());
         let shell = Rc::new(Shell {
             id: id.clone(),
@@ -171,19 +215,10 @@ impl Shells {
             }),
         });
         self.list.borrow_mut().push(Rc::clone(&shell));
-        let pid = shell.pid;
         self.tasks
             .borrow_mut()
             .push(ex.spawn(watch(shell, process)));
-        let mut text = format!(
-            "Started in the background as {id} (pid {pid}). BashOutput with bash_id \"{id}\" \
-             shows its new output, KillShell with shell_id \"{id}\" stops it, and you will be \
-             told when it ends."
-        );
-        if let Some(p) = log_path {
-            text.push_str(&format!(" Its whole output is also written to {p}."));
-        }
-        ToolOutput::ok(text)
+        Ok((id, log_path))
     }
 
     fn find(&self, id: &str) -> Result<Rc<Shell>, String> {
@@ -325,6 +360,20 @@ fn describe(st: &State, shell: &Shell) -> String {
         Status::Signalled => format!("killed by a signal after {}", took(st.ended)),
         Status::Killed => format!("stopped by KillShell or tern after {}", took(st.ended)),
     }
+}
+
+/// The answer for a shell just started: Claude Code's sentence, then
+/// how to follow it.
+pub(super) fn started(id: &str, log: Option<&str>) -> String {
+    let mut text = format!("Command running in background with ID: {id}.");
+    if let Some(p) = log {
+        text.push_str(&format!(" Output is being written to: {p}"));
+    }
+    text.push_str(&format!(
+        "\nBashOutput with bash_id \"{id}\" shows its new output, KillShell with shell_id \
+         \"{id}\" stops it, and you will be told when it ends."
+    ));
+    text
 }
 
 fn first_line(text: &str) -> String {

@@ -1,19 +1,24 @@
 //! Bash: run a shell command in its own process group.
 //!
 //! The command runs under `bash -c` (or `/bin/sh -c` where there is no
-//! bash) with stdin on `/dev/null`, in a new process group so that a
-//! timeout or an abort can kill everything it started, not just the shell.
-//! Provider credentials are not in its environment (see `config::ChildEnv`). stdout and
-//! stderr are merged in arrival order. Output beyond the inline limit is
-//! spilled to a file; the model gets the head, the tail and the path.
-//! With `run_in_background` the call returns a shell id at once and the
+//! bash) with stdin on `/dev/null`, in a new process group so that an
+//! abort can kill everything it started, not just the shell. Provider
+//! credentials are not in its environment (see `config::ChildEnv`).
+//! As in Claude Code: it starts in the directory the last command's
+//! shell ended in (see `cwd`); stdout and stderr are one pipe, so the
+//! output reads in the order it was written; output over 30,000
+//! characters is saved to a file and the model gets its start and the
+//! path; a command past its timeout goes on as a background shell. With
+//! `run_in_background` the call returns a shell id at once and the
 //! command goes on (see `background`).
 
 mod background;
+mod cwd;
 mod exit;
 mod output;
 mod process;
 
+use std::path::Path;
 use std::time::Duration;
 
 use smol::future::FutureExt;
@@ -22,7 +27,7 @@ use super::{LocalFuture, Tool, ToolContext, ToolOutput};
 use crate::json::{Value, parse};
 use crate::policy::Permit;
 pub use background::{BashOutput, KillShell, Shells};
-use output::{Collector, with_spill_note};
+use output::Collector;
 use process::Process;
 
 pub struct Bash;
@@ -50,17 +55,20 @@ impl Tool for Bash {
         "Bash"
     }
     fn description(&self) -> &str {
-        "Run a shell command (bash, or sh where bash is missing) in the working \
-         directory and return its combined stdout and stderr and exit code. Each call \
-         starts a fresh shell: `cd` and variables do not persist. stdin is /dev/null, so \
-         interactive commands fail; pass flags such as `-y`. Default timeout 120000 ms, \
-         at most 600000 ms; on timeout the command and everything it started are \
-         killed. Output beyond 30000 characters is saved to a file whose path is \
-         given, with the start and end shown. With run_in_background the command keeps \
-         running (no timeout) and you get a shell id at once: read its new output with \
-         BashOutput, stop it with KillShell; you are told when it ends. Use it for servers \
-         and long builds, not with `&`. Prefer Read, Grep and Glob for reading and \
-         searching files."
+        "Run a shell command (bash, or sh where bash is missing) and return its output \
+         (stdout and stderr together, in the order written) and exit code. The working \
+         directory persists between calls: after `cd src` the next command runs in src; \
+         a command that leaves the project's directories is put back at the project \
+         root, and the result says so. Variables and other shell state do not persist. \
+         stdin is /dev/null, so interactive commands fail; pass flags such as `-y`. \
+         Default timeout 120000 ms, at most 600000 ms; a command still running then \
+         goes on in the background, and you get its shell id and output file. Output \
+         over 30000 characters is saved to a file whose path is given, with its first \
+         2000 characters shown; Read the file for the rest. With run_in_background the \
+         command keeps running (no timeout) and you get a shell id at once: read its new \
+         output with BashOutput, stop it with KillShell; you are told when it ends. Use \
+         it for servers and long builds, not with `&`. Prefer Read, Grep and Glob for \
+         reading and searching files."
     }
     fn input_schema(&self) -> Value {
         parse(
@@ -80,6 +88,12 @@ impl Tool for Bash {
         // Paths do not matter for read-only-ness; the policy checks them.
         let command = input.str_field("command").unwrap_or("");
         crate::policy::bash::read_only(command)
+    }
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        // A line that may move the shell runs alone, so the calls after
+        // it start (and are judged) in the directory it left.
+        let command = input.str_field("command").unwrap_or("");
+        self.is_read_only(input) && !may_change_directory(command)
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
         if input.str_field("command").unwrap_or("").trim().is_empty() {
@@ -113,13 +127,16 @@ impl Tool for Bash {
             // The line as policy decided it (globs already expanded), or as written.
             let command = permit.command().unwrap_or(written).to_string();
             let hardened = permit.hardened();
+            // Where policy judged it: the shell's directory.
+            let cwd = permit.cwd().unwrap_or(&ctx.cwd).to_path_buf();
             if background(&input) {
                 let description = input.str_field("description").unwrap_or("");
                 // Refused before anything starts, so nothing is left half-checked.
                 if let Some(why) = ctx.shells.refuse_another() {
                     return ToolOutput::error(why);
                 }
-                return match start(&command, &input, ctx, hardened) {
+                // It starts where the shell is; its own `cd`s stay its own.
+                return match start(&command, &input, ctx, &cwd, hardened, None) {
                     Ok(process) => ctx
                         .shells
                         // Shown as the model wrote it (a pinned line may be long).
@@ -129,11 +146,15 @@ impl Tool for Bash {
             }
             let progress = |text: String| ctx.progress(permit.call_id(), text);
             run(
-                &command,
-                &input,
+                &Line {
+                    command: &command,
+                    written,
+                    input: &input,
+                    cwd: &cwd,
+                    hardened,
+                },
                 foreground_timeout(&input),
                 ctx,
-                hardened,
                 &progress,
             )
             .await
@@ -170,13 +191,23 @@ fn background(input: &Value) -> bool {
     input.get("run_in_background").and_then(Value::as_bool) == Some(true)
 }
 
-/// Starts `command` as this call's input and context say: sandboxed
-/// unless the call leaves the sandbox (which policy asked about).
+/// Might this line change its shell's directory? Read loosely (any
+/// `cd`, `pushd` or `popd` in the text): a yes only keeps it from
+/// running beside other calls.
+fn may_change_directory(command: &str) -> bool {
+    ["cd", "pushd", "popd"].iter().any(|w| command.contains(w))
+}
+
+/// Starts `command` in `cwd` as this call's input and context say:
+/// sandboxed unless the call leaves the sandbox (which policy asked
+/// about); with `record`, saying where its shell ended.
 fn start(
     command: &str,
     input: &Value,
     ctx: &ToolContext,
+    cwd: &Path,
     hardened: bool,
+    record: Option<&cwd::Record>,
 ) -> Result<Process, String> {
     let sandbox = ctx
         .sandbox
@@ -185,10 +216,23 @@ fn start(
     Process::start(
         &ctx.shell,
         command,
-        ctx,
+        cwd,
         sandbox,
         command_env(ctx, hardened),
+        record,
     )
+}
+
+/// One foreground line and what policy decided about it.
+struct Line<'a> {
+    /// What runs (globs pinned).
+    command: &'a str,
+    /// What the model wrote (shown for a shell moved to the background).
+    written: &'a str,
+    input: &'a Value,
+    /// Where it runs: where policy judged it.
+    cwd: &'a Path,
+    hardened: bool,
 }
 
 enum Ending {
@@ -197,52 +241,83 @@ enum Ending {
     Aborted,
 }
 
-/// A foreground command: runs until it ends, times out or the turn is
-/// interrupted; nothing it started outlives the call.
+/// A foreground command: runs until it ends or the turn is interrupted
+/// (then nothing it started outlives the call); past its timeout it goes
+/// on as a background shell. Where its shell ended becomes the next
+/// command's directory.
 async fn run(
-    command: &str,
-    input: &Value,
+    line: &Line<'_>,
     timeout: Duration,
     ctx: &ToolContext,
-    hardened: bool,
     progress: &dyn Fn(String),
 ) -> ToolOutput {
-    let mut process = match start(command, input, ctx, hardened) {
+    let mut record = cwd::Record::new(&ctx.shell);
+    let started = start(
+        line.command,
+        line.input,
+        ctx,
+        line.cwd,
+        line.hardened,
+        record.as_ref(),
+    );
+    let mut process = match started {
         Ok(p) => p,
         Err(why) => return ToolOutput::error(why),
     };
     let collector = std::cell::RefCell::new(Collector::new(&ctx.scratch));
-    let finished = async {
-        let mut sink = |bytes: &[u8]| collector.borrow_mut().push(bytes);
-        Ending::Exited(process.wait(&mut sink).await)
+    let ending = {
+        let finished = async {
+            let mut sink = |bytes: &[u8]| collector.borrow_mut().push(bytes);
+            Ending::Exited(process.wait(&mut sink).await)
+        };
+        // The latest line, now and then, for whoever watches; never ends.
+        let report = async {
+            let mut last = None;
+            loop {
+                smol::Timer::after(PROGRESS_EVERY).await;
+                let line = collector.borrow().last_line();
+                if line.is_some() && line != last {
+                    progress(line.clone().unwrap_or_default());
+                    last = line;
+                }
+            }
+        };
+        let timed_out = async {
+            smol::Timer::after(timeout).await;
+            Ending::TimedOut
+        };
+        let aborted = async {
+            ctx.abort.wait().await;
+            Ending::Aborted
+        };
+        finished.or(report).or(timed_out).or(aborted).await
     };
-    // The latest line, now and then, for whoever watches; never ends.
-    let report = async {
-        let mut last = None;
-        loop {
-            smol::Timer::after(PROGRESS_EVERY).await;
-            let line = collector.borrow().last_line();
-            if line.is_some() && line != last {
-                progress(line.clone().unwrap_or_default());
-                last = line;
+    let collector = collector.into_inner();
+    let mut kill_note = None;
+    if let Ending::TimedOut = ending {
+        let description = line.input.str_field("description").unwrap_or("");
+        let so_far = collector.so_far();
+        match ctx
+            .shells
+            .adopt_running(process, line.written, description, &ctx.scratch, &so_far)
+        {
+            Ok((id, log)) => return moved(collector, &id, log.as_deref(), timeout),
+            // No background shell to be had: it is stopped, as before.
+            Err(refused) => {
+                let (p, why) = *refused;
+                process = p;
+                kill_note = Some(why);
             }
         }
-    };
-    let timed_out = async {
-        smol::Timer::after(timeout).await;
-        Ending::TimedOut
-    };
-    let aborted = async {
-        ctx.abort.wait().await;
-        Ending::Aborted
-    };
-    let ending = finished.or(report).or(timed_out).or(aborted).await;
+    }
     // Whatever happened, nothing the command started outlives the call.
     process.stop().await;
     let verified = process.verify();
+    if let (Ending::Exited(_), Some(r)) = (&ending, record.as_mut()) {
+        follow(ctx, line.cwd, r);
+    }
 
-    let (text, spilled) = collector.into_inner().finish();
-    let mut result = text;
+    let mut result = collector.finish();
     for note in &verified.notes {
         if !result.is_empty() && !result.ends_with('\n') {
             result.push('\n');
@@ -251,29 +326,34 @@ async fn run(
         result.push('\n');
     }
     let unsafe_left = verified.unsafe_left;
+    let output = |content: String, is_error: bool| ToolOutput {
+        content,
+        is_error,
+        images: Vec::new(),
+    };
     match ending {
         Ending::Exited(Some(0)) => {
             if result.is_empty() {
                 result = "(no output)".into();
             }
-            with_spill_note(result, spilled, unsafe_left)
+            output(result, unsafe_left)
         }
         Ending::Exited(code) => {
             if !result.is_empty() && !result.ends_with('\n') {
                 result.push('\n');
             }
-            match code.and_then(|c| exit::exit_meaning(command, c).map(|m| (c, m))) {
+            match code.and_then(|c| exit::exit_meaning(line.command, c).map(|m| (c, m))) {
                 // grep's "no match", diff's "differ": an answer, not a failure.
                 Some((c, meaning)) => {
                     result.push_str(&format!("Exit code {c} ({meaning})"));
-                    return with_spill_note(result, spilled, unsafe_left);
+                    return output(result, unsafe_left);
                 }
                 None => match code {
                     Some(c) => result.push_str(&format!("Exit code {c}")),
                     None => result.push_str("Killed by a signal"),
                 },
             }
-            with_spill_note(result, spilled, true)
+            output(result, true)
         }
         Ending::TimedOut => {
             if !result.is_empty() && !result.ends_with('\n') {
@@ -283,9 +363,39 @@ async fn run(
                 "Command timed out after {} ms and was killed",
                 timeout.as_millis()
             ));
-            with_spill_note(result, spilled, true)
+            if let Some(why) = kill_note {
+                result.push_str(&format!(" (it could not go on in the background: {why})"));
+            }
+            output(result, true)
         }
         Ending::Aborted => ToolOutput::error(format!("{result}\nInterrupted by the user")),
+    }
+}
+
+/// The answer for a command moved to the background at its timeout:
+/// what it printed so far, then its id and output file.
+fn moved(collector: Collector, id: &str, log: Option<&str>, timeout: Duration) -> ToolOutput {
+    let mut text = collector.finish();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "The command ran past its {} ms timeout and goes on in the background.\n",
+        timeout.as_millis()
+    ));
+    text.push_str(&background::started(id, log));
+    ToolOutput::ok(text)
+}
+
+/// Takes where the shell ended as the next command's directory, when it
+/// moved and is a directory (the pipeline then checks it is one the
+/// shell may stay in).
+fn follow(ctx: &ToolContext, from: &Path, record: &mut cwd::Record) {
+    let Some(dir) = record.read() else {
+        return;
+    };
+    if dir.is_dir() && dir != crate::policy::canonical(from) {
+        ctx.shell_cwd.set(&dir);
     }
 }
 

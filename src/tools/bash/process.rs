@@ -1,14 +1,16 @@
 //! One running command, foreground or background: how it starts (plain,
-//! or under the sandbox's launcher), how its output is read, how it is
-//! stopped with everything it started, and the protected-path check
-//! once it is gone.
+//! or under the sandbox's launcher), how its output is read (stdout and
+//! stderr are one pipe, so lines come back in the order they were
+//! written, as with `2>&1`), how it is stopped with everything it
+//! started, and the protected-path check once it is gone.
 
+use std::path::Path;
 use std::time::Duration;
 
 use smol::future::FutureExt;
 use smol::io::AsyncReadExt;
 
-use super::super::ToolContext;
+use super::cwd::Record;
 
 /// After the shell exits, how long straggling background children may keep
 /// the pipes open before they are killed.
@@ -35,8 +37,8 @@ type Stream = Box<dyn smol::io::AsyncRead + Unpin>;
 /// that ends).
 pub(super) struct Process {
     running: Running,
+    /// stdout and stderr: one pipe.
     out: Stream,
-    err: Stream,
     finish: Option<crate::sandbox::Finish>,
     /// Set once the shell is known to have ended (its code, if it exited).
     exit: Option<Option<i32>>,
@@ -55,41 +57,50 @@ pub(super) struct Verified {
 }
 
 impl Process {
-    /// Starts `command` in `ctx`'s working directory with `env`, inside
-    /// `sandbox` when given.
+    /// Starts `command` in `cwd` with `env`, inside `sandbox` when given;
+    /// with `record`, wrapped so that it says where its shell ended.
     pub(super) fn start(
         shell: &str,
         command: &str,
-        ctx: &ToolContext,
+        cwd: &Path,
         sandbox: Option<&crate::sandbox::SandboxPolicy>,
         env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+        record: Option<&Record>,
     ) -> Result<Process, String> {
+        let wrapped;
+        let command = match record {
+            Some(r) => {
+                wrapped = r.wrap(command);
+                wrapped.as_str()
+            }
+            None => command,
+        };
         let Some(policy) = sandbox else {
             let mut c = std::process::Command::new(shell);
             c.arg("-c")
                 .arg(command)
-                .current_dir(&ctx.cwd)
+                .current_dir(cwd)
                 .env_clear()
                 .envs(env);
+            if let Some(r) = record {
+                r.hand_to(&mut c);
+            }
             // stdin is /dev/null, so a program that reads stdin when it is a
             // pipe (`rg TODO`) does its ordinary thing; a bare chroot without
             // /dev gets a pipe closed at once instead.
             let null = std::fs::File::open("/dev/null").ok();
             let has_null = null.is_some();
             let stdin = null.map_or_else(std::process::Stdio::piped, std::process::Stdio::from);
-            let mut child = crate::sys::spawn_group_reading(c, stdin)
+            let (mut child, out) = crate::sys::spawn_group_merged(c, stdin)
                 .map_err(|e| format!("Cannot start {shell}: {e}"))?;
             if !has_null {
                 drop(child.stdin.take());
             }
             let group = crate::sys::GroupGuard::new(child.id());
-            let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
-                return Err("Cannot capture the command's output".into());
-            };
+            let out = smol::Async::new(out).map_err(|e| e.to_string())?;
             return Ok(Process {
                 running: Running::Plain(child),
                 out: Box::new(out),
-                err: Box::new(err),
                 finish: None,
                 exit: None,
                 group: Some(group),
@@ -99,15 +110,18 @@ impl Process {
         // A sandboxed command runs under a launcher, which stays as its
         // supervisor and ends every process of it; protected paths are
         // checked once that is done (see sandbox::protect).
-        let git_protected = git_protected(policy, &ctx.cwd, &env);
+        // Protected paths are worked out for the directory it runs in
+        // too (a repository of its own below the project has its hooks).
+        let git_protected = git_protected(policy, cwd, &env);
         let prepared = policy
-            .prepare_in(shell, command, &ctx.cwd, &env, &git_protected)
+            .prepare_in(shell, command, cwd, &env, &git_protected)
             .map_err(|e| e.to_string())?;
-        let (spawned, finish) = prepared.spawn(&ctx.cwd, env).map_err(|e| e.to_string())?;
+        let (spawned, finish) = prepared
+            .spawn(cwd, env, record.map(Record::fds))
+            .map_err(|e| e.to_string())?;
         let supervisor = StopSupervisor(Some(spawned.pid));
         let async_file = |f: std::fs::File| smol::Async::new(f).map_err(|e| e.to_string());
-        let out = async_file(spawned.stdout)?;
-        let err = async_file(spawned.stderr)?;
+        let out = async_file(spawned.output)?;
         let end = async_file(std::fs::File::from(spawned.end))?;
         Ok(Process {
             running: Running::Sandboxed {
@@ -115,7 +129,6 @@ impl Process {
                 end,
             },
             out: Box::new(out),
-            err: Box::new(err),
             finish: Some(finish),
             exit: None,
             group: None,
@@ -131,8 +144,9 @@ impl Process {
         }
     }
 
-    /// Hands output to `sink` in arrival order (stdout and stderr merged)
-    /// until the command is done: both pipes closed and the shell gone, or
+    /// Hands output to `sink` in the order written (stdout and stderr
+    /// share the pipe) until the command is done: the pipe closed and the
+    /// shell gone, or
     /// a short grace after the shell went (a background child may hold the
     /// pipes open). Returns the exit code (None: killed by a signal).
     /// Cancelled half-way, what it learnt of the shell's end is kept.
@@ -141,37 +155,14 @@ impl Process {
             return code;
         }
         let Process {
-            running,
-            out,
-            err,
-            exit,
-            ..
+            running, out, exit, ..
         } = self;
-        let sink = std::cell::RefCell::new(sink);
         let pump = async {
-            let mut a = [0u8; 8192];
-            let mut b = [0u8; 8192];
-            let (mut out_open, mut err_open) = (true, true);
-            while out_open || err_open {
-                let read_out = async {
-                    if out_open {
-                        (0, out.read(&mut a).await)
-                    } else {
-                        smol::future::pending().await
-                    }
-                };
-                let read_err = async {
-                    if err_open {
-                        (1, err.read(&mut b).await)
-                    } else {
-                        smol::future::pending().await
-                    }
-                };
-                match read_out.or(read_err).await {
-                    (0, Ok(n)) if n > 0 => (sink.borrow_mut())(&a[..n]),
-                    (1, Ok(n)) if n > 0 => (sink.borrow_mut())(&b[..n]),
-                    (0, _) => out_open = false,
-                    _ => err_open = false,
+            let mut buf = [0u8; 8192];
+            loop {
+                match out.read(&mut buf).await {
+                    Ok(n) if n > 0 => sink(&buf[..n]),
+                    _ => break,
                 }
             }
         };

@@ -139,26 +139,91 @@ fn timeout_kills_the_whole_group() {
 }
 
 #[test]
-fn large_output_spills_with_head_and_tail() {
+fn large_output_is_saved_whole_with_its_start_shown() {
     let (ctx, _) = context();
     let out = run_tool(&Bash, &ctx, obj! { "command" => "seq 1 20000" });
     assert!(!out.is_error);
-    assert!(out.content.starts_with("1\n2\n3\n"));
-    assert!(out.content.contains("bytes omitted"));
+    // Claude Code's note: the size, the file, the first 2,000 characters.
     assert!(
         out.content
-            .trim_end()
-            .contains("20000\n(full output saved to ")
+            .starts_with("<persisted-output>\nOutput too large (106.3KB). Full output saved to: "),
+        "{}",
+        out.content
     );
     let path = out
         .content
-        .rsplit("saved to ")
-        .next()
-        .unwrap()
-        .trim_end_matches(')');
+        .split("saved to: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap();
     let full = std::fs::read_to_string(path).unwrap();
     assert_eq!(full.lines().count(), 20000);
-    assert!(out.content.len() < INLINE_LIMIT + 500);
+    let preview = out.content.split("Preview (first 2KB):\n").nth(1).unwrap();
+    let shown = preview.strip_suffix("\n...\n</persisted-output>").unwrap();
+    assert_eq!(shown, &full[..2000]);
+    // Exactly at the limit it is still inline.
+    let out = run_tool(
+        &Bash,
+        &ctx,
+        obj! { "command" => format!("head -c {INLINE_LIMIT} /dev/zero | tr '\\0' x") },
+    );
+    assert_eq!(out.content.len(), INLINE_LIMIT);
+}
+
+#[test]
+fn output_is_in_the_order_written_and_cd_is_kept() {
+    let (ctx, dir) = context();
+    std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
+    let out = run_tool(
+        &Bash,
+        &ctx,
+        obj! { "command" => "for i in 1 2 3; do echo o$i; echo e$i >&2; done; cd sub" },
+    );
+    assert_eq!(out.content, "o1\ne1\no2\ne2\no3\ne3\n");
+    let sub = crate::policy::canonical(&dir.join("sub"));
+    assert_eq!(ctx.shell_cwd.get(), sub);
+    // Killed by its timeout (no background shells here): not followed.
+    let out = run_tool(
+        &Bash,
+        &ctx,
+        obj! { "command" => "cd deeper; sleep 5", "timeout" => 300i64 },
+    );
+    assert!(out.content.contains("timed out"), "{}", out.content);
+    assert_eq!(ctx.shell_cwd.get(), sub);
+}
+
+#[test]
+fn past_its_timeout_a_command_goes_on_in_the_background() {
+    let (ctx, _, ex) = background_context();
+    drive(ex, async {
+        let out = call(
+            &Bash,
+            &ctx,
+            obj! { "command" => "echo before; sleep 1; echo after", "timeout" => 300i64 },
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content
+                .starts_with("before\nThe command ran past its 300 ms timeout")
+                && out
+                    .content
+                    .contains("Command running in background with ID: bash_1."),
+            "{}",
+            out.content
+        );
+        let log = out
+            .content
+            .split("written to: ")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap()
+            .to_string();
+        let text = read_until(&ctx, "bash_1", |t| t.contains("exited with code 0")).await;
+        // Only what was not shown yet is new; the log has it all.
+        assert!(text.contains("after") && !text.contains("before"), "{text}");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "before\nafter\n");
+    });
 }
 
 // ---- background shells and progress ----
@@ -423,10 +488,10 @@ fn a_flood_of_output_is_bounded_in_memory_and_kept_in_the_log() {
         .await;
         let log = out
             .content
-            .rsplit("written to ")
-            .next()
+            .split("written to: ")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
             .unwrap()
-            .trim_end_matches('.')
             .to_string();
         // Read once it is over: all of it is new output then.
         let began = std::time::Instant::now();
