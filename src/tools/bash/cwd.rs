@@ -50,8 +50,9 @@ impl Record {
         let at = self.at;
         // `command` skips a function the line may have named pwd or
         // printf; NUL ends the record, so a name with a newline survives.
+        // stderr goes first, so a missing descriptor prints nothing.
         format!(
-            "trap '{{ command pwd -P; command printf \"\\0\"; }} >&{at} 2>/dev/null' EXIT\neval {}",
+            "trap '{{ command pwd -P; command printf \"\\0\"; }} 2>/dev/null >&{at}' EXIT\neval {}",
             quote(command)
         )
     }
@@ -67,19 +68,17 @@ impl Record {
         use std::os::unix::process::CommandExt;
         let (fd, at) = self.fds();
         // SAFETY: the closure calls only dup2 and fcntl, which are
-        // async-signal-safe; the copy is not close-on-exec.
+        // async-signal-safe; the copy is not close-on-exec. A failure (a
+        // descriptor limit below `at`) only loses the record: the command
+        // still runs.
         unsafe {
             cmd.pre_exec(move || {
-                let ok = if fd == at {
-                    libc::fcntl(at, libc::F_SETFD, 0) == 0
+                if fd == at {
+                    libc::fcntl(at, libc::F_SETFD, 0);
                 } else {
-                    libc::dup2(fd, at) == at
-                };
-                if ok {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
+                    libc::dup2(fd, at);
                 }
+                Ok(())
             });
         }
     }
@@ -147,6 +146,16 @@ mod tests {
             // A subshell's cd is its own; the line's text reaches eval whole.
             let (_, dir) = run(shell, &format!("(cd {quoted}); echo 'a'\"'\"'b'"));
             assert_eq!(dir.as_deref(), Some(std::path::Path::new("/")), "{shell}");
+            // Where the descriptor is missing nothing is said about it.
+            let mut record = Record::new(shell).unwrap();
+            let out = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(record.wrap("cd /tmp; echo hi"))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n", "{shell}");
+            assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{shell}");
+            assert_eq!(record.read(), None, "{shell}");
             // `exec` replaces the shell: no record, the directory stays.
             let (_, dir) = run(shell, &format!("cd {quoted}; exec true"));
             assert_eq!(dir, None, "{shell}");
