@@ -649,20 +649,23 @@ async fn connect(
     Ok(())
 }
 
+/// What tern says of itself in `initialize` (also when a remote server's
+/// session is started again).
+pub(super) fn initialize_params() -> Value {
+    obj! {
+        "protocolVersion" => VERSIONS[0],
+        "capabilities" => obj! { "roots" => obj! { "listChanged" => false } },
+        "clientInfo" => obj! { "name" => "tern", "version" => env!("CARGO_PKG_VERSION") },
+    }
+}
+
 async fn initialize(conn: &Connection) -> Result<Value, McpError> {
-    conn.request(
-        "initialize",
-        obj! {
-            "protocolVersion" => VERSIONS[0],
-            "capabilities" => obj! { "roots" => obj! { "listChanged" => false } },
-            "clientInfo" => obj! { "name" => "tern", "version" => env!("CARGO_PKG_VERSION") },
-        },
-    )
-    .await
-    .map_err(|e| McpError::Step {
-        step: "initialize",
-        source: Box::new(e),
-    })
+    conn.request("initialize", initialize_params())
+        .await
+        .map_err(|e| McpError::Step {
+            step: "initialize",
+            source: Box::new(e),
+        })
 }
 
 async fn fetch_tools(

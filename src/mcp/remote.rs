@@ -1,10 +1,15 @@
 //! The two HTTP transports of a remote server.
 //!
 //! - **Streamable HTTP**: a POST per message, answered with JSON or with
-//!   an event stream whose messages are handled as they arrive; after
-//!   `initialize`, a GET stream for what the server sends unasked
-//!   (`list_changed`, progress, logging), resumed with `Last-Event-ID`
-//!   when it drops. A 404 for the session means the server ended it.
+//!   an event stream whose messages are handled as they arrive; an answer's
+//!   stream that ends before the answer is resumed with a GET carrying
+//!   `Last-Event-ID`, after the server's `retry`, at most `RESUMES` times.
+//!   After `initialize`, a GET stream for what the server sends unasked
+//!   (`list_changed`, progress, logging), resumed the same way when it
+//!   drops; a GET answered 404 or 405 means the server offers none (a
+//!   stateless server has no session to lose). A 404 on a POST that
+//!   carried the session id means the server ended the session: a new one
+//!   is started once, and the message sent again.
 //! - **HTTP+SSE** (the 2024-11-05 transport): one GET stream carries every
 //!   message from the server; its first event names the endpoint that
 //!   takes the client's POSTs. Chosen by `"type": "sse"`, or when a
@@ -26,7 +31,44 @@ use super::oauth::{self, AuthError, Store, Tokens};
 use super::rpc::Connection;
 use super::wire::{self, Failure, Head, Piece, Request};
 use crate::json::{self, Value};
+use crate::obj;
 use crate::policy::url;
+
+/// How many times an answer's stream that ends early is resumed.
+const RESUMES: u32 = 3;
+/// The wait before resuming when the server asks for none, and the
+/// longest wait whatever it asks (a `retry` of an hour is not honoured).
+const RETRY_DEFAULT: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// The wait before resuming a stream, from the server's `retry`.
+fn retry_delay(retry_ms: Option<u64>) -> Duration {
+    retry_ms
+        .map_or(RETRY_DEFAULT, Duration::from_millis)
+        .min(RETRY_MAX)
+}
+
+/// Where a stream resumes: its last event id and the server's `retry`.
+#[derive(Default)]
+struct Cursor {
+    last_id: String,
+    retry_ms: Option<u64>,
+}
+
+impl Cursor {
+    fn event(&mut self, id: &str) {
+        if !id.is_empty() {
+            id.clone_into(&mut self.last_id);
+        }
+    }
+
+    fn end(&mut self, last_id: &str, retry_ms: Option<u64>) {
+        self.event(last_id);
+        if retry_ms.is_some() {
+            self.retry_ms = retry_ms;
+        }
+    }
+}
 
 pub(super) struct Remote {
     pub agent: ureq::Agent,
@@ -40,6 +82,12 @@ pub(super) struct Remote {
     pub session: RefCell<Option<String>>,
     pub protocol: RefCell<Option<String>>,
     pub auth: Option<Auth>,
+    /// One new session at a time: requests that all found the old one
+    /// ended share the first one's.
+    renewing_session: smol::lock::Mutex<()>,
+    /// Told when a new session has started: a GET stream the old one
+    /// refused may be offered now.
+    session_started: (smol::channel::Sender<()>, smol::channel::Receiver<()>),
 }
 
 impl Remote {
@@ -59,6 +107,8 @@ impl Remote {
             session: RefCell::default(),
             protocol: RefCell::default(),
             auth,
+            renewing_session: smol::lock::Mutex::new(()),
+            session_started: smol::channel::bounded(1),
         }
     }
 }
@@ -335,8 +385,11 @@ impl Connection {
             .get("id")
             .and_then(Value::as_i64)
             .filter(|_| msg.get("method").is_some());
-        for attempt in 0..2 {
+        let mut renewed_token = false;
+        let mut new_session = false;
+        loop {
             let headers = self.remote_headers(r, true).await?;
+            let sent_session = r.session.borrow().clone().filter(|_| !r.legacy.get());
             let url = r.post_to.borrow().clone();
             let rx = wire::start(
                 &r.agent,
@@ -349,9 +402,9 @@ impl Connection {
             );
             let head = head(&rx, &url).await?;
             match head.status {
-                401 if attempt == 0 => {
+                401 if !renewed_token => {
+                    renewed_token = true;
                     self.after_401(r, &headers).await?;
-                    continue;
                 }
                 401 | 403 => {
                     return Err(McpError::NeedsLogin {
@@ -359,10 +412,23 @@ impl Connection {
                         why: format!("the server refused the sign-in (HTTP {})", head.status),
                     });
                 }
-                404 if !r.legacy.get() && r.session.borrow().is_some() => {
-                    let why = "the server ended the session (HTTP 404)".to_string();
-                    self.close(why.clone());
-                    return Err(McpError::Gone(why));
+                // The session this message carried is over. A response
+                // to the server's request belonged to it and is dropped;
+                // anything else is sent again in a new session, once.
+                404 if sent_session.is_some() => {
+                    if new_session {
+                        return Err(McpError::Gone(
+                            "the server ended the session again (HTTP 404) right after a new one was started"
+                                .into(),
+                        ));
+                    }
+                    if msg.get("method").is_none() {
+                        return Err(McpError::Gone(
+                            "the server ended the session (HTTP 404)".into(),
+                        ));
+                    }
+                    new_session = true;
+                    Box::pin(self.start_new_session(r, sent_session)).await?;
                 }
                 s if s / 100 == 2 => {
                     if let Some(session) = head.session.filter(|_| !r.legacy.get()) {
@@ -372,7 +438,7 @@ impl Connection {
                     if r.legacy.get() {
                         return Ok(());
                     }
-                    return self.take_answers(&rx, &url, request_id).await;
+                    return self.take_answers(r, rx, &url, request_id).await;
                 }
                 status => {
                     return Err(McpError::Http {
@@ -383,24 +449,117 @@ impl Connection {
                 }
             }
         }
-        Err(McpError::NoAnswer("a request renewed twice".into()))
     }
 
-    /// Handles the messages of a POST's answer as they arrive.
+    /// Starts a new session after the server ended `ended` (a 404 on a
+    /// POST that carried it): `initialize` again, then `initialized`.
+    /// Said as a notice, since the server forgot whatever the old session
+    /// held (subscriptions, state of its own).
+    async fn start_new_session(&self, r: &Remote, ended: Option<String>) -> Result<(), McpError> {
+        let _one = r.renewing_session.lock().await;
+        // Another request started one while this one waited.
+        if *r.session.borrow() != ended {
+            return Ok(());
+        }
+        *r.session.borrow_mut() = None;
+        let init = self
+            .request("initialize", super::initialize_params())
+            .await
+            .map_err(|e| McpError::Step {
+                step: "starting a new session after the server ended the old one (HTTP 404)",
+                source: Box::new(e),
+            })?;
+        if let Some(version) = init.str_field("protocolVersion") {
+            self.set_protocol(version);
+        }
+        self.notify("notifications/initialized", obj! {}).await?;
+        let _ = r.session_started.0.try_send(());
+        crate::report::notice(
+            crate::report::Level::Info,
+            format!(
+                "MCP server {}: the server ended the session (HTTP 404); started a new session",
+                self.name
+            ),
+        );
+        Ok(())
+    }
+
+    /// Handles the messages of a POST's answer as they arrive; a stream
+    /// that ends before the answer is resumed from its last event id,
+    /// at most `RESUMES` times.
     async fn take_answers(
         &self,
-        rx: &smol::channel::Receiver<Piece>,
+        r: &Remote,
+        mut rx: smol::channel::Receiver<Piece>,
         url: &str,
         request_id: Option<i64>,
     ) -> Result<(), McpError> {
+        let mut cursor = Cursor::default();
+        let mut resumed = 0;
+        loop {
+            let broke = self.read_answers(&rx, &mut cursor).await?;
+            // Answered, abandoned, or nothing was asked.
+            let Some(id) = request_id.filter(|id| self.pending.borrow().contains_key(id)) else {
+                return Ok(());
+            };
+            // A stream without event ids cannot be resumed.
+            let why = if cursor.last_id.is_empty() || self.closed.borrow().is_some() {
+                Some(match broke {
+                    Some(b) => format!("{url}: {b}"),
+                    None => format!("{url} closed the answer's stream before answering"),
+                })
+            } else if resumed == RESUMES {
+                Some(format!(
+                    "{url} ended the answer's stream before answering; resumed {RESUMES} times, and the answer never came"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                self.fail_pending(id, why);
+                return Ok(());
+            }
+            resumed += 1;
+            let wait = smol::Timer::after(retry_delay(cursor.retry_ms));
+            if or_stop(wait, &self.ended.1).await.is_none() {
+                return Ok(());
+            }
+            match self.resume(r, &cursor.last_id).await {
+                Ok(next) => rx = next,
+                Err(e) => {
+                    self.fail_pending(id, format!("resuming the answer's stream failed: {e}"));
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn fail_pending(&self, id: i64, why: String) {
+        if let Some(tx) = self.pending.borrow_mut().remove(&id) {
+            let _ = tx.try_send(Err(McpError::Gone(why)));
+        }
+    }
+
+    /// Reads one answer's stream (or body) to its end, keeping its cursor;
+    /// why it broke off, if it did.
+    async fn read_answers(
+        &self,
+        rx: &smol::channel::Receiver<Piece>,
+        cursor: &mut Cursor,
+    ) -> Result<Option<String>, McpError> {
         let mut broke = None;
         while let Ok(piece) = rx.recv().await {
             match piece {
-                Piece::Event { event, data, .. } if event == "message" => {
-                    if let Ok(v) = json::parse(&data) {
+                Piece::Event { id, event, data } => {
+                    cursor.event(&id);
+                    // A priming event's empty data is no message.
+                    if event == "message"
+                        && let Ok(v) = json::parse(&data)
+                    {
                         Box::pin(self.dispatch(v)).await;
                     }
                 }
+                Piece::Cursor { last_id, retry_ms } => cursor.end(&last_id, retry_ms),
                 Piece::Body(text) if !text.trim().is_empty() => match json::parse(&text) {
                     Ok(Value::Array(batch)) => {
                         for m in batch {
@@ -414,17 +573,37 @@ impl Connection {
                 _ => {}
             }
         }
-        // A stream that ended before its answer will not bring it.
-        if let Some(id) = request_id
-            && let Some(tx) = self.pending.borrow_mut().remove(&id)
-        {
-            let why = match broke {
-                Some(b) => format!("{url}: {b}"),
-                None => format!("{url} closed the answer's stream before answering"),
-            };
-            let _ = tx.try_send(Err(McpError::Gone(why)));
+        Ok(broke)
+    }
+
+    /// A GET that continues a stream after `last_id` (with the session,
+    /// if any): the new stream, or why the server would not.
+    async fn resume(
+        &self,
+        r: &Remote,
+        last_id: &str,
+    ) -> Result<smol::channel::Receiver<Piece>, McpError> {
+        let mut renewed = false;
+        loop {
+            let mut headers = self.remote_headers(r, false).await?;
+            headers.push(("last-event-id".into(), last_id.to_string()));
+            let rx = r.get(headers.clone());
+            let head = head(&rx, &r.url).await?;
+            match head.status {
+                401 if !renewed => {
+                    renewed = true;
+                    self.after_401(r, &headers).await?;
+                }
+                200 if head.stream => return Ok(rx),
+                status => {
+                    return Err(McpError::Http {
+                        status,
+                        url: r.url.clone(),
+                        body: error_body(&rx).await,
+                    });
+                }
+            }
         }
-        Ok(())
     }
 
     /// Opens the HTTP+SSE transport's stream and waits for the endpoint
@@ -542,14 +721,19 @@ async fn read_legacy(
 }
 
 /// The GET stream: opened, read, and opened again with the last event id
-/// when it drops (backing off to 30 s), until the connection ends or the
-/// server says it offers none (405).
+/// when it drops (after the server's `retry`, else at once; failures back
+/// off to 30 s), until the connection ends. A 404 or 405 means the server
+/// offers no stream (a stateless server has no session to lose; a session
+/// that really ended shows on the next POST): it is asked again only once
+/// a new session has started.
 async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
-    let mut last_id = String::new();
+    let mut cursor = Cursor::default();
+    // The session the cursor belongs to: a new session starts afresh.
+    let mut cursor_session = None;
     let mut delay = Duration::from_millis(250);
     let mut renewed = false;
     loop {
-        let (rx, url, headers) = {
+        let (rx, url, headers, started) = {
             let Some(conn) = weak.upgrade() else { return };
             let Some(r) = conn.remote() else { return };
             if conn.closed.borrow().is_some() {
@@ -558,17 +742,36 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
             let Some(Ok(mut headers)) = or_stop(conn.remote_headers(r, false), &stop).await else {
                 return;
             };
-            if !last_id.is_empty() {
-                headers.push(("last-event-id".into(), last_id.clone()));
+            let session = r.session.borrow().clone();
+            if session != cursor_session {
+                cursor = Cursor::default();
+                cursor_session = session;
             }
-            (r.get(headers.clone()), r.url.clone(), headers)
+            if !cursor.last_id.is_empty() {
+                headers.push(("last-event-id".into(), cursor.last_id.clone()));
+            }
+            (
+                r.get(headers.clone()),
+                r.url.clone(),
+                headers,
+                r.session_started.1.clone(),
+            )
         };
         let Some(head) = or_stop(head(&rx, &url), &stop).await else {
             return;
         };
         let mut heard = false;
         match head {
-            Ok(h) if h.status == 405 => return,
+            Ok(h) if h.status == 404 || h.status == 405 => {
+                drop(rx);
+                if or_stop(started.recv(), &stop)
+                    .await
+                    .is_none_or(|r| r.is_err())
+                {
+                    return;
+                }
+                continue;
+            }
             Ok(h) if h.status == 401 && !renewed => {
                 renewed = true;
                 let Some(conn) = weak.upgrade() else { return };
@@ -581,12 +784,6 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
                 }
                 continue;
             }
-            Ok(h) if h.status == 404 => {
-                if let Some(conn) = weak.upgrade() {
-                    conn.close("the server ended the session (HTTP 404 on its stream)".into());
-                }
-                return;
-            }
             Ok(h) if h.status == 200 && h.stream => {
                 renewed = false;
                 loop {
@@ -596,9 +793,7 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
                     match piece {
                         Ok(Piece::Event { id, event, data }) => {
                             heard = true;
-                            if !id.is_empty() {
-                                last_id = id;
-                            }
+                            cursor.event(&id);
                             if event == "message"
                                 && let Ok(v) = json::parse(&data)
                             {
@@ -606,6 +801,7 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
                                 conn.dispatch(v).await;
                             }
                         }
+                        Ok(Piece::Cursor { last_id, retry_ms }) => cursor.end(&last_id, retry_ms),
                         Ok(Piece::End(_)) | Err(_) => break,
                         Ok(_) => {}
                     }
@@ -614,10 +810,18 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
             // Other answers and failures: try again later.
             Ok(_) | Err(_) => {}
         }
-        // A stream that carried events and ended is resumed at once (a
-        // server may end one whenever it likes); failures back off.
+        // A stream that carried events and ended is resumed (a server may
+        // end one whenever it likes): after its `retry`, or at once when it
+        // asked for none; failures back off.
         if heard {
             delay = Duration::from_millis(250);
+            if let Some(ms) = cursor.retry_ms
+                && or_stop(smol::Timer::after(retry_delay(Some(ms))), &stop)
+                    .await
+                    .is_none()
+            {
+                return;
+            }
             continue;
         }
         if or_stop(smol::Timer::after(delay), &stop).await.is_none() {

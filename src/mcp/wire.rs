@@ -21,6 +21,13 @@ pub(super) enum Piece {
     },
     /// A body that is not an event stream (at most 64 MiB).
     Body(String),
+    /// Sent when an event stream ends, however it ended: where a resumed
+    /// stream would start (the last event id, empty when the server gave
+    /// none) and the `retry` delay the server asked for.
+    Cursor {
+        last_id: String,
+        retry_ms: Option<u64>,
+    },
     /// The exchange is over: `Err` says why it broke.
     End(Result<(), Failure>),
 }
@@ -120,10 +127,26 @@ fn exchange(
         return Ok(());
     }
     let mut parser = SseParser::new(MAX_EVENT);
+    let read = read_events(&mut body, &mut parser, tx);
+    // An id-only event (a priming event) is never dispatched, so the
+    // cursor comes from the parser, not from the events sent.
+    let _ = tx.send_blocking(Piece::Cursor {
+        last_id: parser.last_id().to_string(),
+        retry_ms: parser.retry_ms(),
+    });
+    read
+}
+
+/// Sends each event of a stream as it is completed, until the stream ends.
+fn read_events(
+    body: &mut impl std::io::Read,
+    parser: &mut SseParser,
+    tx: &smol::channel::Sender<Piece>,
+) -> Result<(), Failure> {
     let mut buf = vec![0u8; 16 * 1024];
     let mut gone = false;
     loop {
-        let n = match std::io::Read::read(&mut body, &mut buf) {
+        let n = match std::io::Read::read(body, &mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -91,6 +91,12 @@ impl SseParser {
         self.retry
     }
 
+    /// The stream's last event id (empty when none was set): what a
+    /// resumed stream starts after.
+    pub(crate) fn last_id(&self) -> &str {
+        &self.last_id
+    }
+
     /// Feeds a chunk; calls `sink` for every event completed by it.
     /// Returns `Flow::Stop` if the sink asked to stop.
     ///

@@ -4,6 +4,8 @@ tern against a real third-party implementation rather than our own scripts.
     python fast_server.py stdio
     python fast_server.py sse  PORT_FILE    # GET /sse, POST /messages/?session_id=...
     python fast_server.py http PORT_FILE    # streamable HTTP at /mcp
+    python fast_server.py http-stateless PORT_FILE       # the same, stateless_http=True
+    python fast_server.py http-stateless-json PORT_FILE  # stateless, answers as JSON
 
 Run it with the Python of $TERN_MCP_DIR/venv (ci/mcp.sh installs the `mcp`
 package there as a dependency of mcp-server-time). Written against mcp 2.x
@@ -32,6 +34,9 @@ What the SDK's transports do (2.3.0), which a client under test must cope with:
         exists (a second one at once gets 409) and carries no event ids;
         a GET with Last-Event-ID gets 500 (no event store is configured);
         server messages sent while no GET stream is open are dropped.
+  http-stateless, http-stateless-json  (stateless_http=True, json_response
+        False/True) no Mcp-Session-Id at all: every POST is served by a fresh
+        transport, and there is no session a GET stream could belong to.
   Tools with a plain return type also return structuredContent
   ({"result": ...}) and advertise an outputSchema.
 """
@@ -168,7 +173,11 @@ def serve_http(transport, port_file):
     if transport == "sse":
         app = mcp.sse_app(host="127.0.0.1")
     else:
-        app = mcp.streamable_http_app(host="127.0.0.1")
+        app = mcp.streamable_http_app(
+            host="127.0.0.1",
+            stateless_http=transport.startswith("http-stateless"),
+            json_response=transport == "http-stateless-json",
+        )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     def announce():
@@ -188,10 +197,10 @@ def main():
     transport = sys.argv[1] if len(sys.argv) > 1 else ""
     if transport == "stdio":
         mcp.run("stdio")
-    elif transport in ("sse", "http") and len(sys.argv) > 2:
+    elif transport in ("sse", "http", "http-stateless", "http-stateless-json") and len(sys.argv) > 2:
         serve_http(transport, sys.argv[2])
     else:
-        sys.exit("usage: fast_server.py stdio | fast_server.py sse|http PORT_FILE")
+        sys.exit("usage: fast_server.py stdio | fast_server.py sse|http|http-stateless|http-stateless-json PORT_FILE")
 
 
 if __name__ == "__main__":
