@@ -1,334 +1,109 @@
-//! Streaming Markdown rendering for the inline interface. Source arrives in
-//! deltas; complete lines whose rendering can no longer change are handed
-//! out once (for the scrollback), the rest is rendered on demand for the
-//! live region. Rendering is line by line, so only the unfinished tail (the
-//! partial line, a table being built) is ever looked at again.
+//! Streaming Markdown rendering for the inline interface, parsed as
+//! CommonMark (with tables, strikethrough and task lists) by pulldown-cmark.
+//!
+//! Source arrives in deltas and the scrollback takes each line once, so
+//! only what can no longer change is handed out (`take_done`): the source
+//! is cut into chunks at places where everything before is final — the
+//! start of a top-level block or of a top-level list item, at column 0,
+//! once its line is complete (CommonMark decides a line's block from the
+//! lines before it, so later text cannot reach back past such a start).
+//! Each chunk is parsed and drawn once; only the unfinished tail (usually
+//! one block) is parsed again, for `pending`. A top-level fenced code
+//! block is not held at all: its lines are verbatim, so each is drawn as
+//! it completes. A table is held up to `MAX_TABLE_ROWS` rows and any other
+//! stretch without a cut up to `MAX_HELD_LINES` lines, so a long message
+//! never makes each delta re-parse much.
+//!
+//! Drawing does not depend on where the cuts fall (blank lines are drawn
+//! where the source has them, list numbers as written, link definitions
+//! carried forward), so a streamed message ends as the whole one renders.
+//! Known difference: a reference link used before its definition is
+//! resolved only if both are in the same chunk.
 
 mod cells;
-mod inline;
+mod render;
 mod table;
 #[cfg(test)]
 mod tests;
 
-use std::borrow::Cow;
-use unicode_width::UnicodeWidthChar;
+use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 
-use cells::{
-    BOLD, CODE, Cells, DIM, UNDER, cells_width, cluster, paint, push_str, spaces, take_line,
-    wrap_into,
-};
 pub(crate) use cells::{clusters, width, wrap};
-use inline::inline;
-use table::{Table, delimiter, is_row, split_row};
+use render::{Carry, Defs, code_line, options, render_chunk};
 
 /// Column widths depend on every row, so a table is held back; this caps
 /// how long.
 const MAX_TABLE_ROWS: usize = 200;
 
+/// Lines held without a place to cut before the first of them is drawn
+/// anyway (a paragraph, quote or list item that long is cut there).
+const MAX_HELD_LINES: usize = 200;
+
+/// Bytes of held source parsed first when looking for a cut.
+const SCAN_WINDOW: usize = 8 * 1024;
+
+/// An open top-level fenced code block.
 #[derive(Clone, Copy)]
 struct Fence {
-    ch: char,
+    ch: u8,
     len: usize,
+    /// Spaces before the opening fence, removed from each content line.
     indent: usize,
 }
 
-/// A list nesting level: source indent, output indent, output text column.
-#[derive(Clone, Copy)]
-struct Level {
-    src: usize,
-    out: usize,
-    text: usize,
-}
-
-#[derive(Clone, Default)]
-enum Held {
-    #[default]
-    None,
-    /// A line with pipes that is a table header if a delimiter row follows.
-    Header(String),
-    Table(Table),
-}
-
-/// Block state carried from line to line.
-#[derive(Clone, Default)]
-struct Core {
-    fence: Option<Fence>,
-    lists: Vec<Level>,
-    /// Something has been emitted (leading blank lines are dropped).
-    started: bool,
-    /// A blank line is owed before the next output (trailing ones are dropped).
-    blank: bool,
-    held: Held,
-}
-
-impl Core {
-    fn emit(&mut self, out: &mut Vec<String>, lines: Vec<String>) {
-        if lines.is_empty() {
-            return;
-        }
-        if std::mem::take(&mut self.blank) {
-            out.push(String::new());
-        }
-        self.started = true;
-        out.extend(lines);
+impl Fence {
+    /// The opening line at the start of `line`, if it is one.
+    fn open(line: &str) -> Option<Fence> {
+        let indent = line.bytes().take_while(|&b| b == b' ').count();
+        let ch = *line
+            .as_bytes()
+            .get(indent)
+            .filter(|&&b| b == b'`' || b == b'~')?;
+        let len = line[indent..].bytes().take_while(|&b| b == ch).count();
+        (len >= 3).then_some(Fence { ch, len, indent })
     }
 
-    /// Processes one complete source line (without its '\n').
-    fn feed(&mut self, raw: &str, w: usize, color: bool, out: &mut Vec<String>) {
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        let line: Cow<str> = if raw.contains('\t') {
-            Cow::Owned(raw.replace('\t', "    "))
-        } else {
-            Cow::Borrowed(raw)
-        };
-        let rest = line.trim_start_matches(' ');
-        if let Some(f) = self.fence {
-            let n = rest.chars().take_while(|&c| c == f.ch).count();
-            if n >= f.len && rest[n..].trim().is_empty() {
-                self.fence = None;
-            } else {
-                let lines = code_lines(&line, f, w, color);
-                self.emit(out, lines);
-            }
-            return;
-        }
-        match std::mem::take(&mut self.held) {
-            Held::Header(h) => {
-                if let Some(al) = delimiter(rest).filter(|al| al.len() == split_row(&h).len()) {
-                    let mut t = Table::new(al);
-                    t.header = Some(t.cells(&h, BOLD));
-                    self.held = Held::Table(t);
-                    return;
-                }
-                self.block(&h, w, color, out, false);
-            }
-            Held::Table(mut t) => {
-                if is_row(rest) {
-                    let row = t.cells(rest, 0);
-                    t.rows.push(row);
-                    if t.rows.len() >= MAX_TABLE_ROWS {
-                        let lines = t.render(w, color, None);
-                        self.emit(out, lines);
-                        t = Table::new(t.aligns);
-                    }
-                    self.held = Held::Table(t);
-                    return;
-                }
-                let lines = t.render(w, color, None);
-                self.emit(out, lines);
-            }
-            Held::None => {}
-        }
-        self.block(&line, w, color, out, true);
+    /// Whether `line` closes the block: up to 3 spaces, at least as many
+    /// fence characters, then only spaces.
+    fn closes(&self, line: &str) -> bool {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let ind = line.bytes().take_while(|&b| b == b' ').count();
+        let rest = &line[ind..];
+        let n = rest.bytes().take_while(|&b| b == self.ch).count();
+        ind < 4 && n >= self.len && rest[n..].bytes().all(|b| b == b' ' || b == b'\t')
     }
 
-    fn block(&mut self, line: &str, w: usize, color: bool, out: &mut Vec<String>, table_ok: bool) {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let rest = line[indent..].trim_end();
-        if rest.is_empty() {
-            self.blank = self.started;
-            return;
-        }
-        let mut lines = Vec::new();
-        let shallow = indent < 4;
-        if let Some(ch) = rest.chars().next().filter(|&c| c == '`' || c == '~') {
-            let len = rest.chars().take_while(|&c| c == ch).count();
-            if len >= 3 && !(ch == '`' && rest[len..].contains('`')) {
-                self.fence = Some(Fence { ch, len, indent });
-                return;
-            }
-        }
-        if shallow && let Some((level, text)) = heading(rest) {
-            self.lists.clear();
-            let st = if level <= 2 { BOLD | UNDER } else { BOLD };
-            wrap_into(&mut lines, &[], &[], &inline(text, st), w, color);
-        } else if shallow && is_rule(rest) {
-            self.lists.clear();
-            lines.push(paint(&vec![('─', DIM); w.clamp(1, 40)], color));
-        } else if shallow && rest.starts_with('>') {
-            self.lists.clear();
-            quote(rest, w, color, &mut lines);
-        } else if let Some((marker, text)) = list_item(rest) {
-            while self.lists.last().is_some_and(|l| l.src > indent) {
-                self.lists.pop();
-            }
-            let at = match self.lists.last().copied() {
-                Some(l) if l.src == indent => {
-                    self.lists.pop();
-                    l.out
-                }
-                Some(l) => l.text,
-                None => 0,
-            };
-            let mut first = spaces(at);
-            push_str(&mut first, &marker, 0);
-            first.push((' ', 0));
-            let text_col = cells_width(&first);
-            self.lists.push(Level {
-                src: indent,
-                out: at,
-                text: text_col,
-            });
-            wrap_into(
-                &mut lines,
-                &first,
-                &spaces(text_col),
-                &inline(text, 0),
-                w,
-                color,
-            );
-        } else if table_ok && rest.contains('|') {
-            self.held = Held::Header(line.to_string());
-            return;
-        } else {
-            let pad = match self.lists.last() {
-                Some(l) if indent > 0 => l.text,
-                _ => {
-                    self.lists.clear();
-                    0
-                }
-            };
-            wrap_into(
-                &mut lines,
-                &spaces(pad),
-                &spaces(pad),
-                &inline(rest, 0),
-                w,
-                color,
-            );
-        }
-        self.emit(out, lines);
-    }
-
-    fn flush(&mut self, w: usize, color: bool, out: &mut Vec<String>) {
-        match std::mem::take(&mut self.held) {
-            Held::Header(h) => self.block(&h, w, color, out, false),
-            Held::Table(t) => {
-                let lines = t.render(w, color, None);
-                self.emit(out, lines);
-            }
-            Held::None => {}
-        }
+    /// A content line with the opening fence's indentation removed.
+    fn strip<'a>(&self, line: &'a str) -> &'a str {
+        let ind = line.bytes().take_while(|&b| b == b' ').count();
+        &line[ind.min(self.indent)..]
     }
 }
 
-/// Code is shown verbatim: indented, hard-split at the width, never parsed.
-fn code_lines(line: &str, f: Fence, w: usize, color: bool) -> Vec<String> {
-    let lead = line.len() - line.trim_start_matches(' ').len();
-    let body = &line[lead.min(f.indent)..];
-    if body.trim().is_empty() {
-        return vec![String::new()];
-    }
-    let mut cells = Cells::new();
-    push_str(&mut cells, body, CODE);
-    let w = w.max(1);
-    let pad = 2 + f.indent.min(8);
-    let (pad, avail) = if pad < w { (pad, w - pad) } else { (0, w) };
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cells.len() {
-        let (mut j, mut col) = (i, 0);
-        while j < cells.len() {
-            let (e, cw) = cluster(&cells, j);
-            if col + cw > avail && j > i {
-                break;
-            }
-            col += cw;
-            j = e;
-        }
-        let mut l = spaces(pad);
-        l.extend(take_line(&cells, (i, j), avail));
-        out.push(paint(&l, color));
-        i = j;
-    }
-    out
-}
-
-fn heading(rest: &str) -> Option<(usize, &str)> {
-    let n = rest.bytes().take_while(|&b| b == b'#').count();
-    let text = rest.get(n..)?;
-    if n == 0 || n > 6 || !(text.is_empty() || text.starts_with(' ')) {
-        return None;
-    }
-    let (text, bare) = (text.trim(), text.trim().trim_end_matches('#'));
-    let closed = bare.is_empty() || bare.ends_with(' ');
-    Some((n, if closed { bare.trim_end() } else { text }))
-}
-
-fn is_rule(rest: &str) -> bool {
-    let v: Vec<char> = rest.chars().filter(|&c| c != ' ').collect();
-    v.len() >= 3 && matches!(v[0], '-' | '*' | '_') && v.iter().all(|&c| c == v[0])
-}
-
-/// The marker to show and the item text, if `rest` starts a list item.
-fn list_item(rest: &str) -> Option<(String, &str)> {
-    let b = rest.as_bytes();
-    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    let (mut marker, after) = if matches!(b.first(), Some(b'-' | b'*' | b'+')) {
-        (String::from("•"), &rest[1..])
-    } else if (1..=9).contains(&digits) && matches!(b.get(digits), Some(b'.' | b')')) {
-        (rest[..=digits].to_string(), &rest[digits + 1..])
-    } else {
-        return None;
-    };
-    if !(after.is_empty() || after.starts_with(' ')) {
-        return None;
-    }
-    let mut text = after.trim_start();
-    let task = match text.get(..3) {
-        Some("[ ]") => Some('☐'),
-        Some("[x]" | "[X]") => Some('☑'),
-        _ => None,
-    };
-    if let Some(bx) = task
-        && (text.len() == 3 || text[3..].starts_with(' '))
-    {
-        marker = if digits > 0 {
-            format!("{marker} {bx}")
-        } else {
-            bx.to_string()
-        };
-        text = text[3..].trim_start();
-    }
-    Some((marker, text))
-}
-
-/// A block quote line: a dim bar per level, the content wrapped inside.
-fn quote(rest: &str, w: usize, color: bool, out: &mut Vec<String>) {
-    let (mut depth, mut s) = (0, rest);
-    while let Some(t) = s.strip_prefix('>') {
-        depth += 1;
-        s = t.strip_prefix(' ').unwrap_or(t);
-        if s.trim_start().starts_with('>') {
-            s = s.trim_start();
-        }
-    }
-    let mut bar = Cells::new();
-    push_str(&mut bar, &"│ ".repeat(depth), DIM);
-    let inner = s.trim_start();
-    let (lead, text, st) = if let Some((n, h)) = heading(inner) {
-        (String::new(), h, if n <= 2 { BOLD | UNDER } else { BOLD })
-    } else if let Some((m, t)) = list_item(inner) {
-        (format!("{}{m} ", " ".repeat(s.len() - inner.len())), t, 0)
-    } else {
-        (String::new(), inner, 0)
-    };
-    let mut first = bar.clone();
-    push_str(&mut first, &lead, 0);
-    let mut cont = bar;
-    cont.extend(spaces(lead.chars().map(|c| c.width().unwrap_or(0)).sum()));
-    wrap_into(out, &first, &cont, &inline(text, st), w, color);
+/// Where the source may be cut, found by parsing the held lines.
+enum Cut {
+    /// Everything before is final.
+    At(usize),
+    /// A top-level fenced code block opens on the line starting here.
+    Fence(usize),
+    /// A table reached `MAX_TABLE_ROWS` rows; its header and delimiter
+    /// lines are `head`, parsed again in front of its next rows.
+    Table { at: usize, head: (usize, usize) },
 }
 
 /// A streaming Markdown renderer for one message at a time.
+#[derive(Clone)]
 pub(crate) struct Markdown {
     color: bool,
-    /// Source not yet consumed: at most the partial last line once
-    /// `take_done` has run.
+    /// Source not yet drawn for good.
     buf: String,
-    /// Bytes of `buf` known to hold no '\n'.
+    /// Bytes of `buf` known to hold no '\n' not yet looked at.
     scanned: usize,
-    core: Core,
+    fence: Option<Fence>,
+    carry: Carry,
+    defs: Defs,
+    /// A table cut at the cap: its header and delimiter lines.
+    table_head: Option<String>,
 }
 
 impl Markdown {
@@ -339,7 +114,10 @@ impl Markdown {
             color,
             buf: String::new(),
             scanned: 0,
-            core: Core::default(),
+            fence: None,
+            carry: Carry::default(),
+            defs: Defs::new(),
+            table_head: None,
         }
     }
 
@@ -351,72 +129,205 @@ impl Markdown {
     /// The rendered lines that are now final, removed from the renderer.
     pub(crate) fn take_done(&mut self, width: usize) -> Vec<String> {
         let mut out = Vec::new();
-        let Some(last) = self
+        // Only a new complete line can make anything final.
+        let fresh = self
             .buf
             .get(self.scanned..)
-            .and_then(|t| t.rfind('\n'))
-            .map(|p| p + self.scanned)
-        else {
-            self.scanned = self.buf.len();
-            return out;
-        };
-        for line in self.buf[..last].split('\n') {
-            self.core.feed(line, width, self.color, &mut out);
+            .is_some_and(|t| t.contains('\n'));
+        if fresh {
+            self.advance(width, &mut out);
         }
-        self.buf.drain(..=last);
         self.scanned = self.buf.len();
         out
     }
 
     /// The rendered unfinished tail, not removed: what `finish` would give now.
     pub(crate) fn pending(&self, width: usize) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Held::Table(t) = &self.core.held
-            && self.scanned == self.buf.len()
-        {
-            // Only the partial line is left: render the held table in place
-            // rather than cloning it with the rest of the state.
-            if self.core.blank {
-                out.push(String::new());
-            }
-            let rest = self.buf.trim_start_matches(' ');
-            if rest.is_empty() || is_row(rest) {
-                let extra = (!rest.is_empty()).then(|| t.parse_row(rest, 0));
-                out.extend(t.render(width, self.color, extra.as_deref()));
-                return out;
-            }
-            out.extend(t.render(width, self.color, None));
-            let mut core = Core {
-                lists: self.core.lists.clone(),
-                started: true,
-                ..Core::default()
-            };
-            Self::drain_into(&mut core, &self.buf, width, self.color, &mut out);
-            return out;
-        }
-        let mut core = self.core.clone();
-        Self::drain_into(&mut core, &self.buf, width, self.color, &mut out);
-        out
+        self.clone().finish(width)
     }
 
     /// The message ended: everything left, rendered and removed; the
     /// renderer is then empty and reusable.
     pub(crate) fn finish(&mut self, width: usize) -> Vec<String> {
         let mut out = Vec::new();
-        Self::drain_into(&mut self.core, &self.buf, width, self.color, &mut out);
-        self.buf.clear();
-        self.scanned = 0;
-        self.core = Core::default();
+        if !self.buf.is_empty() && !self.buf.ends_with('\n') {
+            self.buf.push('\n');
+        }
+        self.advance(width, &mut out);
+        if self.fence.is_none() && !self.buf.is_empty() {
+            let head = self.table_head.take().unwrap_or_default();
+            let src = format!("{head}{}", self.buf);
+            let carry = &mut self.carry;
+            render_chunk(
+                &src,
+                !head.is_empty(),
+                &self.defs,
+                carry,
+                width,
+                self.color,
+                &mut out,
+            );
+        }
+        *self = Markdown::new(self.color);
         out
     }
 
-    fn drain_into(core: &mut Core, buf: &str, w: usize, color: bool, out: &mut Vec<String>) {
-        let mut lines = buf.split('\n').peekable();
-        while let Some(line) = lines.next() {
-            if lines.peek().is_some() || !line.is_empty() {
-                core.feed(line, w, color, out);
+    /// Draws every complete line that can be drawn for good and removes
+    /// it from `buf`.
+    fn advance(&mut self, w: usize, out: &mut Vec<String>) {
+        let mut start = 0;
+        loop {
+            if let Some(f) = self.fence {
+                while let Some(nl) = self.buf[start..].find('\n') {
+                    let line = &self.buf[start..start + nl];
+                    start += nl + 1;
+                    if f.closes(line) {
+                        self.fence = None;
+                        break;
+                    }
+                    code_line(out, &[], f.strip(line), w, self.color);
+                    self.carry.started = true;
+                }
+                if self.fence.is_some() {
+                    break;
+                }
+                continue;
+            }
+            let Some(end) = self.buf[start..].rfind('\n').map(|p| start + p + 1) else {
+                break;
+            };
+            let head = self.table_head.clone().unwrap_or_default();
+            // A cut found in the first lines is as good as one found in all
+            // of them, so a long buffer (a whole message given at once) is
+            // scanned a window at a time rather than once per cut.
+            let mut window = SCAN_WINDOW;
+            let (src, cut) = loop {
+                let upto = self.buf.as_bytes()[start..end]
+                    .get(window..)
+                    .and_then(|t| memchr::memchr(b'\n', t))
+                    .map_or(end, |p| start + window + p + 1);
+                let src = format!("{head}{}", &self.buf[start..upto]);
+                let cut = scan(&src, head.len());
+                if cut.is_some() || upto == end {
+                    break (src, cut);
+                }
+                window = window.saturating_mul(4);
+            };
+            let Some(cut) = cut else {
+                break;
+            };
+            let (at, next_head) = match cut {
+                Cut::At(at) => (at, None),
+                Cut::Fence(at) => (at, None),
+                Cut::Table { at, head: (a, b) } => (at, src.get(a..b).map(str::to_string)),
+            };
+            let made = render_chunk(
+                &src[..at],
+                !head.is_empty(),
+                &self.defs,
+                &mut self.carry,
+                w,
+                self.color,
+                out,
+            );
+            for (k, v) in made {
+                self.defs.entry(k).or_insert(v);
+            }
+            self.table_head = next_head;
+            start += at - head.len();
+            if let Cut::Fence(_) = cut {
+                let line_end = self.buf[start..]
+                    .find('\n')
+                    .map_or(self.buf.len(), |p| start + p + 1);
+                self.fence = Fence::open(&self.buf[start..line_end]);
+                start = line_end;
+                if self.carry.started && std::mem::take(&mut self.carry.owed) {
+                    out.push(String::new());
+                }
+                self.carry.owed = false;
             }
         }
-        core.flush(w, color, out);
+        self.buf.drain(..start);
     }
+}
+
+/// The place to cut `src` (whole lines; its first `head` bytes are a cut
+/// table's repeated header): the first fenced code block or full table
+/// met, else the last block start, else a forced cut after
+/// `MAX_HELD_LINES` lines.
+fn scan(src: &str, head: usize) -> Option<Cut> {
+    let nl: Vec<usize> = memchr::memchr_iter(b'\n', src.as_bytes()).collect();
+    let line_of = |off: usize| nl.partition_point(|&p| p < off);
+    let line_start = |k: usize| if k == 0 { 0 } else { nl[k - 1] + 1 };
+    let (mut anchor, mut last) = (line_of(head), None);
+    // A candidate at line `k`: the stretch since the last one is capped.
+    let forced = |anchor: usize, k: usize| {
+        (k > anchor + MAX_HELD_LINES).then(|| Cut::At(line_start(anchor + MAX_HELD_LINES)))
+    };
+    let mut depth = 0usize;
+    let mut list = false;
+    // A top-level table: its line and its first body row's line, rows seen.
+    let mut table: Option<(usize, Option<usize>, usize)> = None;
+    for (ev, r) in Parser::new_ext(src, options()).into_offset_iter() {
+        match ev {
+            Event::Start(tag) => {
+                let k = line_of(r.start);
+                let at_line = line_start(k);
+                let col0 = at_line == r.start && r.start > head;
+                if depth == 0 {
+                    list = matches!(tag, Tag::List(_));
+                    if let Tag::CodeBlock(CodeBlockKind::Fenced(_)) = &tag
+                        && src[at_line..r.start].bytes().all(|b| b == b' ')
+                        && at_line >= head
+                    {
+                        return Some(forced(anchor, k).unwrap_or(Cut::Fence(at_line)));
+                    }
+                    if let Tag::Table(_) = &tag {
+                        table = Some((at_line, None, 0));
+                    }
+                }
+                let item = depth == 1 && list && matches!(tag, Tag::Item);
+                if col0 && (depth == 0 || item) {
+                    if let Some(c) = forced(anchor, k) {
+                        return Some(c);
+                    }
+                    (anchor, last) = (k, Some(at_line));
+                }
+                if depth == 1
+                    && let (Some(t), Tag::TableRow) = (table.as_mut(), &tag)
+                {
+                    t.1.get_or_insert(at_line);
+                    // Rows are held by the table cap, not the line cap.
+                    anchor = k;
+                }
+                depth += 1;
+            }
+            Event::End(tag) => {
+                depth = depth.saturating_sub(1);
+                if depth == 1
+                    && tag == TagEnd::TableRow
+                    && let Some((t0, Some(r0), rows)) = table.as_mut()
+                {
+                    *rows += 1;
+                    if *rows >= MAX_TABLE_ROWS {
+                        let after = r.end.min(src.len());
+                        let at = if after > 0 && src.as_bytes()[after - 1] == b'\n' {
+                            after
+                        } else {
+                            src[after..].find('\n').map_or(src.len(), |p| after + p + 1)
+                        };
+                        return Some(Cut::Table {
+                            at,
+                            head: (*t0, *r0),
+                        });
+                    }
+                }
+                if depth == 0 {
+                    table = None;
+                }
+            }
+            _ => {}
+        }
+    }
+    forced(anchor, nl.len()).or(last.map(Cut::At))
 }

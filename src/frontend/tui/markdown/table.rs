@@ -1,12 +1,11 @@
-//! Pipe tables: parsing rows and delimiters, fitting columns, drawing the grid.
+//! Pipe tables: fitting columns and drawing the grid (the rows come parsed
+//! from pulldown-cmark).
 
-use std::cell::RefCell;
 use std::iter::repeat_n;
 
 use super::cells::{
-    Cells, DIM, Style, break_lines, cells_width, paint, push_str, spaces, take_line, wrap_into,
+    Cells, DIM, break_lines, cells_width, paint, push_str, spaces, take_line, wrap_into,
 };
-use super::inline::inline;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(super) enum Align {
@@ -15,10 +14,6 @@ pub(super) enum Align {
     Right,
 }
 
-/// The painted body rows for one layout (width, colour, column widths), so
-/// a growing table is not re-rendered row by row on every call.
-type RowCache = ((usize, bool, Vec<usize>), usize, Vec<String>);
-
 #[derive(Clone)]
 pub(super) struct Table {
     pub(super) aligns: Vec<Align>,
@@ -26,7 +21,6 @@ pub(super) struct Table {
     pub(super) rows: Vec<Vec<Cells>>,
     /// Natural width of each column so far.
     nat: Vec<usize>,
-    cache: RefCell<RowCache>,
 }
 
 impl Table {
@@ -37,39 +31,27 @@ impl Table {
             aligns,
             header: None,
             rows: Vec::new(),
-            cache: RefCell::default(),
         }
     }
 
-    pub(super) fn parse_row(&self, line: &str, st: Style) -> Vec<Cells> {
-        let mut v: Vec<Cells> = split_row(line).into_iter().map(|c| inline(c, st)).collect();
-        v.resize(self.aligns.len(), Cells::new());
-        v
-    }
-
-    /// Parses a row and widens the columns for it.
-    pub(super) fn cells(&mut self, line: &str, st: Style) -> Vec<Cells> {
-        let v = self.parse_row(line, st);
-        for (n, c) in self.nat.iter_mut().zip(&v) {
+    /// Adds a row (cells past the header's count dropped, missing ones
+    /// empty) and widens the columns for it.
+    pub(super) fn push_row(&mut self, mut row: Vec<Cells>, head: bool) {
+        row.resize(self.aligns.len(), Cells::new());
+        for (n, c) in self.nat.iter_mut().zip(&row) {
             *n = (*n).max(cells_width(c));
         }
-        v
+        if head {
+            self.header = Some(row);
+        } else {
+            self.rows.push(row);
+        }
     }
 
-    /// Renders the table, plus `extra` (a row still being streamed) if any.
-    pub(super) fn render(&self, w: usize, color: bool, extra: Option<&[Cells]>) -> Vec<String> {
+    /// Renders the table: a grid, or wrapped rows when the grid cannot fit.
+    pub(super) fn render(&self, w: usize, color: bool) -> Vec<String> {
         let (w, n) = (w.max(1), self.aligns.len());
-        let mut nat = self.nat.clone();
-        for (n, c) in nat.iter_mut().zip(extra.unwrap_or_default()) {
-            *n = (*n).max(cells_width(c));
-        }
-        let all = || {
-            self.header
-                .iter()
-                .chain(&self.rows)
-                .map(Vec::as_slice)
-                .chain(extra)
-        };
+        let all = || self.header.iter().chain(&self.rows).map(Vec::as_slice);
         let mut out = Vec::new();
         let over = 3 * n + 1;
         if w < over + n {
@@ -89,7 +71,7 @@ impl Table {
         if all().next().is_none() {
             return out;
         }
-        let cols = fit(&nat, w - over);
+        let cols = fit(&self.nat, w - over);
         let border = |l: char, m: char, r: char| {
             let mut c = vec![(l, DIM)];
             for (k, &cw) in cols.iter().enumerate() {
@@ -106,18 +88,7 @@ impl Table {
             self.row(h, &cols, color, &mut out);
             out.push(border('├', '┼', '┤'));
         }
-        let mut cache = self.cache.borrow_mut();
-        let key = (w, color, cols.clone());
-        if cache.0 != key {
-            *cache = (key, 0, Vec::new());
-        }
-        let (_, done, lines) = &mut *cache;
-        for r in &self.rows[(*done).min(self.rows.len())..] {
-            self.row(r, &cols, color, lines);
-        }
-        *done = self.rows.len();
-        out.extend(lines.iter().cloned());
-        if let Some(r) = extra {
+        for r in &self.rows {
             self.row(r, &cols, color, &mut out);
         }
         out.push(border('└', '┴', '┘'));
@@ -157,11 +128,6 @@ impl Table {
     }
 }
 
-/// Whether a line continues a table.
-pub(super) fn is_row(rest: &str) -> bool {
-    rest.contains('|') && !rest.starts_with(['>', '#', '`', '~'])
-}
-
 /// Column widths within `avail` (at least one column each): the widest
 /// columns are cut down to a common level first.
 fn fit(nat: &[usize], avail: usize) -> Vec<usize> {
@@ -188,43 +154,4 @@ fn fit(nat: &[usize], avail: usize) -> Vec<usize> {
         }
     }
     cols
-}
-
-pub(super) fn split_row(line: &str) -> Vec<&str> {
-    let s = line.trim();
-    let s = s.strip_prefix('|').unwrap_or(s);
-    let s = match s.strip_suffix('|') {
-        Some(t) if !t.ends_with('\\') => t,
-        _ => s,
-    };
-    let mut cells = Vec::new();
-    let mut start = 0;
-    let b = s.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'|' && (i == 0 || b[i - 1] != b'\\') {
-            cells.push(s[start..i].trim());
-            start = i + 1;
-        }
-    }
-    cells.push(s[start..].trim());
-    cells
-}
-
-/// Column alignments if `rest` is a table delimiter row (`|---|:--:|`).
-pub(super) fn delimiter(rest: &str) -> Option<Vec<Align>> {
-    if !rest.contains('|') || !rest.contains('-') {
-        return None;
-    }
-    let cell = |c: &str| {
-        let mid = c.strip_prefix(':').unwrap_or(c);
-        let mid = mid.strip_suffix(':').unwrap_or(mid);
-        (!mid.is_empty() && mid.bytes().all(|b| b == b'-')).then_some(
-            match (c.starts_with(':'), c.ends_with(':')) {
-                (true, true) => Align::Center,
-                (false, true) => Align::Right,
-                _ => Align::Left,
-            },
-        )
-    };
-    split_row(rest).into_iter().map(cell).collect()
 }

@@ -95,8 +95,9 @@ fn nested_lists_indent_continuations() {
     let out = plain(src, 12);
     assert_eq!(out[..6], want);
     assert_eq!(out[6..], ["1. first", "☑ done", "  ☐ todo", "10. ten"]);
+    // "after" is a lazy continuation line of the item's paragraph.
     let out = plain("- a\n\n  continued text\nafter\n", 40);
-    assert_eq!(out, ["• a", "", "  continued text", "after"]);
+    assert_eq!(out, ["• a", "", "  continued text", "  after"]);
 }
 
 #[test]
@@ -183,8 +184,9 @@ fn tables_align_and_hold_until_the_end() {
     );
     m.push(" |\n\nafter\n");
     table.insert(5, "│ z  │        │     │");
-    table.extend(["", "after"]);
     assert_eq!(m.take_done(40), table);
+    // "after" could still become a setext heading.
+    assert_eq!(m.finish(40), ["", "after"]);
     // Not followed by a delimiter row: a paragraph.
     assert_eq!(plain("a | b\nc\n", 40), ["a | b", "c"]);
     assert!(render(src, 40, true)[1].contains("\x1b[1ma\x1b[0m"));
@@ -229,8 +231,9 @@ fn every_line_fits_every_width() {
 
 #[test]
 fn blank_lines_and_rules() {
+    // "b\n---" is a setext heading; "* * *" the rule.
     let out = plain("\n\na\n\n\n\nb\n---\n* * *\n\n\n", 10);
-    assert_eq!(out, ["a", "", "b", "──────────", "──────────"]);
+    assert_eq!(out, ["a", "", "b", "──────────"]);
     assert_eq!(plain("---\n", 80)[0].chars().count(), 40);
 }
 
@@ -287,4 +290,210 @@ fn wrap_by_display_width() {
             assert!(width(&l) <= w, "{w}: {l:?}");
         }
     }
+}
+
+/// Every construct, for the split tests: definitions come before their use
+/// (a forward reference resolves only within one chunk).
+const FULL: &str = "Setext title\n===\n\nSub *title*\n---\n\n[ref]: https://r.example/x \"T\"\n\
+    Text with a [reference][ref] link, <https://auto.example> and\nhard  \nbreak.\n\n\
+    1. first\n2. second\n\n   ```sh\n   echo in item\n   ```\n3) third\n\n\
+    > quote\n> > nested\n> - quoted item\n>\n>     indented in quote\n> para\nlazy line\n\n\
+    \x20   indented code\n\n    more code\n\n<div>\nhtml *block*\n</div>\n\n\
+    - [x] done\n- [ ] todo\n  - deep\n\n| h1 | h2 |\n|---:|:---|\n| `c` | **b** |\n\n\
+    ~~~\nfenced ~~~ code\n\n~~~\n***\nend \x1b[1m\n";
+
+fn streamed(src: &str, w: usize, color: bool, step: usize) -> Vec<String> {
+    let mut m = Markdown::new(color);
+    let mut got = Vec::new();
+    let mut i = 0;
+    while i < src.len() {
+        let mut j = (i + step).min(src.len());
+        while !src.is_char_boundary(j) {
+            j += 1;
+        }
+        m.push(&src[i..j]);
+        got.extend(m.take_done(w));
+        i = j;
+    }
+    got.extend(m.finish(w));
+    got
+}
+
+#[test]
+fn setext_headings() {
+    assert_eq!(plain("Title\n=====\nSub\n---\n", 40), ["Title", "Sub"]);
+    assert_eq!(
+        render("Title\n=====\n\nSub\n---\ntext\n", 40, true),
+        ["\x1b[1;4mTitle\x1b[0m", "", "\x1b[1;4mSub\x1b[0m", "text"]
+    );
+    // Two lines of paragraph become one heading of two lines.
+    assert_eq!(plain("a\nb\n===\n", 40), ["a", "b"]);
+}
+
+#[test]
+fn indented_code_is_verbatim() {
+    let out = plain("para\n\n    let **x** = 1;\n\n    two\nafter\n", 40);
+    assert_eq!(out, ["para", "", "  let **x** = 1;", "", "  two", "after"]);
+    // Indentation does not interrupt a paragraph.
+    assert_eq!(plain("para\n    not code\n", 40), ["para", "not code"]);
+}
+
+#[test]
+fn list_items_hold_code_blocks() {
+    let src = "1. run:\n\n   ```sh\n   make **all**\n   ```\n2. then\n- item\n\n      indented\n";
+    let out = plain(src, 40);
+    assert_eq!(
+        out,
+        [
+            "1. run:",
+            "",
+            "     make **all**",
+            "2. then",
+            "• item",
+            "",
+            "    indented"
+        ]
+    );
+}
+
+#[test]
+fn nested_quotes_hold_lists_and_code() {
+    let src = "> a\n> > - one\n> >   - two\n> >\n> >     more\n> > lazy\n> > ```\n> > code\n> > ```\n> back\n";
+    assert_eq!(
+        plain(src, 40),
+        [
+            "│ a",
+            "│ │ • one",
+            "│ │   • two",
+            "│ │",
+            "│ │     more",
+            "│ │     lazy",
+            "│ │   code",
+            "│ back"
+        ],
+    );
+    let out = render("> - x\n", 40, true);
+    assert_eq!(out, ["\x1b[2m│ \x1b[0m• x"]);
+}
+
+#[test]
+fn link_reference_definitions() {
+    let src = "[docs]: https://d.example \"Docs\"\n\nSee [the docs][docs], [docs] and [Docs][].\n";
+    let want =
+        "See the docs (https://d.example), docs (https://d.example) and Docs (https://d.example).";
+    assert_eq!(plain(src, 200), [want]);
+    // Defined in an earlier chunk: still resolved.
+    let mut m = Markdown::new(false);
+    m.push("[a]: /u\n\npara\n\n");
+    m.push("# h\n[x][a]\n");
+    let mut got = m.take_done(40);
+    got.extend(m.finish(40));
+    assert_eq!(got, ["para", "", "h", "x (/u)"]);
+}
+
+#[test]
+fn every_construct_streams_as_whole() {
+    for (w, color) in [(14, false), (40, true), (80, false)] {
+        let whole = render(FULL, w, color);
+        for step in [1, 3, 7] {
+            assert_eq!(
+                streamed(FULL, w, color, step),
+                whole,
+                "width {w} step {step}"
+            );
+        }
+    }
+    let whole = render(FULL, 30, false);
+    for cut in (1..FULL.len()).filter(|&i| FULL.is_char_boundary(i)) {
+        let mut m = Markdown::new(false);
+        m.push(&FULL[..cut]);
+        let mut got = m.take_done(30);
+        let pending = m.pending(30);
+        m.push(&FULL[cut..]);
+        got.extend(m.take_done(30));
+        got.extend(m.finish(30));
+        assert_eq!(got, whole, "cut at {cut}");
+        assert!(pending.iter().all(|l| width(l) <= 30));
+    }
+    let out = plain(FULL, 60);
+    for want in [
+        "Setext title",
+        "Text with a reference (https://r.example/x) link,",
+        "https://auto.example and",
+        "│   lazy line",
+        "☑ done",
+        "│ │ nested",
+        "│ • quoted item",
+        "│   indented in quote",
+        "  indented code",
+        "<div>",
+        "  fenced ~~~ code",
+        "end \\u{1b}[1m",
+    ] {
+        assert!(out.iter().any(|l| l.contains(want)), "{want:?} in {out:#?}");
+    }
+}
+
+#[test]
+fn long_fences_and_paragraphs_are_not_held() {
+    let mut m = Markdown::new(false);
+    m.push("intro\n\n```\n");
+    assert_eq!(m.take_done(40), ["intro", ""]);
+    for i in 0..5000 {
+        m.push(&format!("line {i}\n"));
+        let done = m.take_done(40);
+        assert_eq!(done, [format!("  line {i}")]);
+        assert!(m.buf.is_empty());
+    }
+    m.push("```\nafter\n");
+    assert!(m.take_done(40).is_empty());
+    assert_eq!(m.finish(40), ["after"]);
+    // A paragraph with no place to cut is drawn MAX_HELD_LINES at a time.
+    let mut m = Markdown::new(false);
+    for i in 0..450 {
+        m.push(&format!("word {i}\n"));
+        m.take_done(40);
+        assert!(m.buf.len() < 12 * (MAX_HELD_LINES + 1), "{i}");
+    }
+    let long: String = (0..450).map(|i| format!("word {i}\n")).collect();
+    let got = streamed(&long, 40, false, 5);
+    assert_eq!(got, plain(&long, 40));
+    assert_eq!(got.len(), 450);
+}
+
+#[test]
+fn hostile_input_is_quick_and_safe() {
+    let started = std::time::Instant::now();
+    let deep = format!("{}x\n", ">".repeat(10_000));
+    let out = plain(&deep, 80);
+    assert!(out.iter().all(|l| width(l) <= 80), "{out:?}");
+    assert!(out.iter().any(|l| l.ends_with('x')));
+    for src in [
+        "[".repeat(10_000),
+        "](".repeat(10_000),
+        format!("{}x{}", "*".repeat(10_000), "*".repeat(10_000)),
+        format!("{}x{}", "[".repeat(10_000), "]".repeat(10_000)),
+        "- ".repeat(10_000),
+        "1. > ".repeat(5_000),
+        "`".repeat(10_000),
+        "<".repeat(10_000),
+        "|".repeat(10_000) + "\n" + &"|-".repeat(5_000),
+    ] {
+        let out = streamed(&src, 40, true, 997);
+        assert!(out.iter().all(|l| width(l) <= 40));
+        let out = render(&src, 40, true).join("\n");
+        assert!(!out.contains(['\x07', '\u{9b}']));
+    }
+    let ctl: String = (0u8..0x20).chain([0x7f]).map(char::from).collect();
+    let src =
+        format!("# {ctl}\n\n- {ctl}\n\n| {ctl} |\n|-|\n\n[{ctl}]({ctl})\n\n```\n{ctl}\n```\n");
+    let out = render(&src, 80, true).join("\n");
+    for c in ctl.chars().filter(|&c| c != '\n') {
+        assert!(!out.replace("\x1b[", "").contains(c), "{c:?} in {out:?}");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }
