@@ -9,7 +9,7 @@
 #                              rewrites size-report/REPORT.md
 #   TARGETS="x86_64" size-report/run.sh --all    a subset of targets
 #
-# Budgets (x86_64): core <= 5.5 MB, default <= 6.5 MB, full <= 12 MB.
+# Budgets (x86_64): core <= 5.5 MB, default <= 7.0 MB, full <= 12 MB.
 # Exceeding one fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ source cross/common.sh
 
 targets=${TARGETS:-"x86_64 aarch64 armv7"}
 core_budget=5500000
-default_budget=6500000
+default_budget=7000000
 full_budget=12000000
 mode=${1:-core}
 
@@ -74,7 +74,7 @@ done
   echo "Static release binaries (opt-level z, fat LTO, panic=abort, stripped,"
   echo "non-PIE, std rebuilt with optimize_for_size by cross/build.sh). Regenerate"
   echo "with \`size-report/run.sh --all\` (TARGETS=… for fewer). Budgets on"
-  echo "x86_64: core ≤ 5.5 MB, default ≤ 6.5 MB, full ≤ 12 MB. The default build"
+  echo "x86_64: core ≤ 5.5 MB, default ≤ 7.0 MB, full ≤ 12 MB. The default build"
   echo "is what \`cargo build --release\` gives (the features in Cargo.toml's default list)."
   echo
   echo "| target | build | bytes | size | delta vs core |"
