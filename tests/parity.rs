@@ -169,6 +169,19 @@ const CASES: &[Case] = &[
     case("Grep", r#"{"pattern": "ignored content"}"#, ""),
     case("Bash", r#"{"command": "cd sub && pwd"}"#, "{P}/sub"),
     case("Bash", r#"{"command": "pwd; ls"}"#, "{P}/sub|deep|y.py"),
+    // Searches without a path start where the shell is.
+    case("Glob", r#"{"pattern": "*.py"}"#, "y.py"),
+    case("Grep", r#"{"pattern": "print"}"#, "y.py"),
+    case(
+        "Grep",
+        r#"{"pattern": "print", "output_mode": "content"}"#,
+        "y.py:1:print('hi')",
+    ),
+    case(
+        "Glob",
+        r#"{"pattern": "*.rs", "path": "deep"}"#,
+        "deep/x.rs",
+    ),
     case("Bash", r#"{"command": "cd / && pwd"}"#, "/|reset {P}"),
     case("Bash", r#"{"command": "pwd"}"#, "{P}"),
     case(

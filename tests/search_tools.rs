@@ -175,3 +175,46 @@ fn grep_answers_as_claude_codes_grep() {
     assert!(!denied.contains("hunter2"), "{denied}");
     assert!(denied.contains("1 path left out"), "{denied}");
 }
+
+/// After a `cd`, Glob and Grep search from the shell's directory and list
+/// from there, as Claude Code's do; the policy judges the same directory
+/// the tool searches, so a link there that leads out still asks (and,
+/// with nobody to ask, is refused) rather than being judged from the
+/// project root, where the same name means nothing.
+#[test]
+fn searches_start_where_the_shell_is_and_links_out_still_ask() {
+    let (repo, outside) = project("search-here");
+    std::os::unix::fs::symlink(&outside, repo.join("src/out")).unwrap();
+    let calls = [
+        ("Bash", obj! { "command" => "cd src" }),
+        ("Glob", obj! { "pattern" => "*.py" }),
+        ("Grep", obj! { "pattern" => "8080", "glob" => "*.py" }),
+        ("Grep", obj! { "pattern" => "outside", "path" => "out" }),
+        ("Glob", obj! { "pattern" => "*.rs", "path" => "out" }),
+    ];
+    let mut replies: Vec<standin::Reply> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, input))| {
+            standin::tools_reply(&[(&format!("toolu_{i}"), tool, &input.to_json())])
+        })
+        .collect();
+    replies.push(standin::text_reply("done"));
+    let api = StandIn::start(replies);
+    let out = run(tern(&api.url, &repo).args(["-p", "go", "--allowedTools", "Bash(cd:*)"]));
+    assert_ok(&out);
+    let reqs = api.requests();
+    let result = |k: usize| tool_results(&reqs[k + 1]).remove(0);
+    assert!(!is_error(&result(0)), "{:?}", result(0));
+    assert_eq!(content(&result(1)), "tool.py");
+    assert_eq!(content(&result(2)), "tool.py");
+    for k in [3, 4] {
+        let r = result(k);
+        assert!(is_error(&r), "a link out of the shell's directory: {r:?}");
+        assert!(!content(&r).contains("other.rs"), "{r:?}");
+        assert!(
+            content(&r).contains("outside the working directories"),
+            "refused for where the link leads: {r:?}"
+        );
+    }
+}

@@ -285,10 +285,12 @@ impl Pipeline {
         }
 
         // Bash runs, and is judged, in the shell's directory: one value
-        // read here, carried by the permit to the run.
+        // read here, carried by the permit to the run. Glob and Grep
+        // search from it too, as Claude Code's do after a `cd`.
         let bash = tool.name() == "Bash";
-        let mut cwd_note = if bash { self.settle_shell_cwd() } else { None };
-        let cwd = bash.then(|| self.ctx.shell_cwd.get());
+        let here = bash || matches!(tool.name(), "Glob" | "Grep");
+        let mut cwd_note = if here { self.settle_shell_cwd() } else { None };
+        let cwd = here.then(|| self.ctx.shell_cwd.get());
         let decision = match (
             self.policy
                 .decide(&facts_in(&*tool, &call.id, &input, &cwd)),

@@ -215,7 +215,15 @@ impl Policy {
         if call.paths.is_empty() {
             return Target::Nothing;
         }
-        let base = self.base();
+        // A search without a path, or with a relative one, starts where
+        // the shell is (the pipeline says where), as the tool will.
+        let base = match &call.cwd {
+            Some(dir) => Base {
+                cwd: dir.clone(),
+                home: self.home.clone(),
+            },
+            None => self.base(),
+        };
         let mut out = Vec::new();
         for p in &call.paths {
             match resolve(&p.raw, &base) {

@@ -81,7 +81,8 @@ impl Tool for Glob {
             match found {
                 Err(e) => ToolOutput::error(e),
                 Ok(found) => {
-                    let mut out: Vec<String> = found.paths.iter().map(|p| ctx.display(p)).collect();
+                    let mut out: Vec<String> =
+                        found.paths.iter().map(|p| ctx.display_here(p)).collect();
                     if out.is_empty() {
                         out.push("No files found".into());
                     }

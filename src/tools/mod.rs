@@ -42,9 +42,9 @@ pub use crate::policy::{Access, Kind, PathUse, Permit};
 
 pub(crate) use ask::questions;
 pub use bash::Shells;
+pub(crate) use edit::first_change as edit_change;
 pub use files::FileStamps;
 pub use schema::coerce_and_check as check_input;
-pub(crate) use edit::first_change as edit_change;
 
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
@@ -315,6 +315,32 @@ impl ToolContext {
     }
 
     /// A path for display: relative to the working directory when inside it.
+    /// `path` as a search shows it: relative to the shell's directory
+    /// when below it (Claude Code's searches list from there), else whole.
+    pub(crate) fn display_here(&self, path: &Path) -> String {
+        let here = self.here();
+        if here == self.cwd {
+            return self.display(path);
+        }
+        path.strip_prefix(&here)
+            .ok()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// The shell's directory, as the session's own spelling when it is
+    /// the project root (the shell records it with links resolved).
+    pub(crate) fn here(&self) -> PathBuf {
+        let here = self.shell_cwd.get();
+        if here == crate::policy::canonical(&self.cwd) {
+            self.cwd.clone()
+        } else {
+            here
+        }
+    }
+
     pub fn display(&self, path: &Path) -> String {
         path.strip_prefix(&self.cwd)
             .or_else(|_| path.strip_prefix(crate::policy::canonical(&self.cwd)))

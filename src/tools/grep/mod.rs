@@ -103,7 +103,8 @@ impl Tool for Grep {
                 Ok(q) => q,
                 Err(e) => return ToolOutput::error(e),
             };
-            let cwd = ctx.cwd.clone();
+            // Hits are shown from where the shell is, as Glob's are.
+            let cwd = ctx.here();
             match smol::unblock(move || query.run(&cwd)).await {
                 Ok(out) if out.is_empty() => ToolOutput::ok("No matches found"),
                 Ok(out) => ToolOutput::ok(out),
