@@ -144,8 +144,13 @@ fn serve(mut conn: TcpStream, script: &Script, seen: &Mutex<Vec<Seen>>, state: &
                     let reply = obj! { "jsonrpc" => "2.0", "id" => owed, "result" => obj! {
                     "content" => vec![obj! { "type" => "text", "text" => "slow done" }] } };
                     drop(st);
+                    // The answer, on a stream the server keeps open (as a
+                    // GET stream may be): the client must not wait for its end.
                     let events = format!("id: {id}\ndata: {}\n\n", reply.to_json());
-                    stream(&mut conn, &[], &events);
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+                    let _ = write!(conn, "{head}{events}");
+                    let _ = conn.flush();
+                    std::thread::sleep(Duration::from_secs(90));
                 } else {
                     st.drops_done += 1;
                     st.last_ids.push(id.clone());

@@ -497,7 +497,10 @@ impl Connection {
         let mut cursor = Cursor::default();
         let mut resumed = 0;
         loop {
-            let broke = self.read_answers(&rx, &mut cursor).await?;
+            // A resumed stream is a GET the server may keep open after the
+            // answer: it is left once the answer has come.
+            let until = request_id.filter(|_| resumed > 0);
+            let broke = self.read_answers(&rx, &mut cursor, until).await?;
             // Answered, abandoned, or nothing was asked.
             let Some(id) = request_id.filter(|id| self.pending.borrow().contains_key(id)) else {
                 return Ok(());
@@ -540,12 +543,14 @@ impl Connection {
         }
     }
 
-    /// Reads one answer's stream (or body) to its end, keeping its cursor;
-    /// why it broke off, if it did.
+    /// Reads one answer's stream (or body) to its end, or until the
+    /// request `until` has its answer, keeping its cursor; why it broke
+    /// off, if it did.
     async fn read_answers(
         &self,
         rx: &smol::channel::Receiver<Piece>,
         cursor: &mut Cursor,
+        until: Option<i64>,
     ) -> Result<Option<String>, McpError> {
         let mut broke = None;
         while let Ok(piece) = rx.recv().await {
@@ -571,6 +576,9 @@ impl Connection {
                 },
                 Piece::End(Err(f)) => broke = Some(f.to_string()),
                 _ => {}
+            }
+            if until.is_some_and(|id| !self.pending.borrow().contains_key(&id)) {
+                break;
             }
         }
         Ok(broke)
