@@ -92,7 +92,8 @@ impl SseParser {
     }
 
     /// The stream's last event id (empty when none was set): what a
-    /// resumed stream starts after.
+    /// resumed stream starts after (only MCP's streams resume).
+    #[cfg(feature = "mcp")]
     pub(crate) fn last_id(&self) -> &str {
         &self.last_id
     }
