@@ -37,8 +37,12 @@ cargo_for() {
   t=$(triple "$name")
   # -Z location-detail=none: panics keep their message but not the file,
   # line and column of every possible panic site (~176 KB on x86_64).
+  # -C force-unwind-tables=no: with panic=abort nothing unwinds, so the
+  # Rust code's .eh_frame only served the backtrace a panic prints under
+  # RUST_BACKTRACE; without it the x86_64 core build is 496 KB smaller
+  # (5,538,272 -> 5,030,368 bytes). A panic still prints its message.
   local small=(-Z build-std=std,panic_abort -Z build-std-features=optimize_for_size
-    --config "target.$t.rustflags=[\"-Zlocation-detail=none\"]")
+    --config "target.$t.rustflags=[\"-Zlocation-detail=none\", \"-Cforce-unwind-tables=no\"]")
   case "$name" in
     x86_64)
       if [ "$sub" = build ]; then
