@@ -82,11 +82,20 @@ pub(super) fn read_window(
     }
     let last = offset + shown - 1;
     if full {
+        // A small model's window caps a result below Read's own cap: the
+        // note says which limit was met.
+        let what = match max_bytes {
+            Some(max) if max < super::MAX_TEXT_BYTES => {
+                "more than fits in one result in this model's context window".to_string()
+            }
+            _ => format!(
+                "longer than the {} tokens Read returns at once",
+                super::MAX_TOKENS
+            ),
+        };
         out.push_str(&format!(
-            "\n(showing lines {offset}-{last} of {total}: the file is longer than the {} tokens \
-             Read returns at once. Use offset {} and limit to read further, or Grep to find \
-             what you need)\n",
-            super::MAX_TOKENS,
+            "\n(showing lines {offset}-{last} of {total}: the file is {what}. Use offset {} and \
+             limit to read further, or Grep to find what you need)\n",
             last + 1
         ));
     } else if last < total {
