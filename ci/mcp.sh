@@ -3,6 +3,9 @@
 # the machine's own package clients:
 #   npm:  @modelcontextprotocol/server-everything, @modelcontextprotocol/server-filesystem
 #   pip:  mcp-server-time, mcp-server-git (in a private virtual environment)
+#   npm:  @modelcontextprotocol/conformance, the official conformance suite,
+#         with node@22 (the suite needs Node 22; the system's may be older)
+#         in a prefix of their own
 # into $TERN_MCP_DIR (default ~/.cache/tern-mcp). Prints TERN_MCP_DIR=… and
 # nothing else on stdout; every step checks its result and names itself.
 set -euo pipefail
@@ -37,5 +40,19 @@ if ! py_ready; then
   "$dir/venv/bin/python" -m pip install -q mcp-server-time mcp-server-git >&2 \
     || fail "step 'pip install mcp-server-time mcp-server-git' failed"
   py_ready || fail "step 'pip install': mcp-server-time or mcp-server-git missing in $dir/venv/bin"
+fi
+conf="$dir/conformance"
+conf_ready() {
+  [ -f "$conf/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
+    && [ -x "$conf/node_modules/node/bin/node" ] \
+    && "$conf/node_modules/node/bin/node" -e 'process.exit(+process.versions.node.split(".")[0] >= 22 ? 0 : 1)'
+}
+if ! conf_ready; then
+  echo "ci/mcp.sh: installing the MCP conformance suite and Node 22" >&2
+  mkdir -p "$conf" || fail "cannot create $conf"
+  npm install --prefix "$conf" --silent --no-audit --no-fund \
+    @modelcontextprotocol/conformance@0.1.16 node@22 >&2 \
+    || fail "step 'npm install @modelcontextprotocol/conformance@0.1.16 node@22' failed"
+  conf_ready || fail "step 'npm install': the conformance suite or Node 22 is missing in $conf"
 fi
 echo "TERN_MCP_DIR=$dir"
