@@ -49,7 +49,24 @@ pub fn login(rt: &Runtime, name: &str) -> Exit {
             return Exit::Failure;
         }
     };
-    let mut pending = match oauth::begin(&agent, &url, &cfg) {
+    let store = oauth::Store::new(&rt.state_root());
+    if cfg.machine {
+        return match oauth::machine(&agent, &url, &cfg) {
+            Ok(tokens) => saved(name, &store, &tokens),
+            Err(e) => {
+                eprintln!("tern: signing in to {name}: {e}");
+                Exit::Failure
+            }
+        };
+    }
+    // Scopes a session was refused for want of are asked for now.
+    let kept = store.load(name, &url);
+    let more = oauth::union(
+        kept.as_ref().and_then(|t| t.scope.as_deref()),
+        kept.as_ref().and_then(|t| t.wants_scope.as_deref()),
+    )
+    .filter(|_| kept.as_ref().is_some_and(|t| t.wants_scope.is_some()));
+    let mut pending = match oauth::begin(&agent, &url, &cfg, None, more.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tern: signing in to {name}: {e}");
@@ -118,48 +135,40 @@ pub fn login(rt: &Runtime, name: &str) -> Exit {
                 return Exit::Failure;
             }
         };
-        let store = oauth::Store::new(&rt.state_root());
-        return match store.save(name, &tokens) {
-            Ok(path) => {
-                let lasts = tokens
-                    .expires_at
-                    .map(|at| format!(", valid for {} min", at.saturating_sub(oauth::now()) / 60))
-                    .unwrap_or_default();
-                let renews = if tokens.refresh_token.is_some() {
-                    "; tern renews it before it runs out"
-                } else {
-                    ""
-                };
-                println!(
-                    "Signed in to {name}{lasts}{renews}. Kept in {} (only you can read it).",
-                    path.display()
-                );
-                Exit::Success
-            }
-            Err(e) => {
-                eprintln!("tern: signed in, but the tokens could not be saved: {e}");
-                Exit::Failure
-            }
-        };
+        return saved(name, &store, &tokens);
     }
 }
 
-/// A browser on this machine, when there is a display (or `BROWSER`).
+fn saved(name: &str, store: &oauth::Store, tokens: &oauth::Tokens) -> Exit {
+    match store.save(name, tokens) {
+        Ok(path) => {
+            let lasts = tokens
+                .expires_at
+                .map(|at| format!(", valid for {} min", at.saturating_sub(oauth::now()) / 60))
+                .unwrap_or_default();
+            let renews = if tokens.refresh_token.is_some() || tokens.grant.is_some() {
+                "; tern renews it before it runs out"
+            } else {
+                ""
+            };
+            println!(
+                "Signed in to {name}{lasts}{renews}. Kept in {} (only you can read it).",
+                path.display()
+            );
+            Exit::Success
+        }
+        Err(e) => {
+            eprintln!("tern: signed in, but the tokens could not be saved: {e}");
+            Exit::Failure
+        }
+    }
+}
+
+/// A browser on this machine, when there is one (`BROWSER`, or a display).
 fn open_browser(rt: &Runtime, url: &str) {
-    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
-        .iter()
-        .any(|k| rt.env.get(k).is_some_and(|v| !v.is_empty()));
-    let program = match rt.env.get("BROWSER").filter(|b| !b.is_empty()) {
-        Some(b) => b,
-        None if display => "xdg-open".to_string(),
-        None => return,
-    };
-    let _ = std::process::Command::new(program)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+    if let Some(b) = oauth::Browser::from_env(&|k| rt.env.get(k)) {
+        b.open(url);
+    }
 }
 
 pub fn logout(rt: &Runtime, name: &str) -> Exit {

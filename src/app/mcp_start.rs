@@ -37,6 +37,12 @@ pub async fn start(
         return None;
     }
     let times = rt.mcp_timeouts;
+    let mut remote = remote_setup(rt);
+    // A session may have to sign in again for more scope (a step-up);
+    // a listing (`tern mcp list`, doctor) only reports.
+    if wait != Wait::All {
+        remote.browser = mcp::oauth::Browser::from_env(&|k| rt.env.get(k));
+    }
     let wait = match wait {
         Wait::All => times.start,
         Wait::First => times.first_wait,
@@ -53,7 +59,7 @@ pub async fn start(
         times.tool,
         wait,
         carrier,
-        remote_setup(rt),
+        remote,
     )
     .await;
     for s in hub.servers() {
@@ -90,6 +96,7 @@ pub fn remote_setup(rt: &Runtime) -> mcp::RemoteSetup {
     mcp::RemoteSetup {
         extra_ca_pem: rt.client.extra_ca_pem.clone(),
         auth: Some(mcp::oauth::Store::new(&rt.state_root())),
+        ..mcp::RemoteSetup::default()
     }
 }
 

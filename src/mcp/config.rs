@@ -74,7 +74,11 @@ pub fn load(
                 },
                 source: source.to_string(),
                 from_project,
-                oauth: super::oauth::OauthConfig::from_entry(entry),
+                oauth: if from_project {
+                    super::oauth::OauthConfig::from_entry(entry, &project_env, true)
+                } else {
+                    super::oauth::OauthConfig::from_entry(entry, env, false)
+                },
             });
         }
     };

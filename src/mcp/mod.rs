@@ -573,7 +573,11 @@ async fn connect(
     env: &crate::config::ChildEnv,
     remote: &RemoteSetup,
 ) -> Result<(), McpError> {
-    let conn = Connection::open(ex, transport, cwd, &server.name, carrier, env, remote)?;
+    let remote = RemoteSetup {
+        oauth: server.config.oauth.clone(),
+        ..remote.clone()
+    };
+    let conn = Connection::open(ex, transport, cwd, &server.name, carrier, env, &remote)?;
     *server.conn.borrow_mut() = Some(Rc::clone(&conn));
     // Set before anything is asked: a GET stream may speak at once.
     let weak = Rc::downgrade(server);

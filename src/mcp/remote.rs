@@ -16,8 +16,8 @@
 //!   streamable-HTTP `initialize` is answered 400, 404 or 405. The stream
 //!   is the session: when it ends, the hub connects again.
 //!
-//! With OAuth, every request carries the bearer token, renewed before it
-//! expires; a 401 renews it once more, and then asks for `tern mcp login`.
+//! With OAuth, every request carries the bearer token; what a 401 or 403
+//! leads to (renewal, a new token, a step-up of scope) is in `auth`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
@@ -27,12 +27,14 @@ use smol::LocalExecutor;
 use smol::future::FutureExt;
 
 use super::error::McpError;
-use super::oauth::{self, AuthError, Store, Tokens};
 use super::rpc::Connection;
 use super::wire::{self, Failure, Head, Piece, Request};
 use crate::json::{self, Value};
 use crate::obj;
 use crate::policy::url;
+
+mod auth;
+pub(super) use auth::Auth;
 
 /// How many times an answer's stream that ends early is resumed.
 const RESUMES: u32 = 3;
@@ -162,83 +164,6 @@ impl Remote {
     }
 }
 
-/// The tokens of one server, shared by its requests.
-pub(super) struct Auth {
-    pub server: String,
-    pub store: Store,
-    pub tokens: RefCell<Option<Tokens>>,
-    /// One renewal at a time: a rotated refresh token works once.
-    renewing: smol::lock::Mutex<()>,
-    agent: ureq::Agent,
-}
-
-impl Auth {
-    pub fn new(server: &str, url: &str, store: Store, agent: ureq::Agent) -> Auth {
-        let tokens = store.load(server, url);
-        Auth {
-            server: server.to_string(),
-            store,
-            tokens: RefCell::new(tokens),
-            renewing: smol::lock::Mutex::new(()),
-            agent,
-        }
-    }
-
-    fn login(&self, why: &str) -> McpError {
-        McpError::NeedsLogin {
-            server: self.server.clone(),
-            why: why.to_string(),
-        }
-    }
-
-    /// The token to send, renewed first when it is about to expire.
-    async fn bearer(&self) -> Result<Option<String>, McpError> {
-        let current = self.tokens.borrow().clone();
-        match current {
-            None => Ok(None),
-            Some(t) if t.stale() && t.refresh_token.is_some() => {
-                self.renew(&t.access_token).await.map(Some)
-            }
-            Some(t) if t.expired() => Err(self.login("the sign-in has expired")),
-            Some(t) => Ok(Some(t.access_token)),
-        }
-    }
-
-    /// Renews the token the server refused (`used`), unless another
-    /// request renewed it meanwhile.
-    async fn renew(&self, used: &str) -> Result<String, McpError> {
-        let _one = self.renewing.lock().await;
-        let Some(old) = self.tokens.borrow().clone() else {
-            return Err(self.login("the server asks for a sign-in"));
-        };
-        if old.access_token != used && !old.stale() {
-            return Ok(old.access_token);
-        }
-        let agent = self.agent.clone();
-        let renewed = smol::unblock(move || oauth::refresh(&agent, &old)).await;
-        match renewed {
-            Ok(new) => {
-                if let Err(e) = self.store.save(&self.server, &new) {
-                    crate::report::notice(
-                        crate::report::Level::Warning,
-                        format!(
-                            "MCP server {}: the renewed sign-in could not be saved ({e}); it lasts for this session",
-                            self.server
-                        ),
-                    );
-                }
-                let token = new.access_token.clone();
-                *self.tokens.borrow_mut() = Some(new);
-                Ok(token)
-            }
-            Err(AuthError::Login(why)) => Err(self.login(&why)),
-            Err(AuthError::Other(why)) => Err(McpError::Gone(format!(
-                "renewing the sign-in failed: {why}"
-            ))),
-        }
-    }
-}
-
 fn failure(url: &str, f: Failure) -> McpError {
     match f {
         Failure::Unreachable(e) => McpError::Unreachable {
@@ -357,24 +282,6 @@ impl Connection {
         Ok(h)
     }
 
-    /// Renews the token after a 401, or says a sign-in is needed.
-    async fn after_401(&self, r: &Remote, headers: &[(String, String)]) -> Result<(), McpError> {
-        let Some(auth) = &r.auth else {
-            return Err(McpError::NeedsLogin {
-                server: self.name.clone(),
-                why: "the server asks for a sign-in".into(),
-            });
-        };
-        let used = headers
-            .iter()
-            .find(|(k, _)| k == "authorization")
-            .and_then(|(_, v)| v.strip_prefix("Bearer "));
-        match used {
-            Some(token) => auth.renew(token).await.map(drop),
-            None => Err(auth.login("the server asks for a sign-in")),
-        }
-    }
-
     /// One message to the server; what comes back is handled as it comes.
     pub(super) async fn post_remote(&self, msg: &Value) -> Result<(), McpError> {
         let Some(r) = self.remote() else {
@@ -385,7 +292,7 @@ impl Connection {
             .get("id")
             .and_then(Value::as_i64)
             .filter(|_| msg.get("method").is_some());
-        let mut renewed_token = false;
+        let mut tries = auth::Tries::default();
         let mut new_session = false;
         loop {
             let headers = self.remote_headers(r, true).await?;
@@ -402,15 +309,9 @@ impl Connection {
             );
             let head = head(&rx, &url).await?;
             match head.status {
-                401 if !renewed_token => {
-                    renewed_token = true;
-                    self.after_401(r, &headers).await?;
-                }
                 401 | 403 => {
-                    return Err(McpError::NeedsLogin {
-                        server: self.name.clone(),
-                        why: format!("the server refused the sign-in (HTTP {})", head.status),
-                    });
+                    self.after_refusal(r, head.status, head.challenge, &headers, &mut tries)
+                        .await?;
                 }
                 // The session this message carried is over. A response
                 // to the server's request belonged to it and is dropped;
@@ -591,16 +492,16 @@ impl Connection {
         r: &Remote,
         last_id: &str,
     ) -> Result<smol::channel::Receiver<Piece>, McpError> {
-        let mut renewed = false;
+        let mut tries = auth::Tries::default();
         loop {
             let mut headers = self.remote_headers(r, false).await?;
             headers.push(("last-event-id".into(), last_id.to_string()));
             let rx = r.get(headers.clone());
             let head = head(&rx, &r.url).await?;
             match head.status {
-                401 if !renewed => {
-                    renewed = true;
-                    self.after_401(r, &headers).await?;
+                401 | 403 => {
+                    self.after_refusal(r, head.status, head.challenge, &headers, &mut tries)
+                        .await?;
                 }
                 200 if head.stream => return Ok(rx),
                 status => {
@@ -625,12 +526,16 @@ impl Connection {
         };
         r.legacy.set(true);
         let mut rx = None;
-        for attempt in 0..2 {
+        let mut tries = auth::Tries::default();
+        for _ in 0..4 {
             let headers = self.remote_headers(r, false).await?;
             let started = r.get(headers.clone());
             let head = head(&started, &r.url).await?;
             match head.status {
-                401 if attempt == 0 => self.after_401(r, &headers).await?,
+                401 | 403 => {
+                    self.after_refusal(r, head.status, head.challenge, &headers, &mut tries)
+                        .await?
+                }
                 200 if head.stream => {
                     rx = Some(started);
                     break;
@@ -780,14 +685,15 @@ async fn get_stream(weak: Weak<Connection>, stop: smol::channel::Receiver<()>) {
                 }
                 continue;
             }
+            // Only a renewal or a new client-credentials token: a step-up
+            // waits for a request the person made.
             Ok(h) if h.status == 401 && !renewed => {
                 renewed = true;
                 let Some(conn) = weak.upgrade() else { return };
                 let Some(r) = conn.remote() else { return };
-                if or_stop(conn.after_401(r, &headers), &stop)
-                    .await
-                    .is_none_or(|r| r.is_err())
-                {
+                let mut tries = auth::Tries::default();
+                let fixed = conn.after_refusal(r, h.status, None, &headers, &mut tries);
+                if or_stop(fixed, &stop).await.is_none_or(|r| r.is_err()) {
                     return;
                 }
                 continue;

@@ -60,6 +60,11 @@ pub struct RemoteSetup {
     pub extra_ca_pem: Option<Vec<u8>>,
     /// Where sign-ins are kept; none: OAuth is off.
     pub auth: Option<super::oauth::Store>,
+    /// How this server signs in (its definition's `"oauth"`), set per server.
+    pub oauth: super::oauth::OauthConfig,
+    /// Opens an address in the person's browser, where a session can: a
+    /// new authorization (scope step-up) then happens in the session.
+    pub browser: Option<super::oauth::Browser>,
 }
 
 impl Connection {
@@ -160,6 +165,8 @@ impl Connection {
                         url,
                         store.clone(),
                         agent.clone(),
+                        setup.oauth.clone(),
+                        setup.browser.clone(),
                     )),
                     _ => None,
                 };

@@ -37,6 +37,8 @@ pub(super) struct Head {
     pub status: u16,
     pub stream: bool,
     pub session: Option<String>,
+    /// `WWW-Authenticate`, for a 401 or 403: what sign-in the server wants.
+    pub challenge: Option<String>,
 }
 
 /// Why an exchange broke.
@@ -112,6 +114,7 @@ fn exchange(
         status: response.status().as_u16(),
         stream,
         session: header("mcp-session-id"),
+        challenge: header("www-authenticate"),
     };
     let ok = head.status / 100 == 2;
     if tx.send_blocking(Piece::Head(head)).is_err() {

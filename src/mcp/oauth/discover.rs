@@ -19,12 +19,23 @@ pub struct Endpoints {
     /// The resource indicator: the server's URL without its fragment.
     pub resource: String,
     pub scope: Option<String>,
+    /// The authorization server's issuer identifier.
+    pub issuer: String,
+    /// `token_endpoint_auth_methods_supported`, as the metadata lists them.
+    pub auth_methods: Vec<String>,
 }
 
 /// `resource_metadata` and `scope` of a `WWW-Authenticate: Bearer …`.
 pub fn challenge_params(header: &str) -> (Option<String>, Option<String>) {
-    let mut metadata = None;
-    let mut scope = None;
+    (
+        challenge_param(header, "resource_metadata"),
+        challenge_param(header, "scope"),
+    )
+}
+
+/// One parameter of a `WWW-Authenticate: Bearer …` (`error`, `scope`…).
+pub fn challenge_param(header: &str, wanted: &str) -> Option<String> {
+    let mut found = None;
     // key="value" pairs; values may hold commas and spaces.
     let mut rest = header.trim();
     if let Some(r) = rest.strip_prefix("Bearer").or(rest.strip_prefix("bearer")) {
@@ -44,14 +55,12 @@ pub fn challenge_params(header: &str) -> (Option<String>, Option<String>) {
             let end = after.find(',').unwrap_or(after.len());
             (after[..end].trim(), &after[end..])
         };
-        match key.as_str() {
-            "resource_metadata" => metadata = Some(value.to_string()),
-            "scope" => scope = Some(value.to_string()),
-            _ => {}
+        if key == wanted && found.is_none() {
+            found = Some(value.to_string());
         }
         rest = next;
     }
-    (metadata, scope)
+    found
 }
 
 fn parse(u: &str) -> Result<WebUrl, String> {
@@ -186,15 +195,27 @@ pub fn endpoints(
             register: Some(format!("{base}/register")),
             resource,
             scope,
+            issuer,
+            auth_methods: Vec::new(),
         });
     };
-    if let Some(said) = meta.str_field("issuer")
-        && said.trim_end_matches('/') != issuer.trim_end_matches('/')
-    {
-        return Err(format!(
-            "the authorization server's metadata names the issuer {said}, not {issuer}; refusing to sign in"
-        ));
-    }
+    // RFC 8414 §3.3: the issuer a document names is the one its address
+    // was built from. A 2025-03-26 server (no resource metadata) has its
+    // metadata at its origin by that revision's rule, not the issuer's, so
+    // there an issuer under a path of the same origin is its own (it
+    // serves the document); another origin is still refused.
+    let issuer = match meta.str_field("issuer") {
+        Some(said) if said.trim_end_matches('/') == issuer.trim_end_matches('/') => issuer,
+        Some(said) if prm.is_none() && parse(said).is_ok_and(|u| u.origin() == base) => {
+            said.to_string()
+        }
+        Some(said) => {
+            return Err(format!(
+                "the authorization server's metadata names the issuer {said}, not {issuer}; refusing to sign in"
+            ));
+        }
+        None => issuer,
+    };
     if let Some(methods) = meta
         .get("code_challenge_methods_supported")
         .and_then(Value::as_array)
@@ -216,5 +237,16 @@ pub fn endpoints(
         },
         resource,
         scope,
+        issuer,
+        auth_methods: meta
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }

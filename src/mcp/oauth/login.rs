@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::sync::mpsc::Sender;
 
 use super::discover::{self, Endpoints};
-use super::{OauthConfig, TokenError, Tokens};
+use super::{OauthConfig, TokenError, Tokens, client};
 use crate::obj;
 
 /// A sign-in waiting for its code.
@@ -22,22 +22,48 @@ pub struct Pending {
     endpoints: Endpoints,
     client_id: String,
     client_secret: Option<String>,
+    method: client::Method,
     server_url: String,
 }
 
 /// A code (and the `state` it came with, when it came by redirect).
 pub type Code = Result<(String, Option<String>), String>;
 
-/// Asks the server what it needs, registers tern where it can, and
-/// prepares the authorization request.
-pub fn begin(agent: &ureq::Agent, server_url: &str, cfg: &OauthConfig) -> Result<Pending, String> {
-    let challenge = probe(agent, server_url)?;
-    let endpoints = discover::endpoints(
+/// The scopes of `a` and `b` together, each once, in order.
+pub fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    let mut all: Vec<&str> = Vec::new();
+    for s in a.into_iter().chain(b).flat_map(str::split_whitespace) {
+        if !all.contains(&s) {
+            all.push(s);
+        }
+    }
+    (!all.is_empty()).then(|| all.join(" "))
+}
+
+/// Asks the server what it needs (unless its `challenge` is at hand),
+/// registers tern where it can, and prepares the authorization request;
+/// `more_scope` is asked for beside what the server names (a step-up).
+pub fn begin(
+    agent: &ureq::Agent,
+    server_url: &str,
+    cfg: &OauthConfig,
+    challenge: Option<String>,
+    more_scope: Option<&str>,
+) -> Result<Pending, String> {
+    if let Some(p) = &cfg.problem {
+        return Err(p.clone());
+    }
+    let challenge = match challenge {
+        Some(c) => Some(c),
+        None => probe(agent, server_url)?,
+    };
+    let mut endpoints = discover::endpoints(
         agent,
         server_url,
         challenge.as_deref(),
         cfg.scope.as_deref(),
     )?;
+    endpoints.scope = union(endpoints.scope.as_deref(), more_scope);
     let listener = TcpListener::bind(("127.0.0.1", cfg.callback_port.unwrap_or(0)))
         .map_err(|e| format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}"))?;
     let port = listener
@@ -45,9 +71,12 @@ pub fn begin(agent: &ureq::Agent, server_url: &str, cfg: &OauthConfig) -> Result
         .map_err(|e| format!("the redirect listener has no address: {e}"))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let (client_id, client_secret) = match (&cfg.client_id, &endpoints.register) {
-        (Some(id), _) => (id.clone(), cfg.client_secret.clone()),
-        (None, Some(endpoint)) => super::register(agent, endpoint, &redirect)?,
+    let (client_id, client_secret, registered) = match (&cfg.client_id, &endpoints.register) {
+        (Some(id), _) => (id.clone(), cfg.client_secret.clone(), None),
+        (None, Some(endpoint)) => {
+            let r = super::register(agent, endpoint, &redirect, &endpoints.auth_methods)?;
+            (r.id, r.secret, r.method)
+        }
         (None, None) => {
             return Err(
                 "the authorization server offers no dynamic registration; register a client \
@@ -56,6 +85,12 @@ pub fn begin(agent: &ureq::Agent, server_url: &str, cfg: &OauthConfig) -> Result
             );
         }
     };
+    let method = client::choose(
+        registered.as_deref(),
+        &endpoints.auth_methods,
+        client_secret.is_some(),
+        false,
+    );
     let state = super::random_token()?;
     let verifier = super::random_token()?;
     let mut query = vec![
@@ -86,36 +121,75 @@ pub fn begin(agent: &ureq::Agent, server_url: &str, cfg: &OauthConfig) -> Result
         endpoints,
         client_id,
         client_secret,
+        method,
         server_url: server_url.to_string(),
     })
 }
 
-/// The server's 401 challenge, or an error when it asks for nothing.
+/// `tern mcp login` for a server configured for `client_credentials`:
+/// the tokens straight from the token endpoint.
+pub fn machine(agent: &ureq::Agent, server_url: &str, cfg: &OauthConfig) -> Result<Tokens, String> {
+    if let Some(p) = &cfg.problem {
+        return Err(p.clone());
+    }
+    let challenge = probe(agent, server_url)?;
+    let endpoints = discover::endpoints(
+        agent,
+        server_url,
+        challenge.as_deref(),
+        cfg.scope.as_deref(),
+    )?;
+    cfg.machine_sign_in(agent, &endpoints, server_url)
+        .map_err(|e| e.to_string())
+}
+
+/// The server's challenge (`WWW-Authenticate` of its 401 or 403), or an
+/// error when it asks for nothing. A server may let `initialize` through
+/// and ask for a sign-in only later, so after an accepted `initialize`
+/// `tools/list` is asked too, as a session would.
 fn probe(agent: &ureq::Agent, server_url: &str) -> Result<Option<String>, String> {
+    let version = super::super::VERSIONS[0];
     let init = obj! {
         "jsonrpc" => "2.0", "id" => 0i64, "method" => "initialize",
         "params" => obj! {
-            "protocolVersion" => super::super::VERSIONS[0],
+            "protocolVersion" => version,
             "capabilities" => obj! {},
             "clientInfo" => obj! { "name" => "tern", "version" => env!("CARGO_PKG_VERSION") },
         },
     };
-    let response = agent
-        .post(server_url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .send(init.to_json().as_bytes())
-        .map_err(|e| format!("cannot reach {server_url}: {e}"))?;
-    let mut status = response.status().as_u16();
-    let header = |r: &ureq::http::Response<ureq::Body>| {
+    let post = |body: &str, session: Option<&str>| {
+        let mut request = agent
+            .post(server_url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(s) = session {
+            request = request
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", version);
+        }
+        request
+            .send(body.as_bytes())
+            .map_err(|e| format!("cannot reach {server_url}: {e}"))
+    };
+    let header = |r: &ureq::http::Response<ureq::Body>, name: &str| {
         r.headers()
-            .get("www-authenticate")
+            .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     };
-    let mut challenge = header(&response);
+    let response = post(&init.to_json(), None)?;
+    let mut status = response.status().as_u16();
+    let mut challenge = header(&response, "www-authenticate");
+    let session = header(&response, "mcp-session-id");
     drop(response);
-    if matches!(status, 400 | 404 | 405) {
+    if status / 100 == 2 {
+        let initialized = obj! { "jsonrpc" => "2.0", "method" => "notifications/initialized" };
+        drop(post(&initialized.to_json(), session.as_deref())?);
+        let list = obj! { "jsonrpc" => "2.0", "id" => 1i64, "method" => "tools/list", "params" => obj! {} };
+        let response = post(&list.to_json(), session.as_deref())?;
+        status = response.status().as_u16();
+        challenge = header(&response, "www-authenticate");
+    } else if matches!(status, 400 | 404 | 405) {
         // Perhaps a server of the older HTTP+SSE transport.
         let response = agent
             .get(server_url)
@@ -123,7 +197,7 @@ fn probe(agent: &ureq::Agent, server_url: &str) -> Result<Option<String>, String
             .call()
             .map_err(|e| format!("cannot reach {server_url}: {e}"))?;
         status = response.status().as_u16();
-        challenge = header(&response);
+        challenge = header(&response, "www-authenticate");
     }
     match status {
         401 | 403 => Ok(challenge),
@@ -183,18 +257,23 @@ impl Pending {
             );
         }
         let agent = super::super::wire::agent(None)?;
-        let mut form = vec![
+        let form = [
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", self.redirect.as_str()),
-            ("client_id", self.client_id.as_str()),
             ("code_verifier", self.verifier.as_str()),
             ("resource", self.endpoints.resource.as_str()),
-        ];
-        if let Some(s) = &self.client_secret {
-            form.push(("client_secret", s.as_str()));
-        }
-        let answer = match super::token_request(&agent, &self.endpoints.token, &form) {
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec();
+        let creds = client::Credentials {
+            id: &self.client_id,
+            secret: self.client_secret.as_deref(),
+            method: self.method,
+            key: None,
+            audience: &self.endpoints.issuer,
+        };
+        let answer = match super::token_request(&agent, &self.endpoints.token, form, &creds) {
             Ok(a) => a,
             Err(TokenError::Refused(why)) => {
                 return Err(format!("the authorization server refused the code ({why})"));
@@ -208,6 +287,8 @@ impl Pending {
             resource: Some(self.endpoints.resource.clone()),
             scope: self.endpoints.scope.clone(),
             server_url: self.server_url.clone(),
+            auth_method: Some(self.method.name().to_string()),
+            issuer: Some(self.endpoints.issuer.clone()),
             ..Tokens::default()
         };
         Ok(super::tokens_from(&answer, &base))

@@ -10,7 +10,8 @@
 //! they copy the address the browser ends on (or just its code) back to
 //! tern (`login`). Tokens are never logged or shown.
 
-mod discover;
+pub mod client;
+pub mod discover;
 mod login;
 pub mod store;
 
@@ -19,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::json::{self, Value};
 use crate::obj;
 
-pub use login::{Code, begin, parse_pasted};
+pub use login::{Code, begin, machine, parse_pasted, union};
 pub use store::{Store, Tokens};
 
 /// A refresh happens when less than this is left of a token's life.
@@ -30,25 +31,134 @@ const REFRESH_MARGIN: u64 = 60;
 pub struct OauthConfig {
     /// A client registered by hand, for servers without dynamic registration.
     pub client_id: Option<String>,
+    /// `clientSecret`, its `${VAR}`s expanded.
     pub client_secret: Option<String>,
     /// The loopback port of the redirect (some servers register one exact URI).
     pub callback_port: Option<u16>,
     pub scope: Option<String>,
+    /// `"grant": "client_credentials"`: tern signs in as itself, no person.
+    pub machine: bool,
+    /// `privateKeyFile`: a PKCS#8 PEM key for `private_key_jwt`.
+    pub private_key_file: Option<std::path::PathBuf>,
+    /// Why this block cannot be used, said at sign-in.
+    pub problem: Option<String>,
 }
 
 impl OauthConfig {
-    pub fn from_entry(entry: &Value) -> OauthConfig {
+    /// Reads `"oauth"`; `env` expands `${VAR}` in the secret and the key's
+    /// path. A repository's own definition (`from_project`) may not name a
+    /// private key: it would have tern sign, with the user's key, whatever
+    /// its server asks, so keys come only from the user's own settings.
+    pub fn from_entry(
+        entry: &Value,
+        env: &dyn Fn(&str) -> Option<String>,
+        from_project: bool,
+    ) -> OauthConfig {
         let o = entry.get("oauth");
         let s = |k: &str| o.and_then(|o| o.str_field(k)).map(str::to_string);
+        let mut problem = None;
+        let mut expanded = |k: &str| match s(k).map(|v| super::config::expand(&v, env)) {
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) => {
+                problem = Some(format!("\"oauth\".{k}: {e}"));
+                None
+            }
+            None => None,
+        };
+        let client_secret = expanded("clientSecret");
+        let private_key_file = expanded("privateKeyFile").map(std::path::PathBuf::from);
+        let machine = match s("grant").as_deref() {
+            None | Some("authorization_code") => false,
+            Some("client_credentials") => true,
+            Some(other) => {
+                problem = Some(format!(
+                    "\"oauth\".grant {other} is not one tern knows (authorization_code, client_credentials)"
+                ));
+                false
+            }
+        };
+        if from_project && private_key_file.is_some() {
+            problem = Some(
+                "a repository's .mcp.json may not name a private key (\"privateKeyFile\"); \
+                 define the server in your own settings or with --mcp-config"
+                    .into(),
+            );
+        }
         OauthConfig {
             client_id: s("clientId"),
-            client_secret: s("clientSecret"),
+            client_secret,
             callback_port: o
                 .and_then(|o| o.get("callbackPort"))
                 .and_then(Value::as_i64)
                 .and_then(|p| u16::try_from(p).ok()),
             scope: s("scope"),
+            machine,
+            private_key_file,
+            problem,
         }
+    }
+
+    /// The configured key, read now.
+    pub fn key(&self) -> Result<Option<client::Key>, String> {
+        self.private_key_file
+            .as_deref()
+            .map(client::Key::from_file)
+            .transpose()
+    }
+
+    /// `client_credentials` with what this block holds.
+    pub fn machine_sign_in(
+        &self,
+        agent: &ureq::Agent,
+        endpoints: &discover::Endpoints,
+        server_url: &str,
+    ) -> Result<Tokens, AuthError> {
+        if let Some(p) = &self.problem {
+            return Err(AuthError::Other(p.clone()));
+        }
+        let Some(client_id) = &self.client_id else {
+            return Err(AuthError::Other(
+                "the client_credentials grant needs \"clientId\" in \"oauth\"".into(),
+            ));
+        };
+        let key = self.key().map_err(AuthError::Other)?;
+        client::client_credentials(
+            agent,
+            endpoints,
+            server_url,
+            &client::Machine {
+                client_id,
+                secret: self.client_secret.as_deref(),
+                key: key.as_ref(),
+                scope: self.scope.as_deref(),
+            },
+        )
+    }
+}
+
+/// The program that opens an address in the person's browser: `BROWSER`,
+/// else `xdg-open` when there is a display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Browser(String);
+
+impl Browser {
+    pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Option<Browser> {
+        if let Some(b) = get("BROWSER").filter(|b| !b.is_empty()) {
+            return Some(Browser(b));
+        }
+        ["DISPLAY", "WAYLAND_DISPLAY"]
+            .iter()
+            .any(|k| get(k).is_some_and(|v| !v.is_empty()))
+            .then(|| Browser("xdg-open".into()))
+    }
+
+    pub fn open(&self, url: &str) {
+        let _ = std::process::Command::new(&self.0)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
     }
 }
 
@@ -88,24 +198,58 @@ impl std::fmt::Display for AuthError {
     }
 }
 
-/// `refresh_token` grant; the new tokens keep what the answer leaves out
-/// (a server that does not rotate the refresh token sends none).
-pub fn refresh(agent: &ureq::Agent, old: &Tokens) -> Result<Tokens, AuthError> {
+/// Renews a sign-in: the `refresh_token` grant, or, for tern's own
+/// `client_credentials` tokens, that grant again (`cfg` holds the secret
+/// or key, which are never kept with the tokens). The new tokens keep what
+/// the answer leaves out (a server that does not rotate the refresh token
+/// sends none).
+pub fn refresh(agent: &ureq::Agent, old: &Tokens, cfg: &OauthConfig) -> Result<Tokens, AuthError> {
+    if old.grant.as_deref() == Some("client_credentials") && old.refresh_token.is_none() {
+        let endpoints = discover::Endpoints {
+            authorize: String::new(),
+            token: old.token_endpoint.clone(),
+            register: None,
+            resource: old
+                .resource
+                .clone()
+                .unwrap_or_else(|| old.server_url.clone()),
+            scope: old.scope.clone(),
+            issuer: old.issuer.clone().unwrap_or_default(),
+            auth_methods: old.auth_method.iter().cloned().collect(),
+        };
+        return cfg.machine_sign_in(agent, &endpoints, &old.server_url);
+    }
     let Some(refresh_token) = &old.refresh_token else {
         return Err(AuthError::Login("the sign-in has expired".into()));
     };
     let mut form = vec![
-        ("grant_type", "refresh_token"),
-        ("refresh_token", refresh_token.as_str()),
-        ("client_id", old.client_id.as_str()),
+        ("grant_type".to_string(), "refresh_token".to_string()),
+        ("refresh_token".into(), refresh_token.clone()),
     ];
     if let Some(r) = &old.resource {
-        form.push(("resource", r.as_str()));
+        form.push(("resource".into(), r.clone()));
     }
-    if let Some(s) = &old.client_secret {
-        form.push(("client_secret", s.as_str()));
-    }
-    match token_request(agent, &old.token_endpoint, &form) {
+    let key = match old.auth_method.as_deref() {
+        Some("private_key_jwt") => cfg.key().map_err(AuthError::Other)?,
+        _ => None,
+    };
+    let creds = client::Credentials {
+        id: &old.client_id,
+        secret: old.client_secret.as_deref(),
+        // Tokens kept before the method was recorded were sent by post.
+        method: old
+            .auth_method
+            .as_deref()
+            .and_then(client::Method::parse)
+            .unwrap_or(if old.client_secret.is_some() {
+                client::Method::Post
+            } else {
+                client::Method::None
+            }),
+        key: key.as_ref(),
+        audience: old.issuer.as_deref().unwrap_or(&old.token_endpoint),
+    };
+    match token_request(agent, &old.token_endpoint, form, &creds) {
         Ok(answer) => Ok(tokens_from(&answer, old)),
         Err(TokenError::Refused(why)) => Err(AuthError::Login(format!(
             "the authorization server refused to renew the sign-in ({why})"
@@ -120,16 +264,26 @@ enum TokenError {
     Other(String),
 }
 
+/// A token request, the client's proof added as `creds` says. A 200
+/// whose body is not a JSON object with a string `access_token` (of type
+/// Bearer, when it says) is an error, and nothing of it is kept.
 fn token_request(
     agent: &ureq::Agent,
     endpoint: &str,
-    form: &[(&str, &str)],
+    mut form: Vec<(String, String)>,
+    creds: &client::Credentials<'_>,
 ) -> Result<Value, TokenError> {
-    let body = form_encode(form);
-    let response = agent
+    let authorization = creds.apply(&mut form).map_err(TokenError::Other)?;
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let body = form_encode(&pairs);
+    let mut request = agent
         .post(endpoint)
         .header("content-type", "application/x-www-form-urlencoded")
-        .header("accept", "application/json")
+        .header("accept", "application/json");
+    if let Some(a) = authorization {
+        request = request.header("authorization", a);
+    }
+    let response = request
         .send(body.as_bytes())
         .map_err(|e| TokenError::Other(format!("cannot reach {endpoint}: {e}")))?;
     let status = response.status().as_u16();
@@ -137,12 +291,25 @@ fn token_request(
         .map_err(|e| TokenError::Other(format!("{endpoint}: {e}")))?;
     let value = json::parse(&text).ok();
     if status == 200 {
-        return match value {
-            Some(v) if v.str_field("access_token").is_some() => Ok(v),
-            _ => Err(TokenError::Other(format!(
-                "{endpoint} answered without an access token"
-            ))),
+        let Some(v) = value.filter(|v| v.as_object().is_some()) else {
+            return Err(TokenError::Other(format!(
+                "{endpoint} answered with something that is not a JSON token response"
+            )));
         };
+        if !v.str_field("access_token").is_some_and(|t| !t.is_empty()) {
+            return Err(TokenError::Other(format!(
+                "{endpoint} answered without an access token"
+            )));
+        }
+        if let Some(kind) = v.str_field("token_type")
+            && !kind.eq_ignore_ascii_case("bearer")
+        {
+            return Err(TokenError::Other(format!(
+                "{endpoint} gave a token of type {}, not Bearer",
+                clean(kind)
+            )));
+        }
+        return Ok(v);
     }
     // The error's own words, never the request (it holds the secrets).
     let why = value
@@ -208,6 +375,13 @@ fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>, String> {
 }
 
 /// `application/x-www-form-urlencoded`, also used for query strings.
+/// One value, form-encoded (the parts of HTTP Basic, RFC 6749 §2.3.1).
+fn form_encode_one(text: &str) -> String {
+    let mut out = String::new();
+    percent(text, &mut out);
+    out
+}
+
 pub fn form_encode(pairs: &[(&str, &str)]) -> String {
     let mut out = String::new();
     for (i, (k, v)) in pairs.iter().enumerate() {
@@ -283,18 +457,28 @@ fn challenge(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
 }
 
-/// Registers tern with the authorization server (RFC 7591).
+/// A client registered by dynamic registration.
+pub(crate) struct Registered {
+    pub id: String,
+    pub secret: Option<String>,
+    /// The answer's `token_endpoint_auth_method`.
+    pub method: Option<String>,
+}
+
+/// Registers tern with the authorization server (RFC 7591), asking for
+/// the token endpoint auth method the server's metadata allows.
 fn register(
     agent: &ureq::Agent,
     endpoint: &str,
     redirect: &str,
-) -> Result<(String, Option<String>), String> {
+    supported: &[String],
+) -> Result<Registered, String> {
     let body = obj! {
         "client_name" => "tern",
         "redirect_uris" => vec![Value::from(redirect)],
         "grant_types" => vec![Value::from("authorization_code"), Value::from("refresh_token")],
         "response_types" => vec![Value::from("code")],
-        "token_endpoint_auth_method" => "none",
+        "token_endpoint_auth_method" => client::to_register(supported),
     };
     let response = agent
         .post(endpoint)
@@ -306,13 +490,14 @@ fn register(
     let text = read_small(response.into_body())?;
     let answer = json::parse(&text).ok();
     match answer.as_ref().and_then(|a| a.str_field("client_id")) {
-        Some(id) if status / 100 == 2 => Ok((
-            id.to_string(),
-            answer
+        Some(id) if status / 100 == 2 => Ok(Registered {
+            id: id.to_string(),
+            secret: answer
                 .as_ref()
                 .and_then(|a| a.str_field("client_secret"))
                 .map(str::to_string),
-        )),
+            method: client::registered_method(answer.as_ref()),
+        }),
         _ => Err(format!(
             "the authorization server refused to register tern (HTTP {status}{})",
             answer

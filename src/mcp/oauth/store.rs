@@ -24,6 +24,15 @@ pub struct Tokens {
     pub scope: Option<String>,
     /// The server URL they belong to (a changed URL needs a new sign-in).
     pub server_url: String,
+    /// How tern shows who it is at the token endpoint (`client_secret_basic`…).
+    pub auth_method: Option<String>,
+    /// The authorization server's issuer (the audience of an assertion).
+    pub issuer: Option<String>,
+    /// `client_credentials` for tern's own tokens; else a person's sign-in.
+    pub grant: Option<String>,
+    /// Scopes a server asked for that these tokens lack: the next
+    /// `tern mcp login` asks for them too.
+    pub wants_scope: Option<String>,
 }
 
 impl Tokens {
@@ -44,6 +53,10 @@ impl Tokens {
             opt("client_secret", &self.client_secret);
             opt("resource", &self.resource);
             opt("scope", &self.scope);
+            opt("auth_method", &self.auth_method);
+            opt("issuer", &self.issuer);
+            opt("grant", &self.grant);
+            opt("wants_scope", &self.wants_scope);
             if let Some(at) = self.expires_at {
                 m.insert("expires_at", i64::try_from(at).unwrap_or(i64::MAX));
             }
@@ -66,6 +79,10 @@ impl Tokens {
             resource: s("resource"),
             scope: s("scope"),
             server_url: s("server_url")?,
+            auth_method: s("auth_method"),
+            issuer: s("issuer"),
+            grant: s("grant"),
+            wants_scope: s("wants_scope"),
         })
     }
 }
