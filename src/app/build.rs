@@ -194,12 +194,21 @@ pub(super) async fn build(
     let control = Rc::new(sdk::Control::default());
     // An SDK session's own servers answer over its control channel, which
     // is read only once the session runs: no waiting for them here.
+    // Servers are told what this session can answer before they start:
+    // forms where a person or an SDK host is there, sampling where
+    // someone (or an allow rule) can allow it.
+    #[cfg(feature = "mcp")]
+    let offer = super::mcp_start::offer(
+        rt,
+        interactive || rt.stream_input,
+        interactive || rt.sdk_permissions,
+    );
     #[cfg(feature = "mcp")]
     let mcp_hub = if rt.stream_input {
         let carrier: Rc<dyn crate::mcp::sdk::Carrier> = Rc::clone(&control) as _;
-        super::mcp_start::start(ex, rt, super::mcp_start::Wait::None, Some(carrier)).await
+        super::mcp_start::start(ex, rt, super::mcp_start::Wait::None, Some(carrier), offer).await
     } else {
-        super::mcp_start::start(ex, rt, super::mcp_start::Wait::First, None).await
+        super::mcp_start::start(ex, rt, super::mcp_start::Wait::First, None, offer).await
     };
     // MCP tools: for the session's agent, and for sub-agents (a
     // coordinator itself only delegates, so there for its workers only).
@@ -272,14 +281,19 @@ pub(super) async fn build(
     let interactive = interactive && tui.is_none();
     let line_input = interactive.then(line::Input::start);
     #[cfg(feature = "tui")]
-    let tui_approver = tui.as_ref().map(|t| {
+    let tui_asker = tui.as_ref().map(|t| {
         Rc::new(crate::frontend::tui::TuiApprover::new(
             Rc::clone(t),
             abort.clone(),
-        )) as Rc<dyn Approver>
+        ))
     });
+    #[cfg(feature = "tui")]
+    let tui_approver = tui_asker.clone().map(|a| a as Rc<dyn Approver>);
     #[cfg(not(feature = "tui"))]
     let tui_approver: Option<Rc<dyn Approver>> = None;
+    let line_approver = line_input
+        .as_ref()
+        .map(|input| Rc::new(line::LineApprover::new(Rc::clone(input), rt.cwd.clone())));
     let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
         Some(Rc::new(sdk::SdkApprover {
             control: Rc::clone(&control),
@@ -288,14 +302,34 @@ pub(super) async fn build(
         }))
     } else if let Some(a) = tui_approver {
         Some(a)
-    } else if let Some(input) = &line_input {
-        Some(Rc::new(line::LineApprover::new(
-            Rc::clone(input),
-            rt.cwd.clone(),
-        )))
+    } else if let Some(a) = &line_approver {
+        Some(Rc::clone(a) as Rc<dyn Approver>)
     } else {
         None
     };
+    // Who answers the servers' forms and sampling requests.
+    #[cfg(feature = "mcp")]
+    if let Some(hub) = &mcp_hub {
+        use crate::frontend::elicit::{Asker, Forms};
+        #[cfg(feature = "tui")]
+        let tui_forms = tui_asker.map(Forms::Tui);
+        #[cfg(not(feature = "tui"))]
+        let tui_forms: Option<Forms> = None;
+        let forms = if rt.stream_input {
+            Some(Forms::Sdk(Rc::clone(&control)))
+        } else if let Some(f) = tui_forms {
+            Some(f)
+        } else if let Some(l) = line_approver {
+            Some(Forms::Line(l))
+        } else {
+            rt.mcp_accept_defaults.then_some(Forms::Defaults)
+        };
+        let asker = Asker {
+            forms,
+            approver: approver.clone(),
+        };
+        hub.services().set_asker(Some(Rc::new(asker)));
+    }
     let info = SessionInfo {
         session_id: session_id.clone(),
         cwd: rt.cwd.display().to_string(),
@@ -428,10 +462,29 @@ pub(super) async fn build(
     if let Some(t) = transcript.as_mut() {
         t.follow_cwd(shell_cwd.clone());
     }
+    // Model use inside tool calls, counted by the agent; a server's
+    // sampling requests are written down here too.
+    let spend: Rc<crate::tools::Spend> = Rc::default();
+    #[cfg(feature = "mcp")]
+    if let Some(hub) = &mcp_hub {
+        hub.services().set_sampler(
+            crate::mcp::serve::Sampler {
+                model: crate::model::once::SideModel {
+                    client: client.clone(),
+                    model: rt.model.clone(),
+                    window: context_window,
+                },
+                spend: Rc::clone(&spend),
+                max_tokens,
+            },
+            &rt.rules,
+        );
+    }
     let mut pipeline = Pipeline::new(
         registry,
         policy,
         ToolContext {
+            spend,
             child_env: rt.child_env.clone(),
             sandbox: rt.sandbox.clone(),
             result_limit,

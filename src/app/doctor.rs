@@ -499,7 +499,9 @@ fn sandbox(r: &mut Report, rt: &Runtime) {
 #[cfg(feature = "mcp")]
 async fn mcp(r: &mut Report, ex: &'static smol::LocalExecutor<'static>, rt: &Runtime) {
     const S: &str = "mcp";
-    let Some(hub) = super::mcp_start::start(ex, rt, super::mcp_start::Wait::All, None).await else {
+    let offer = super::mcp_start::offer(rt, true, true);
+    let Some(hub) = super::mcp_start::start(ex, rt, super::mcp_start::Wait::All, None, offer).await
+    else {
         r.add(S, "servers", State::Info, "none configured");
         return;
     };
@@ -508,9 +510,10 @@ async fn mcp(r: &mut Report, ex: &'static smol::LocalExecutor<'static>, rt: &Run
             crate::mcp::Status::Connected => (
                 State::Ok,
                 format!(
-                    "connected, {} tools, {} prompts",
+                    "connected, {} tools, {} prompts; {}",
                     s.tool_count(),
-                    s.prompt_count()
+                    s.prompt_count(),
+                    super::mcp_start::offers_line(&s)
                 ),
             ),
             crate::mcp::Status::NeedsAuth(why) => (

@@ -26,6 +26,7 @@ pub async fn start(
     rt: &Runtime,
     wait: Wait,
     carrier: Option<Rc<dyn mcp::sdk::Carrier>>,
+    offer: mcp::serve::Offer,
 ) -> Option<Rc<Hub>> {
     let (configs, warnings) = configs(rt);
     for w in warnings {
@@ -60,6 +61,7 @@ pub async fn start(
         wait,
         carrier,
         remote,
+        offer,
     )
     .await;
     for s in hub.servers() {
@@ -78,6 +80,31 @@ pub async fn start(
         }
     }
     Some(hub)
+}
+
+/// What a session offers its servers: elicitation where someone answers
+/// forms (a person, an SDK host, or the user's standing choice
+/// TERN_MCP_ELICITATION=accept-defaults), sampling where someone or an
+/// `McpSampling` allow rule can allow it.
+pub fn offer(rt: &Runtime, forms: bool, grants: bool) -> mcp::serve::Offer {
+    let rule_allows = rt.rules.iter().any(|r| {
+        r.tool == mcp::serve::SAMPLING_RULE && r.behavior == crate::policy::Behavior::Allow
+    });
+    mcp::serve::Offer {
+        elicitation: forms || rt.mcp_accept_defaults,
+        sampling: grants || rule_allows,
+    }
+}
+
+/// What a connected server offers and what tern offered it.
+pub fn offers_line(s: &mcp::Server) -> String {
+    let theirs = s.offers().join(", ");
+    let theirs = if theirs.is_empty() {
+        "nothing"
+    } else {
+        &theirs
+    };
+    format!("offers {theirs}; tern offers {}", s.granted().words())
 }
 
 /// Every configured server, and what was wrong with the sources.
@@ -109,7 +136,8 @@ pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> Exit {
         .filter(|i| i.kind == crate::config::trust::Kind::Mcp)
         .map(|i| format!("{}  needs-trust (the directory's settings are not trusted: tern trust, after a look)", i.what))
         .collect();
-    let Some(hub) = start(ex, rt, Wait::All, None).await else {
+    // Listed as a session with a person would offer it.
+    let Some(hub) = start(ex, rt, Wait::All, None, offer(rt, true, true)).await else {
         if untrusted.is_empty() {
             println!(
                 "no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)"
@@ -128,15 +156,17 @@ pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> Exit {
         match s.status() {
             Status::Connected => {
                 let prompts = s.prompt_count();
-                if prompts > 0 {
-                    println!(
-                        "{:<20} connected   {} tools, {prompts} prompts",
-                        s.name,
-                        s.tool_count()
-                    )
+                let prompts = if prompts > 0 {
+                    format!(", {prompts} prompts")
                 } else {
-                    println!("{:<20} connected   {} tools", s.name, s.tool_count())
-                }
+                    String::new()
+                };
+                println!(
+                    "{:<20} connected   {} tools{prompts}  ({})",
+                    s.name,
+                    s.tool_count(),
+                    offers_line(&s)
+                )
             }
             Status::Pending => println!("{:<20} pending", s.name),
             Status::Disabled => println!("{:<20} disabled", s.name),

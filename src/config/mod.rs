@@ -171,6 +171,14 @@ pub struct Runtime {
     /// MCP_TIMEOUT, MCP_TOOL_TIMEOUT and TERN_MCP_FIRST_WAIT_MS.
     #[cfg(feature = "mcp")]
     pub(crate) mcp_timeouts: McpTimeouts,
+    /// TERN_MCP_ELICITATION=accept-defaults: with nobody to ask (`-p`), a
+    /// server's form is accepted with the defaults its own schema gives.
+    /// The user's choice for unattended runs (CI, the conformance suite);
+    /// it answers only with what the server proposed, never with anything
+    /// of the session's, and it is read from tern's own environment,
+    /// which a repository cannot set.
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp_accept_defaults: bool,
     /// How long the line-mode prompt waits, after an answer, before
     /// Notification hooks hear `idle_prompt` (TERN_IDLE_NOTIFY_MS, 60 s
     /// as in Claude Code).
@@ -799,6 +807,9 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
             .unwrap_or(DEFAULT_MAX_AGENT_DEPTH),
         #[cfg(feature = "mcp")]
         mcp_timeouts: McpTimeouts::from_env(&inputs.env),
+        #[cfg(feature = "mcp")]
+        mcp_accept_defaults: inputs.env.get("TERN_MCP_ELICITATION").as_deref()
+            == Some("accept-defaults"),
         idle_notify: Duration::from_millis(
             inputs
                 .env

@@ -481,7 +481,7 @@ impl LineApprover {
 
 impl LineApprover {
     /// The next line typed (None when input ended).
-    async fn next_line(&self) -> Option<String> {
+    pub(crate) async fn next_line(&self) -> Option<String> {
         let (tx, rx) = smol::channel::bounded(1);
         *self.input.answer.borrow_mut() = Some(tx);
         rx.recv().await.ok()
@@ -552,6 +552,84 @@ impl LineApprover {
                 return a;
             }
             eprint!("Please answer 1, 2 or n: ");
+        }
+    }
+}
+
+#[cfg(feature = "mcp")]
+impl LineApprover {
+    /// An MCP server's form, field by field on the terminal: Enter takes
+    /// the default (or leaves an optional field out), a blank line ends
+    /// nothing early; the last question sends, declines or cancels.
+    pub(crate) async fn form(
+        &self,
+        server: &str,
+        form: &crate::mcp::elicit::Form,
+    ) -> crate::mcp::elicit::Elicited {
+        use super::preview::visible;
+        use crate::mcp::elicit::{Elicited, Kind, shown};
+        let _one_at_a_time = self.lock.lock().await;
+        eprintln!("\nMCP server {} asks:", visible(server));
+        for line in form.message.lines() {
+            eprintln!("  {}", visible(line));
+        }
+        let mut answers = crate::json::Map::new();
+        for f in &form.fields {
+            let mut about = visible(&f.label);
+            if !f.description.is_empty() {
+                about.push_str(&format!(" — {}", visible(&f.description)));
+            }
+            if f.required {
+                about.push_str(" (required)");
+            }
+            eprintln!("{about}");
+            if let Kind::Choice { choices, .. } = &f.kind {
+                for (i, (_, title)) in choices.iter().enumerate() {
+                    eprintln!("  {}. {}", i + 1, visible(title));
+                }
+            }
+            eprint!("[{}] ", f.hint());
+            loop {
+                let Some(line) = self.next_line().await else {
+                    return Elicited::Cancel;
+                };
+                if line.trim().is_empty() {
+                    if let Some(d) = &f.default {
+                        answers.insert(f.name.as_str(), d.clone());
+                        break;
+                    }
+                    if !f.required {
+                        break;
+                    }
+                    eprint!("This one is required: ");
+                    continue;
+                }
+                match f.read(&line) {
+                    Ok(v) => {
+                        answers.insert(f.name.as_str(), v);
+                        break;
+                    }
+                    Err(why) => eprint!("Please {}: ", why.trim_start_matches("must be ")),
+                }
+            }
+        }
+        for (k, v) in answers.iter() {
+            eprintln!("  {}: {}", visible(k), visible(&shown(v)));
+        }
+        eprint!(
+            "Send these answers to {}? [y = send, n = decline, c = cancel] ",
+            visible(server)
+        );
+        loop {
+            let Some(line) = self.next_line().await else {
+                return Elicited::Cancel;
+            };
+            match line.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Elicited::Accept(answers),
+                "n" | "no" => return Elicited::Decline,
+                "c" | "cancel" => return Elicited::Cancel,
+                _ => eprint!("Please answer y, n or c: "),
+            }
         }
     }
 }

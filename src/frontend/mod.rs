@@ -8,6 +8,8 @@
 mod activity;
 pub mod approve;
 pub mod commands;
+#[cfg(feature = "mcp")]
+pub(crate) mod elicit;
 pub mod line;
 mod preview;
 pub mod sdk;

@@ -14,6 +14,7 @@
 
 pub mod config;
 mod content;
+pub mod elicit;
 mod error;
 pub mod oauth;
 mod prompts;
@@ -21,6 +22,7 @@ mod remote;
 mod report;
 mod rpc;
 pub mod sdk;
+pub mod serve;
 mod tool;
 mod wire;
 
@@ -97,6 +99,12 @@ pub struct Server {
     /// What this session subscribed to, and what changed since.
     subscribed: RefCell<Vec<String>>,
     updated: RefCell<Vec<String>>,
+    /// The session's answers to the server's own requests.
+    services: Rc<serve::Services>,
+    /// The `capabilities` the server declared in `initialize`.
+    capabilities: RefCell<Value>,
+    /// Calls running now, by progress token: where their progress goes.
+    progress: RefCell<Vec<(String, tool::Watch)>>,
 }
 
 impl Server {
@@ -113,6 +121,7 @@ impl Server {
                     self.updated.borrow_mut().push(uri.to_string());
                 }
             }
+            "notifications/progress" => self.progressed(params),
             "notifications/message" => {
                 let level = params.str_field("level").unwrap_or("info");
                 if matches!(level, "error" | "critical" | "alert" | "emergency") {
@@ -141,6 +150,32 @@ impl Server {
             return Status::Failed(reason);
         }
         self.status.borrow().clone()
+    }
+
+    /// A `notifications/progress` for a running call: on its card or line.
+    fn progressed(&self, params: &Value) {
+        let token = match params.get("progressToken") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_json(),
+            None => return,
+        };
+        let watches = self.progress.borrow();
+        if let Some((_, watch)) = watches.iter().find(|(t, _)| *t == token) {
+            watch.report(params);
+        }
+    }
+
+    /// What the server said it offers (tools, prompts, resources, …).
+    pub fn offers(&self) -> Vec<String> {
+        let caps = self.capabilities.borrow();
+        caps.as_object()
+            .map(|m| m.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// What tern offered the server (elicitation, sampling).
+    pub fn granted(&self) -> serve::Offer {
+        self.services.offer
     }
 
     pub fn tool_count(&self) -> usize {
@@ -178,6 +213,9 @@ pub struct Hub {
     remote: RemoteSetup,
     /// What a started server inherits (credentials removed).
     env: crate::config::ChildEnv,
+    /// Elicitation and sampling: what the servers are offered, and who
+    /// answers them.
+    services: Rc<serve::Services>,
     /// Woken whenever a server settles (connected or failed).
     settled_tx: smol::channel::Sender<()>,
     settled_rx: smol::channel::Receiver<()>,
@@ -279,6 +317,7 @@ impl Hub {
         first_wait: Duration,
         carrier: Option<Rc<dyn sdk::Carrier>>,
         remote: RemoteSetup,
+        offer: serve::Offer,
     ) -> Rc<Hub> {
         let (settled_tx, settled_rx) = smol::channel::unbounded();
         let hub = Rc::new(Hub {
@@ -290,6 +329,7 @@ impl Hub {
             carrier: RefCell::new(carrier),
             remote,
             env: env.clone(),
+            services: Rc::new(serve::Services::new(offer)),
             settled_tx,
             settled_rx,
         });
@@ -304,6 +344,11 @@ impl Hub {
         hub.add(started);
         hub.settle(first_wait).await;
         hub
+    }
+
+    /// Who answers the servers' elicitation and sampling requests.
+    pub fn services(&self) -> &serve::Services {
+        &self.services
     }
 
     /// Every server, in the order they were added.
@@ -360,6 +405,9 @@ impl Hub {
             subscribe: Cell::new(false),
             subscribed: RefCell::default(),
             updated: RefCell::default(),
+            services: Rc::clone(&self.services),
+            capabilities: RefCell::default(),
+            progress: RefCell::default(),
         })
     }
 
@@ -586,13 +634,32 @@ async fn connect(
             server.notified(method, params);
         }
     }));
+    // Elicitation and sampling wait for a person: each is answered from
+    // a task of its own, so the server's other messages keep flowing.
+    let (weak, link) = (Rc::downgrade(server), Rc::downgrade(&conn));
+    conn.on_request(Box::new(move |id, method, params| {
+        let Some(server) = weak.upgrade() else {
+            return false;
+        };
+        let (method, link) = (method.to_string(), link.clone());
+        ex.spawn(async move {
+            let services = Rc::clone(&server.services);
+            let answer = services.answer(&server.name, &method, params).await;
+            if let Some(conn) = link.upgrade() {
+                conn.reply(id, answer).await;
+            }
+        })
+        .detach();
+        true
+    }));
     if let config::Transport::Sse { .. } = transport {
         conn.start_legacy(ex).await.map_err(|e| McpError::Step {
             step: "opening the SSE stream",
             source: Box::new(e),
         })?;
     }
-    let init = match initialize(&conn).await {
+    let offer = server.services.offer;
+    let init = match initialize(&conn, offer).await {
         // An older server: streamable HTTP is refused, the SSE transport
         // may answer at the same address.
         Err(McpError::Step { source, .. })
@@ -613,7 +680,7 @@ async fn connect(
                     ))),
                 });
             }
-            initialize(&conn).await?
+            initialize(&conn, offer).await?
         }
         other => other?,
     };
@@ -632,6 +699,7 @@ async fn connect(
     conn.notify("notifications/initialized", obj! {}).await?;
     conn.listen(ex);
     let caps = init.get("capabilities").cloned().unwrap_or_default();
+    *server.capabilities.borrow_mut() = caps.clone();
     let with_resources = caps.get("resources").is_some();
     let catalog = fetch_tools(server, &conn, with_resources).await?;
     *server.tools.borrow_mut() = catalog;
@@ -653,18 +721,23 @@ async fn connect(
     Ok(())
 }
 
-/// What tern says of itself in `initialize` (also when a remote server's
-/// session is started again).
+/// What tern says of itself in `initialize` when it offers nothing but
+/// roots (a remote server's session started again).
 pub(super) fn initialize_params() -> Value {
+    initialize_offering(serve::Offer::default())
+}
+
+/// What tern says of itself in `initialize`, offering `offer`.
+pub(super) fn initialize_offering(offer: serve::Offer) -> Value {
     obj! {
         "protocolVersion" => VERSIONS[0],
-        "capabilities" => obj! { "roots" => obj! { "listChanged" => false } },
+        "capabilities" => offer.capabilities(),
         "clientInfo" => obj! { "name" => "tern", "version" => env!("CARGO_PKG_VERSION") },
     }
 }
 
-async fn initialize(conn: &Connection) -> Result<Value, McpError> {
-    conn.request("initialize", initialize_params())
+async fn initialize(conn: &Connection, offer: serve::Offer) -> Result<Value, McpError> {
+    conn.request("initialize", initialize_offering(offer))
         .await
         .map_err(|e| McpError::Step {
             step: "initialize",

@@ -1,5 +1,7 @@
 //! What the hub says about its servers: `system/init`'s summary and the
-//! SDK's `mcp_status` (Claude Code's McpServerStatus).
+//! SDK's `mcp_status` (Claude Code's McpServerStatus, plus what a
+//! connected server declared it offers, `capabilities`, and what tern
+//! offered it, `clientCapabilities`).
 
 use super::{APPROVAL_HINT, Hub, ServerConfig, Status, config};
 use crate::json::Value;
@@ -70,6 +72,15 @@ impl Hub {
                 if let Some(m) = v.as_object_mut() {
                     if let Some(info) = s.server_info.borrow().clone() {
                         m.insert("serverInfo", info);
+                    }
+                    if status == Status::Connected {
+                        m.insert("capabilities", s.capabilities.borrow().clone());
+                        let mut offered = s.granted().capabilities();
+                        // Roots are always offered (and always empty).
+                        if let Some(o) = offered.as_object_mut() {
+                            o.remove("roots");
+                        }
+                        m.insert("clientCapabilities", offered);
                     }
                     if let Some(e) = error_of(&s.name, &status) {
                         m.insert("error", e);

@@ -3,10 +3,11 @@
 //! `remote`) or the SDK's control channel.
 //!
 //! Responses are matched to requests by id; notifications go to a
-//! handler; requests from the server are answered (`ping`, `roots/list`)
-//! or refused. A dead server fails every pending request with the reason.
-//! An SDK server (`mcp::sdk`) gets each message through the SDK's control
-//! channel, and its answer comes back as the reply to that message.
+//! handler; requests from the server are answered (`ping`, `roots/list`),
+//! handed to the session (`serve`: elicitation, sampling) or refused. A
+//! dead server fails every pending request with the reason. An SDK server
+//! (`mcp::sdk`) gets each message through the SDK's control channel, and
+//! its answer comes back as the reply to that message.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -23,6 +24,9 @@ use crate::obj;
 
 type Reply = Result<Value, McpError>;
 type Notify = Box<dyn Fn(&str, &Value)>;
+/// Takes a request from the server (its id, method and params) and sees
+/// to its answer; false: not offered.
+type Serve = Box<dyn Fn(Value, &str, Value) -> bool>;
 
 pub(super) enum Link {
     Stdio {
@@ -45,6 +49,7 @@ pub struct Connection {
     pub(super) pending: RefCell<HashMap<i64, smol::channel::Sender<Reply>>>,
     next_id: Cell<i64>,
     on_notify: RefCell<Option<Notify>>,
+    on_request: RefCell<Option<Serve>>,
     /// Why the connection is gone, once it is.
     pub closed: RefCell<Option<String>>,
     /// The last lines the server wrote to stderr (for failure reasons).
@@ -75,6 +80,7 @@ impl Connection {
             pending: RefCell::default(),
             next_id: Cell::new(1),
             on_notify: RefCell::default(),
+            on_request: RefCell::default(),
             closed: RefCell::default(),
             stderr_tail: Rc::default(),
             ended: smol::channel::bounded(1),
@@ -183,6 +189,25 @@ impl Connection {
         *self.on_notify.borrow_mut() = Some(f);
     }
 
+    /// Requests from the server beyond `ping` and `roots/list`
+    /// (elicitation, sampling) go to `f`, which answers through `reply`.
+    pub fn on_request(&self, f: Serve) {
+        *self.on_request.borrow_mut() = Some(f);
+    }
+
+    /// Answers the server's request `id`: a result, or an error's code
+    /// and message.
+    pub async fn reply(&self, id: Value, answer: Result<Value, (i64, String)>) {
+        let mut reply = obj! { "jsonrpc" => "2.0", "id" => id };
+        if let Some(m) = reply.as_object_mut() {
+            match answer {
+                Ok(r) => m.insert("result", r),
+                Err((code, e)) => m.insert("error", obj! { "code" => code, "message" => e }),
+            }
+        }
+        let _ = self.send_raw(&reply).await;
+    }
+
     pub fn set_protocol(&self, version: &str) {
         if let Link::Remote(r) = &self.link {
             *r.protocol.borrow_mut() = Some(version.to_string());
@@ -251,20 +276,24 @@ impl Connection {
             }
             (_, Some(method)) if msg.get("id").is_some() => {
                 // A request from the server.
+                let id = msg.get("id").cloned().unwrap_or_default();
                 let result = match method {
                     "ping" => Ok(obj! {}),
                     "roots/list" => Ok(obj! { "roots" => Vec::new() }),
-                    other => Err(format!("tern does not offer {other}")),
-                };
-                let mut reply =
-                    obj! { "jsonrpc" => "2.0", "id" => msg.get("id").cloned().unwrap_or_default() };
-                if let Some(m) = reply.as_object_mut() {
-                    match result {
-                        Ok(r) => m.insert("result", r),
-                        Err(e) => m.insert("error", obj! { "code" => -32601i64, "message" => e }),
+                    other => {
+                        let params = msg.get("params").cloned().unwrap_or_default();
+                        let taken = self
+                            .on_request
+                            .borrow()
+                            .as_ref()
+                            .is_some_and(|f| f(id.clone(), other, params));
+                        if taken {
+                            return;
+                        }
+                        Err((-32601, format!("tern does not offer {other}")))
                     }
-                }
-                let _ = self.send_raw(&reply).await;
+                };
+                self.reply(id, result).await;
             }
             (None, Some(method)) => {
                 if let Some(f) = self.on_notify.borrow().as_ref() {

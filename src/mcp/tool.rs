@@ -2,7 +2,9 @@
 //! schema, `readOnlyHint` deciding concurrency (never permission: it is
 //! the server's own claim, so every MCP call is decided as one that may
 //! change things), results mapped to text (and images), and interruption
-//! sent on as `notifications/cancelled`.
+//! sent on as `notifications/cancelled`. A call carries a progress token
+//! (its call id), and the server's `notifications/progress` for it go on
+//! the call's card or line.
 
 use std::rc::{Rc, Weak};
 
@@ -152,7 +154,7 @@ impl Tool for McpTool {
         &'a self,
         input: Value,
         ctx: &'a ToolContext,
-        _: &'a Permit,
+        permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let Some(server) = self.server.upgrade() else {
@@ -181,10 +183,16 @@ impl Tool for McpTool {
                 Ok(c) => c,
                 Err(e) => return ToolOutput::error(e.to_string()),
             };
+            let token = permit.call_id().to_string();
+            let _watched = Watched::new(&server, &token, ctx);
             let (method, params) = match &self.op {
                 Op::Call(remote) => (
                     "tools/call",
-                    obj! { "name" => remote.as_str(), "arguments" => input },
+                    obj! {
+                        "name" => remote.as_str(),
+                        "arguments" => input,
+                        "_meta" => obj! { "progressToken" => token.as_str() },
+                    },
                 ),
                 Op::ListResources => ("resources/list", obj! {}),
                 Op::ReadResource => (
@@ -227,6 +235,73 @@ impl Tool for McpTool {
                 },
             }
         })
+    }
+}
+
+/// Where one running call's progress goes: its id, and the reports of
+/// the pipeline it runs in.
+pub(super) struct Watch {
+    id: String,
+    reports: Option<Rc<crate::report::Mailbox<crate::report::Report>>>,
+}
+
+impl Watch {
+    /// `notifications/progress` as the call's progress line:
+    /// "3/10 · message" (a bare count when there is no total).
+    pub(super) fn report(&self, params: &Value) {
+        let num = |k: &str| params.get(k).and_then(Value::as_f64);
+        let Some(done) = num("progress") else {
+            return;
+        };
+        let show = |x: f64| {
+            if x.fract() == 0.0 && x.abs() < 1e15 {
+                format!("{}", x as i64)
+            } else {
+                format!("{x:.2}")
+            }
+        };
+        let mut text = match num("total") {
+            Some(total) => format!("{}/{}", show(done), show(total)),
+            None => show(done),
+        };
+        if let Some(m) = params.str_field("message").filter(|m| !m.trim().is_empty()) {
+            text.push_str(" · ");
+            text.push_str(&super::serve::one_line(m));
+        }
+        if let Some(r) = &self.reports {
+            r.push(crate::report::Report::ToolProgress {
+                id: self.id.clone(),
+                text,
+            });
+        }
+    }
+}
+
+/// A call's progress token registered with its server while it runs.
+struct Watched<'a> {
+    server: &'a Server,
+    token: &'a str,
+}
+
+impl<'a> Watched<'a> {
+    fn new(server: &'a Server, token: &'a str, ctx: &ToolContext) -> Watched<'a> {
+        server.progress.borrow_mut().push((
+            token.to_string(),
+            Watch {
+                id: token.to_string(),
+                reports: ctx.reports.clone(),
+            },
+        ));
+        Watched { server, token }
+    }
+}
+
+impl Drop for Watched<'_> {
+    fn drop(&mut self) {
+        self.server
+            .progress
+            .borrow_mut()
+            .retain(|(t, _)| t != self.token);
     }
 }
 
@@ -343,6 +418,9 @@ mod tests {
             subscribe: Default::default(),
             subscribed: Default::default(),
             updated: Default::default(),
+            services: Default::default(),
+            capabilities: Default::default(),
+            progress: Default::default(),
         });
         let listing = parse(r#"{"name":"peek","annotations":{"readOnlyHint":true}}"#).unwrap();
         let hinted = McpTool::from_listing(&server, &listing).unwrap();

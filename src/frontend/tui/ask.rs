@@ -169,6 +169,19 @@ impl TuiApprover {
     }
 }
 
+#[cfg(feature = "mcp")]
+impl TuiApprover {
+    /// An MCP server's form, between the other dialogs (never over one).
+    pub(crate) async fn form(
+        &self,
+        server: &str,
+        form: &crate::mcp::elicit::Form,
+    ) -> crate::mcp::elicit::Elicited {
+        let _one = self.lock.lock().await;
+        super::form::fill(&self.tui, server, form).await
+    }
+}
+
 impl Approver for TuiApprover {
     fn approve<'a>(
         &'a self,

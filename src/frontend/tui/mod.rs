@@ -20,6 +20,8 @@ use crate::report::{Level, Report};
 mod ask;
 mod composer;
 mod dialog;
+#[cfg(feature = "mcp")]
+mod form;
 mod keys;
 pub(crate) mod markdown;
 mod rig;
