@@ -32,6 +32,22 @@ Environment:
   SCRIPTED_REQUIRE_RESOURCE=1  oauth: authorize and token must carry resource
   SCRIPTED_TOKEN_TTL=S         oauth: access token lifetime (default 3600)
   SCRIPTED_REFRESH_FAILS=1     oauth: every refresh_token grant fails
+  SCRIPTED_AUTH_METHOD=M       oauth: the only token endpoint auth method
+                               (none, client_secret_basic, client_secret_post);
+                               registration hands out a secret for the others,
+                               and the token endpoint takes no other method
+  SCRIPTED_MACHINE=secret|jwt  oauth: a client_credentials client machine-client,
+                               with the secret machine-secret (by
+                               SCRIPTED_AUTH_METHOD) or a P-256 key (ES256
+                               assertions, checked with Python's cryptography:
+                               signature, iss = sub = client, aud = the issuer,
+                               exp, jti once) written as PKCS#8 PEM to
+                               SCRIPTED_MACHINE_KEY_FILE
+  SCRIPTED_INIT_OPEN=1         oauth: initialize and notifications need no token
+  SCRIPTED_STEP_UP=S           oauth: tools/call needs the scope S too (403
+                               insufficient_scope naming "mcp S" otherwise)
+  SCRIPTED_ALWAYS_401=1        oauth: /mcp refuses every token with 401
+  SCRIPTED_BAD_TOKEN=1         oauth: the token endpoint answers 200 with HTML
 
 The MCP server behind every mode is the same: tools echo, poke, touch (and
 fresh once poke has run), the prompt greet, the resource memo://one with
@@ -48,7 +64,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlencode, urlsplit
 
 
 def env_flag(name):
@@ -74,6 +90,12 @@ NO_REGISTRATION = env_flag("SCRIPTED_NO_REGISTRATION")
 REQUIRE_RESOURCE = env_flag("SCRIPTED_REQUIRE_RESOURCE")
 TOKEN_TTL = env_int("SCRIPTED_TOKEN_TTL", 3600)
 REFRESH_FAILS = env_flag("SCRIPTED_REFRESH_FAILS")
+AUTH_METHOD = os.environ.get("SCRIPTED_AUTH_METHOD", "none")
+MACHINE = os.environ.get("SCRIPTED_MACHINE")
+INIT_OPEN = env_flag("SCRIPTED_INIT_OPEN")
+STEP_UP = os.environ.get("SCRIPTED_STEP_UP")
+ALWAYS_401 = env_flag("SCRIPTED_ALWAYS_401")
+BAD_TOKEN = env_flag("SCRIPTED_BAD_TOKEN")
 
 KEEPALIVE_SECONDS = 2.0
 CODE_TTL_SECONDS = 60
@@ -252,6 +274,11 @@ PRESET_CLIENT = "preset-client"
 clients = {PRESET_CLIENT: {"redirect_uris": None}}  # None: any loopback redirect
 codes = {}  # code -> what authorize saw
 access_tokens = {}  # token -> expiry (monotonic)
+token_scopes = {}  # token -> the scopes it was granted (a set)
+used_jtis = set()
+MACHINE_CLIENT = "machine-client"
+MACHINE_SECRET = "machine-secret"
+machine_key = None  # the public key of a jwt machine client
 refresh_tokens = {}  # token -> client id
 stats = {"tokens_issued": 0, "refreshes": 0, "registrations": 0, "authorize_calls": 0}
 
@@ -270,9 +297,14 @@ def auth_metadata():
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
         "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": ["none"],
-        "scopes_supported": ["mcp"],
+        "token_endpoint_auth_methods_supported": [AUTH_METHOD],
+        "scopes_supported": ["mcp"] + ([STEP_UP] if STEP_UP else []),
     }
+    if MACHINE:
+        meta["grant_types_supported"].append("client_credentials")
+    if MACHINE == "jwt":
+        meta["token_endpoint_auth_methods_supported"] = ["private_key_jwt"]
+        meta["token_endpoint_auth_signing_alg_values_supported"] = ["ES256"]
     if NO_REGISTRATION:
         del meta["registration_endpoint"]
     return meta
@@ -291,12 +323,56 @@ def s256(verifier):
 
 
 def token_ok(header):
+    return token_scope(header) is not None
+
+
+def token_scope(header):
+    """The scopes of a valid bearer token, else None."""
     scheme, _, token = (header or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        return False
+        return None
     with changed:
         expiry = access_tokens.get(token.strip())
-    return expiry is not None and time.monotonic() < expiry
+        scopes = token_scopes.get(token.strip(), set())
+    return scopes if expiry is not None and time.monotonic() < expiry else None
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def assertion_problem(assertion):
+    """Why a client assertion is not a valid ES256 JWT of the machine
+    client for this issuer, or None."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+    try:
+        head, body, sig = assertion.split(".")
+        header = json.loads(b64url_decode(head))
+        claims = json.loads(b64url_decode(body))
+        raw = b64url_decode(sig)
+    except ValueError:
+        return "not a JWT"
+    if header.get("alg") != "ES256" or len(raw) != 64:
+        return "not ES256"
+    der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    try:
+        machine_key.verify(der, f"{head}.{body}".encode(), ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        return "bad signature"
+    if claims.get("iss") != MACHINE_CLIENT or claims.get("sub") != MACHINE_CLIENT:
+        return "iss and sub must be the client id"
+    if claims.get("aud") != BASE + "/auth":
+        return f"aud must be the issuer, not {claims.get('aud')!r}"
+    if not isinstance(claims.get("exp"), int) or claims["exp"] < time.time():
+        return "expired"
+    with changed:
+        if claims.get("jti") in used_jtis or not claims.get("jti"):
+            return "jti missing or used before"
+        used_jtis.add(claims["jti"])
+    return None
 
 
 # -------------------------------------------------------------------- the HTTP
@@ -588,10 +664,17 @@ class Handler(BaseHTTPRequestHandler):
     def route_oauth(self, method):
         path = self.route_path
         if path == "/mcp":
-            if not token_ok(self.headers.get("Authorization")):
-                challenge = (f'Bearer resource_metadata="{BASE}/.well-known/oauth-protected-resource",'
-                             ' scope="mcp"')
+            rpc = self.json_body.get("method", "") if isinstance(self.json_body, dict) else ""
+            if INIT_OPEN and (rpc == "initialize" or rpc.startswith("notifications/")):
+                return self.route_streamable(method)
+            scopes = token_scope(self.headers.get("Authorization"))
+            metadata = f'resource_metadata="{BASE}/.well-known/oauth-protected-resource"'
+            if scopes is None or ALWAYS_401:
+                challenge = f'Bearer {metadata}, scope="mcp"'
                 return self.reply_json(401, {"error": "invalid_token"}, {"WWW-Authenticate": challenge})
+            if STEP_UP and rpc == "tools/call" and STEP_UP not in scopes:
+                challenge = f'Bearer error="insufficient_scope", scope="mcp {STEP_UP}", {metadata}'
+                return self.reply_json(403, {"error": "insufficient_scope"}, {"WWW-Authenticate": challenge})
             return self.route_streamable(method)
         if method == "GET" and path in ("/.well-known/oauth-protected-resource",
                                         "/.well-known/oauth-protected-resource/mcp"):
@@ -621,14 +704,17 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply_json(400, {"error": "invalid_redirect_uri",
                                          "error_description": "redirect_uris must be a non-empty list of strings"})
         client_id = secrets.token_hex(12)
+        secret = secrets.token_hex(12) if AUTH_METHOD != "none" else None
         with changed:
-            clients[client_id] = {"redirect_uris": list(uris)}
+            clients[client_id] = {"redirect_uris": list(uris), "secret": secret, "method": AUTH_METHOD}
             stats["registrations"] += 1
+        answer = {"client_secret": secret} if secret else {}
         self.reply_json(201, {
+            **answer,
             "client_id": client_id,
             "client_id_issued_at": int(time.time()),
             "redirect_uris": uris,
-            "token_endpoint_auth_method": "none",
+            "token_endpoint_auth_method": AUTH_METHOD,
             "grant_types": meta.get("grant_types") or ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "client_name": meta.get("client_name"),
@@ -662,6 +748,7 @@ class Handler(BaseHTTPRequestHandler):
         with changed:
             codes[code] = {"client_id": q["client_id"], "redirect_uri": q["redirect_uri"],
                            "challenge": q["code_challenge"], "resource": resource,
+                           "scope": q.get("scope") or "mcp",
                            "expires": time.monotonic() + CODE_TTL_SECONDS}
         answer = {"code": code}
         if "state" in q:
@@ -683,20 +770,44 @@ class Handler(BaseHTTPRequestHandler):
                                               keep_blank_values=True).items()}
         client_id = form.get("client_id")
         scheme, _, cred = self.headers.get("Authorization", "").partition(" ")
-        if not client_id and scheme.lower() == "basic":
+        basic_secret = None
+        if scheme.lower() == "basic":
             try:
-                client_id = base64.b64decode(cred).decode().partition(":")[0]
+                user, _, password = base64.b64decode(cred).decode().partition(":")
             except ValueError:
-                pass
+                return fail("invalid_client", "Basic credentials are not base64", 401)
+            # RFC 6749 2.3.1: both parts are form-encoded.
+            client_id, basic_secret = unquote_plus(user), unquote_plus(password)
         with changed:
-            known = client_id in clients
-        if not known:
+            client = clients.get(client_id)
+        if client is None:
             return fail("invalid_client", "unknown client_id")
+        used = ("client_secret_basic" if basic_secret is not None
+                else "private_key_jwt" if "client_assertion" in form
+                else "client_secret_post" if "client_secret" in form else "none")
+        with changed:
+            stats.setdefault("auth_methods", []).append(used)
+        wanted = client.get("method", "none")
+        if used != wanted:
+            return fail("invalid_client", f"this client authenticates by {wanted}, not {used}", 401)
+        if used == "client_secret_basic" and basic_secret != client["secret"]:
+            return fail("invalid_client", "wrong client secret", 401)
+        if used == "client_secret_post" and form.get("client_secret") != client["secret"]:
+            return fail("invalid_client", "wrong client secret", 401)
+        if used == "private_key_jwt":
+            if form.get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+                return fail("invalid_client", "wrong client_assertion_type", 401)
+            problem = assertion_problem(form.get("client_assertion", ""))
+            if problem:
+                return fail("invalid_client", "client assertion: " + problem, 401)
         resource = form.get("resource")
         if (REQUIRE_RESOURCE and resource is None) or (resource is not None and resource != resource_url()):
             return fail("invalid_target", f"resource must be {resource_url()}")
         grant = form.get("grant_type")
-        if grant == "authorization_code":
+        scope = "mcp"
+        if grant == "client_credentials" and client_id == MACHINE_CLIENT:
+            scope = form.get("scope") or "mcp"
+        elif grant == "authorization_code":
             with changed:
                 grant_info = codes.pop(form.get("code", ""), None)  # single use, even on failure
             if grant_info is None or time.monotonic() > grant_info["expires"]:
@@ -708,6 +819,7 @@ class Handler(BaseHTTPRequestHandler):
             verifier = form.get("code_verifier")
             if not verifier or s256(verifier) != grant_info["challenge"]:
                 return fail("invalid_grant", "code_verifier does not match code_challenge")
+            scope = grant_info["scope"]
         elif grant == "refresh_token":
             if REFRESH_FAILS:
                 return fail("invalid_grant", "refresh is switched off (SCRIPTED_REFRESH_FAILS)")
@@ -719,15 +831,18 @@ class Handler(BaseHTTPRequestHandler):
                 return fail("invalid_grant", "unknown or already used refresh token")
         else:
             return fail("unsupported_grant_type", f"grant_type {grant!r} is not supported")
+        if BAD_TOKEN:
+            return self.reply(200, b"<html>a proxy's login page</html>", "text/html")
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         with changed:
             access_tokens[access] = time.monotonic() + TOKEN_TTL
+            token_scopes[access] = set(scope.split())
             refresh_tokens[refresh] = client_id
             stats["tokens_issued"] += 1
             if grant == "refresh_token":
                 stats["refreshes"] += 1
         self.reply_json(200, {"access_token": access, "token_type": "Bearer", "expires_in": TOKEN_TTL,
-                              "refresh_token": refresh, "scope": "mcp"},
+                              "refresh_token": refresh, "scope": scope},
                         {"Cache-Control": "no-store"})
 
 
@@ -746,6 +861,21 @@ def main():
     server = Server(("127.0.0.1", 0), Handler)
     port = server.server_address[1]
     BASE = f"http://127.0.0.1:{port}"
+    if AUTH_METHOD != "none":
+        clients[PRESET_CLIENT].update(secret="preset-secret", method=AUTH_METHOD)
+    if MACHINE == "secret":
+        clients[MACHINE_CLIENT] = {"redirect_uris": [], "secret": MACHINE_SECRET, "method": AUTH_METHOD}
+    elif MACHINE == "jwt":
+        global machine_key
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        private = ec.generate_private_key(ec.SECP256R1())
+        machine_key = private.public_key()
+        pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption())
+        with open(os.environ["SCRIPTED_MACHINE_KEY_FILE"], "wb") as f:
+            f.write(pem)
+        clients[MACHINE_CLIENT] = {"redirect_uris": [], "secret": None, "method": "private_key_jwt"}
     with open(PORT_FILE + ".tmp", "w") as f:
         f.write(f"{port}\n")
     os.rename(PORT_FILE + ".tmp", PORT_FILE)
