@@ -151,11 +151,9 @@ impl Services {
         params: Value,
     ) -> Result<Value, (i64, String)> {
         match method {
-            "elicitation/create" if self.offer.elicitation => {
-                self.elicit(server, &params).await.map(|e| e.to_result())
-            }
+            "elicitation/create" => self.elicit(server, &params).await.map(|e| e.to_result()),
             "sampling/createMessage" if self.offer.sampling => self.sample(server, &params).await,
-            "elicitation/create" | "sampling/createMessage" => {
+            "sampling/createMessage" => {
                 notice(
                     Level::Warning,
                     format!(
@@ -182,7 +180,13 @@ impl Services {
                 format!("too many elicitation requests in this session (at most {MAX_FORMS})"),
             ));
         }
-        let asker = self.asker.borrow().clone();
+        // Not offered (nobody answers here), or nobody set up yet:
+        // declined, and the person told.
+        let asker = self
+            .asker
+            .borrow()
+            .clone()
+            .filter(|_| self.offer.elicitation);
         let Some(asker) = asker else {
             notice(
                 Level::Warning,
