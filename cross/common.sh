@@ -43,6 +43,16 @@ cargo_for() {
   # (5,538,272 -> 5,030,368 bytes). A panic still prints its message.
   local small=(-Z build-std=std,panic_abort -Z build-std-features=optimize_for_size
     --config "target.$t.rustflags=[\"-Zlocation-detail=none\", \"-Cforce-unwind-tables=no\"]")
+  # Every ARM build and test, and x86_64's static build, run with
+  # RUSTC_BOOTSTRAP=1, even those that pass no -Z flag: build scripts
+  # (proc-macro2's among them) are fingerprinted on it, and a build without
+  # it after one with it rebuilt everything that depends on them (CI built
+  # the x86_64 static binary again after the aarch64 one, 95 s each time).
+  # The ARM tests keep a target folder of their own for the same reason:
+  # the host build scripts they compile would otherwise be the host
+  # suite's, which runs without it (and the smoke run's stand-in was
+  # rebuilt from nothing after them).
+  local qemu_dir=target/qemu
   case "$name" in
     x86_64)
       if [ "$sub" = build ]; then
@@ -51,13 +61,19 @@ cargo_for() {
         cargo "$sub" --target "$t" "$@"
       fi
       ;;
-    aarch64) cargo-zigbuild "$( [ "$sub" = build ] && echo zigbuild || echo "$sub")" --target "$t" "$@" ;;
+    aarch64)
+      if [ "$sub" = build ]; then
+        RUSTC_BOOTSTRAP=1 cargo-zigbuild zigbuild --target "$t" "$@"
+      else
+        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$qemu_dir cargo-zigbuild "$sub" --target "$t" "$@"
+      fi
+      ;;
     armv7)
       if [ "$sub" = build ]; then
         RUSTC_BOOTSTRAP=1 cargo-zigbuild zigbuild "${small[@]}" --target "$t" "$@"
       else
         # the test harness catches panics
-        RUSTC_BOOTSTRAP=1 cargo-zigbuild "$sub" -Z build-std=std,panic_unwind --target "$t" "$@"
+        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$qemu_dir cargo-zigbuild "$sub" -Z build-std=std,panic_unwind --target "$t" "$@"
       fi
       ;;
   esac
