@@ -12,14 +12,12 @@
 mod remote_support;
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::path::PathBuf;
 
 use remote_support::*;
-use support::standin::{self, StandIn};
+use support::standin;
 use support::*;
-use tern::json::{self, Value};
+use tern::json::Value;
 use tern::obj;
 
 /// Where `ci/mcp.sh` put the real servers; `None` (said) when missing.

@@ -296,7 +296,7 @@ fn token_request(
                 "{endpoint} answered with something that is not a JSON token response"
             )));
         };
-        if !v.str_field("access_token").is_some_and(|t| !t.is_empty()) {
+        if v.str_field("access_token").is_none_or(str::is_empty) {
             return Err(TokenError::Other(format!(
                 "{endpoint} answered without an access token"
             )));
