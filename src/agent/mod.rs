@@ -344,6 +344,7 @@ impl<'ex> Agent<'ex> {
             outcome.usage.add(&asm.usage);
             let cost = crate::model::price::cost(&self.settings.model, &asm.usage);
             outcome.cost_usd += cost;
+            self.pipeline.ctx().spend.set_counted(outcome.cost_usd);
             note_model_use(outcome, &self.settings.model, &asm.usage, cost);
             outcome.stop_reason = asm.stop_reason.clone();
             if asm.has_blocks() {
@@ -651,6 +652,8 @@ impl Agent<'_> {
             outcome.cost_usd += s.cost_usd;
             note_model_use(outcome, &s.model, &s.usage, s.cost_usd);
         }
+        // A server's sampling request checks the budget against this.
+        self.pipeline.ctx().spend.set_counted(outcome.cost_usd);
     }
 
     fn relay(&self) -> Option<Rc<subagent::Relay>> {

@@ -476,6 +476,7 @@ pub(super) async fn build(
                 },
                 spend: Rc::clone(&spend),
                 max_tokens,
+                budget: rt.max_budget_usd,
             },
             &rt.rules,
         );

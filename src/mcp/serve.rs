@@ -50,6 +50,8 @@ pub struct Sampler {
     pub spend: Rc<Spend>,
     /// The session's own output limit: a server gets no more.
     pub max_tokens: u32,
+    /// `--max-budget-usd`: once the run has spent it, no more requests.
+    pub budget: Option<f64>,
 }
 
 /// What tern tells servers it can do, decided once for the session:
@@ -109,6 +111,10 @@ pub struct Services {
     granted: RefCell<Vec<String>>,
     /// Requests each server made: (forms, samples).
     counts: RefCell<HashMap<String, (u32, u32)>>,
+    /// One sampling request at a time: each sees what the one before it
+    /// cost before the budget is checked, so requests sent all at once
+    /// cannot pass the check together.
+    sampling: smol::lock::Mutex<()>,
 }
 
 /// The rule tool name for sampling: `McpSampling(<server>)`, or all.
@@ -239,6 +245,18 @@ impl Services {
                 -1,
                 format!("too many sampling requests in this session (at most {MAX_SAMPLES})"),
             ));
+        }
+        let _one_at_a_time = self.sampling.lock().await;
+        if let Some(budget) = sampler.budget
+            && sampler.spend.so_far() >= budget
+        {
+            notice(
+                Level::Warning,
+                format!(
+                    "MCP server {server} asked to use the model, but the budget (--max-budget-usd {budget}) is spent; refused"
+                ),
+            );
+            return Err((-1, "the session's budget is spent".into()));
         }
         let question = format!(
             "MCP server {server} asks the model ({}) to answer a request of its own, up to {} tokens, paid from this session",

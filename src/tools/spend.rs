@@ -4,7 +4,7 @@
 //! cost and per-model usage before its next turn, so `total_cost_usd`,
 //! `modelUsage` and `--max-budget-usd` see it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::model::stream::Usage;
 
@@ -17,12 +17,17 @@ pub struct Spent {
 }
 
 #[derive(Default)]
-pub struct Spend(RefCell<Vec<Spent>>);
+pub struct Spend {
+    pending: RefCell<Vec<Spent>>,
+    /// The run's cost as the agent last counted it: with what is pending,
+    /// what a tool checks against `--max-budget-usd` before spending more.
+    counted: Cell<f64>,
+}
 
 impl Spend {
     /// Writes down one request (or one sub-agent's total) by `model`.
     pub fn record(&self, model: &str, usage: &Usage, cost_usd: f64) {
-        self.0.borrow_mut().push(Spent {
+        self.pending.borrow_mut().push(Spent {
             model: model.to_string(),
             usage: *usage,
             cost_usd,
@@ -31,7 +36,24 @@ impl Spend {
 
     /// What was written down since the last call; the ledger is then empty.
     pub fn take(&self) -> Vec<Spent> {
-        std::mem::take(&mut *self.0.borrow_mut())
+        std::mem::take(&mut *self.pending.borrow_mut())
+    }
+
+    /// The agent's count of the run's cost so far (its own turns included).
+    pub fn set_counted(&self, cost_usd: f64) {
+        self.counted.set(cost_usd);
+    }
+
+    /// What the run has cost so far: the agent's count and what tools
+    /// wrote down since.
+    pub fn so_far(&self) -> f64 {
+        self.counted.get()
+            + self
+                .pending
+                .borrow()
+                .iter()
+                .map(|s| s.cost_usd)
+                .sum::<f64>()
     }
 }
 
@@ -54,5 +76,16 @@ mod tests {
         assert_eq!(got[0].model, "small");
         assert_eq!(got[1].cost_usd, 1.0);
         assert!(s.take().is_empty());
+    }
+
+    #[test]
+    fn so_far_is_the_count_plus_what_is_pending() {
+        let s = Spend::default();
+        s.set_counted(2.0);
+        s.record("small", &Usage::default(), 0.5);
+        assert_eq!(s.so_far(), 2.5);
+        s.take();
+        s.set_counted(2.5);
+        assert_eq!(s.so_far(), 2.5);
     }
 }

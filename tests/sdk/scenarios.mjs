@@ -301,6 +301,36 @@ const scenarios = {
     out.contexts = contexts;
     return out;
   },
+
+  // An MCP server on the Python SDK (tests/mcp/sdk_asking_server.py,
+  // SDK_ASKER_PYTHON / SDK_ASKER) asks for a form: the application's
+  // onElicitation fills it; then mcp_status says what the server offers.
+  async elicitation() {
+    const asked = [];
+    let status;
+    const { messages } = await session(
+      ["who am I"],
+      options({
+        permissionMode: "bypassPermissions",
+        allowDangerouslySkipPermissions: true,
+        mcpServers: {
+          sdk: {
+            type: "stdio",
+            command: process.env.SDK_ASKER_PYTHON,
+            args: [process.env.SDK_ASKER, "stdio", process.env.SDK_ASKER_LOG],
+          },
+        },
+        onElicitation: async (request) => {
+          asked.push(request);
+          return { action: "accept", content: { name: "Grace" } };
+        },
+      }),
+      async (q) => {
+        status = await q.mcpServerStatus();
+      },
+    );
+    return { ...summarise(messages), asked, status };
+  },
 };
 
 const name = process.argv[2];
