@@ -112,6 +112,240 @@ fn a_pdf_reaches_the_model_as_a_document_block() {
     );
 }
 
+/// Reads, in one turn, each (file, pages) given; the results in order,
+/// as (blocks, is_error).
+fn read_pages(dir: &Path, reads: &[(&str, &str)]) -> Vec<(Vec<Value>, bool)> {
+    let inputs: Vec<String> = reads
+        .iter()
+        .map(|(file, pages)| format!(r#"{{"file_path": "{file}", "pages": "{pages}"}}"#))
+        .collect();
+    let ids: Vec<String> = (0..reads.len()).map(|i| format!("toolu_{i}")).collect();
+    let calls: Vec<(&str, &str, &str)> = ids
+        .iter()
+        .zip(&inputs)
+        .map(|(id, input)| (id.as_str(), "Read", input.as_str()))
+        .collect();
+    let api = StandIn::start(vec![
+        standin::tools_reply(&calls),
+        standin::text_reply("seen"),
+    ]);
+    let out = run(tern(&api.url, dir).args(["-p", "look"]));
+    assert_ok(&out);
+    let reqs = api.requests();
+    tool_results(&reqs[1])
+        .iter()
+        .map(|r| {
+            let is_error = r.get("is_error").and_then(Value::as_bool) == Some(true);
+            let blocks = match r.get("content") {
+                Some(Value::Array(b)) => b.clone(),
+                Some(Value::String(s)) => {
+                    vec![tern::obj! { "type" => "text", "text" => s.as_str() }]
+                }
+                _ => Vec::new(),
+            };
+            (blocks, is_error)
+        })
+        .collect()
+}
+
+/// Why the independent PDF readers (qpdf, poppler's pdfinfo and
+/// pdftotext) cannot run here, if they cannot.
+fn no_pdf_readers() -> Option<&'static str> {
+    let have = |tool: &str| {
+        std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok()
+    };
+    if !have("qpdf") || !have("pdfinfo") || !have("pdftotext") {
+        return Some("needs qpdf and poppler-utils (ci/setup.sh installs them)");
+    }
+    None
+}
+
+/// What qpdf and poppler make of `pdf`: qpdf's check passes with no
+/// warning, and (page count, each page's text, each page's "size"/"rot"
+/// lines from pdfinfo).
+fn independent_read(dir: &Path, pdf: &[u8]) -> (usize, Vec<String>, String) {
+    let file = dir.join("sent.pdf");
+    std::fs::write(&file, pdf).unwrap();
+    let check = std::process::Command::new("qpdf")
+        .arg("--check")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout).into_owned()
+        + &String::from_utf8_lossy(&check.stderr);
+    assert!(
+        check.status.success() && said.contains("No syntax or stream encoding errors"),
+        "qpdf --check: {said}"
+    );
+    let info = std::process::Command::new("pdfinfo")
+        .args(["-f", "1", "-l", "99"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(info.status.success() && info.stderr.is_empty(), "{info:?}");
+    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    let pages: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let text = std::process::Command::new("pdftotext")
+        .arg(&file)
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(text.status.success() && text.stderr.is_empty(), "{text:?}");
+    // pdftotext ends each page with a form feed.
+    let texts = String::from_utf8_lossy(&text.stdout)
+        .split('\u{c}')
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| t.trim().to_string())
+        .collect();
+    let boxes = info
+        .lines()
+        .filter(|l| l.starts_with("Page ") && (l.contains("size:") || l.contains("rot:")))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (pages, texts, boxes)
+}
+
+/// Page `n` of `pdf` drawn by poppler, small and grey.
+fn render(pdf: &Path, n: usize) -> Vec<u8> {
+    let n = n.to_string();
+    let out = std::process::Command::new("pdftoppm")
+        .args(["-r", "20", "-gray", "-f", &n, "-l", &n])
+        .arg(pdf)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.len() > 100, "{out:?}");
+    out.stdout
+}
+
+#[test]
+fn pages_send_a_pdf_of_just_those_pages_as_other_readers_see_it() {
+    if let Some(why) = no_pdf_readers() {
+        return skip("pages_send_a_pdf_of_just_those_pages", why);
+    }
+    let dir = scratch("read-pdf-pages");
+    let nested = support::samples::pdf_nested(6);
+    std::fs::write(dir.join("flat.pdf"), support::samples::pdf(5, false)).unwrap();
+    std::fs::write(dir.join("nested.pdf"), &nested).unwrap();
+    // The same document as a PDF 1.5 writer keeps it: objects packed in
+    // compressed object streams, an xref stream instead of a table.
+    let packed = std::process::Command::new("qpdf")
+        .args(["--object-streams=generate", "--compress-streams=y"])
+        .arg(dir.join("nested.pdf"))
+        .arg(dir.join("packed.pdf"))
+        .status()
+        .unwrap();
+    assert!(packed.success());
+    let bytes = std::fs::read(dir.join("packed.pdf")).unwrap();
+    for part in [&b"/ObjStm"[..], b"/XRef"] {
+        assert!(memchr::memmem::find(&bytes, part).is_some());
+    }
+    assert!(memchr::memmem::find(&bytes, b"\nxref").is_none());
+
+    let cases: &[(&str, &str, &[usize])] = &[
+        ("flat.pdf", "2", &[2]),
+        ("flat.pdf", "2-3", &[2, 3]),
+        ("flat.pdf", "5", &[5]),
+        ("nested.pdf", "2", &[2]),
+        ("nested.pdf", "3-4", &[3, 4]),
+        ("packed.pdf", "2-3", &[2, 3]),
+        ("packed.pdf", "4-6", &[4, 5, 6]),
+    ];
+    let reads: Vec<(&str, &str)> = cases.iter().map(|(f, p, _)| (*f, *p)).collect();
+    let results = read_pages(&dir, &reads);
+    assert_eq!(results.len(), cases.len());
+    for ((file, pages, want), (blocks, is_error)) in cases.iter().zip(results) {
+        assert!(!is_error, "{file} {pages}: {blocks:?}");
+        let text = text_of(&blocks);
+        assert!(text.contains("sent as a PDF of th"), "{text}");
+        let att = attachments(&blocks);
+        assert_eq!(att.len(), 1);
+        assert_eq!(att[0].0, "document");
+        let (count, texts, boxes) = independent_read(&dir, &att[0].2);
+        assert_eq!(count, want.len(), "{file} {pages}");
+        let expected: Vec<String> = want.iter().map(|n| format!("Page {n} of tern")).collect();
+        assert_eq!(texts, expected, "{file} {pages}");
+        if *file != "flat.pdf" {
+            // What the nested pages inherited: every page 300 x 200, and
+            // those of the second half (4-6) turned 90 degrees.
+            for (i, n) in want.iter().enumerate() {
+                let page = i + 1;
+                assert!(
+                    boxes.contains(&format!("Page {page} size: 300 x 200 pts")),
+                    "{boxes}"
+                );
+                let rot = if *n > 3 { 90 } else { 0 };
+                assert!(
+                    boxes.contains(&format!("Page {page} rot: {rot}")),
+                    "{boxes}"
+                );
+            }
+        }
+        // Each page renders as the same page of the original does.
+        for (i, n) in want.iter().enumerate() {
+            assert_eq!(
+                render(&dir.join("sent.pdf"), i + 1),
+                render(&dir.join(file), *n),
+                "{file} page {n}"
+            );
+        }
+        // Only those pages' bytes go.
+        assert!(
+            att[0].2.len() < 2000,
+            "{file} {pages}: {} bytes",
+            att[0].2.len()
+        );
+    }
+}
+
+#[test]
+fn pages_past_the_end_or_a_broken_page_tree_are_refused_with_a_reason() {
+    let dir = scratch("read-pdf-pages-bad");
+    std::fs::write(dir.join("three.pdf"), support::samples::pdf(3, false)).unwrap();
+    let catalog = (1, "<< /Type /Catalog /Pages 2 0 R >>".to_string());
+    let looped = support::samples::pdf_of(&[
+        catalog.clone(),
+        (2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into()),
+        (3, "<< /Type /Pages /Kids [2 0 R] /Count 1 >>".into()),
+    ]);
+    std::fs::write(dir.join("loop.pdf"), looped).unwrap();
+    let gone = support::samples::pdf_of(&[
+        catalog,
+        (2, "<< /Type /Pages /Kids [3 0 R 7 0 R] /Count 2 >>".into()),
+        (3, "<< /Type /Page /Parent 2 0 R >>".into()),
+    ]);
+    std::fs::write(dir.join("gone.pdf"), gone).unwrap();
+    let results = read_pages(
+        &dir,
+        &[
+            ("three.pdf", "4"),
+            ("three.pdf", "2-5"),
+            ("loop.pdf", "1"),
+            ("gone.pdf", "1"),
+        ],
+    );
+    let wants = [
+        "page 4 is past its end: the document has 3 pages",
+        "pages 2-5 run past its end: the document has 3 pages",
+        "it is damaged: its page tree reaches object 2 twice",
+        "it is damaged: object 7 is not in the file",
+    ];
+    for ((blocks, is_error), want) in results.iter().zip(wants) {
+        let text = text_of(blocks);
+        assert!(*is_error && text.contains(want), "{want}: {text}");
+        assert!(attachments(blocks).is_empty());
+    }
+}
+
 #[test]
 fn a_notebook_reaches_the_model_as_cells_with_its_plot() {
     let dir = scratch("read-notebook");

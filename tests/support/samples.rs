@@ -106,6 +106,98 @@ pub fn pdf(pages: usize, packed: bool) -> Vec<u8> {
     out
 }
 
+/// A PDF of the objects given (number, body), numbered as given, its
+/// xref table correct and object 1 its catalog.
+pub fn pdf_of(objects: &[(usize, String)]) -> Vec<u8> {
+    let mut out = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let size = objects.iter().map(|(n, _)| n + 1).max().unwrap_or(1);
+    let mut offsets = vec![None; size];
+    for (n, body) in objects {
+        offsets[*n] = Some(out.len());
+        out.extend_from_slice(format!("{n} 0 obj\n{body}\nendobj\n").as_bytes());
+    }
+    let xref_at = out.len();
+    out.extend_from_slice(format!("xref\n0 {size}\n").as_bytes());
+    for at in &offsets {
+        match at {
+            Some(at) => out.extend_from_slice(format!("{at:010} 00000 n \n").as_bytes()),
+            None => out.extend_from_slice(b"0000000000 65535 f \n"),
+        }
+    }
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {size} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n")
+            .as_bytes(),
+    );
+    out
+}
+
+/// A PDF of `pages` pages (at least 2) under a two-level page tree whose
+/// nodes hold what the pages inherit: the root the media box and the
+/// font, the second half's node a rotation of 90 degrees. Page 2 links
+/// to page 1. Each page says "Page N of tern".
+pub fn pdf_nested(pages: usize) -> Vec<u8> {
+    let half = pages / 2;
+    let page_num = |i: usize| 10 + 2 * i;
+    let refs = |r: std::ops::Range<usize>| {
+        r.map(|i| format!("{} 0 R", page_num(i)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut objects = vec![
+        (1, "<< /Type /Catalog /Pages 2 0 R >>".to_string()),
+        (
+            2,
+            format!(
+                "<< /Type /Pages /Kids [4 0 R 5 0 R] /Count {pages} /MediaBox [0 0 300 200] \
+                 /Resources << /Font << /F1 3 0 R >> >> >>"
+            ),
+        ),
+        (
+            3,
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+        ),
+        (
+            4,
+            format!(
+                "<< /Type /Pages /Parent 2 0 R /Kids [{}] /Count {half} >>",
+                refs(0..half)
+            ),
+        ),
+        (
+            5,
+            format!(
+                "<< /Type /Pages /Parent 2 0 R /Kids [{}] /Count {} /Rotate 90 >>",
+                refs(half..pages),
+                pages - half
+            ),
+        ),
+    ];
+    for i in 0..pages {
+        let parent = if i < half { 4 } else { 5 };
+        let annots = if i == 1 {
+            format!(
+                " /Annots [<< /Type /Annot /Subtype /Link /Rect [0 0 50 50] /Dest [{} 0 R /Fit] >>]",
+                page_num(0)
+            )
+        } else {
+            String::new()
+        };
+        objects.push((
+            page_num(i),
+            format!(
+                "<< /Type /Page /Parent {parent} 0 R /Contents {} 0 R{annots} >>",
+                page_num(i) + 1
+            ),
+        ));
+        let text = format!("BT /F1 18 Tf 20 100 Td (Page {} of tern) Tj ET", i + 1);
+        objects.push((
+            page_num(i) + 1,
+            format!("<< /Length {} >>\nstream\n{text}\nendstream", text.len()),
+        ));
+    }
+    pdf_of(&objects)
+}
+
 /// A notebook as Jupyter writes it (`indent=1`, sorted keys, nbformat
 /// 4.5): a markdown cell, a code cell with a stream and a result, one
 /// that failed (a coloured traceback), one that drew `png` (its base64

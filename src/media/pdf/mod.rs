@@ -10,6 +10,11 @@
 //! size limit. The lexer keeps a stack, never recursion: the file is
 //! untrusted.
 
+mod cut;
+mod objects;
+
+pub(crate) use cut::{CutError, cut};
+
 /// Inflated object streams, all together, stop here (a zip bomb in a
 /// PDF must not take the memory of a small board).
 const MAX_INFLATED: usize = 64 << 20;
@@ -281,8 +286,9 @@ fn value_taken(stack: &mut [Frame]) {
     }
 }
 
-/// The next token at or after `at`, and where the one after starts.
-fn lex(b: &[u8], mut at: usize) -> Option<(Token<'_>, usize)> {
+/// Where the next token starts at or after `at`: past white space and
+/// comments.
+fn skip_space(b: &[u8], mut at: usize) -> usize {
     loop {
         while at < b.len() && is_space(b[at]) {
             at += 1;
@@ -293,8 +299,13 @@ fn lex(b: &[u8], mut at: usize) -> Option<(Token<'_>, usize)> {
             }
             continue;
         }
-        break;
+        return at;
     }
+}
+
+/// The next token at or after `at`, and where the one after starts.
+fn lex(b: &[u8], at: usize) -> Option<(Token<'_>, usize)> {
+    let at = skip_space(b, at);
     let c = *b.get(at)?;
     match c {
         b'<' if b.get(at + 1) == Some(&b'<') => Some((Token::DictOpen, at + 2)),

@@ -3,14 +3,18 @@
 //! history failing every later request) and held to the API's limits and
 //! to what the context window leaves for it.
 
-use crate::media::{self, image, pdf, resize};
+use crate::media::pdf::{self, CutError};
+use crate::media::{self, image, resize};
 use crate::tools::ToolOutput;
 
-use super::human_bytes;
+use super::{MAX_PAGES_ASKED, human_bytes};
 
 /// PDFs larger than this are refused: base64 makes them a third larger,
 /// and the whole request must stay under the API's 32 MB.
 pub(crate) const MAX_PDF_BYTES: usize = 20 << 20;
+/// The largest PDF Read opens to take pages out of (`pages`); what it
+/// sends is held to MAX_PDF_BYTES.
+pub(crate) const MAX_PDF_INPUT_BYTES: usize = 100 << 20;
 /// The Messages API reads at most this many pages of one document.
 pub(crate) const MAX_PDF_PAGES: usize = 100;
 
@@ -67,35 +71,82 @@ pub(super) fn image_output(bytes: &[u8], budget: Option<u64>) -> Result<ToolOutp
     Ok(out)
 }
 
-/// A PDF as a document block. tern cannot cut pages out of a PDF, so
-/// `asked` (pages, first and last) is checked against the document and
-/// named in the text, and the whole document goes when it fits; when it
-/// does not, the reason says how to extract those pages.
+/// A PDF as a document block: the whole file, or with `asked` (pages,
+/// first and last) a new file of just those pages, so the model reads
+/// and is charged for what it asked for. A document too long or too large
+/// to send whole is refused with a way to read it in parts.
 pub(super) fn pdf_output(
     bytes: &[u8],
     budget: Option<u64>,
     asked: Option<(usize, usize)>,
 ) -> Result<ToolOutput, String> {
     let facts = pdf::check(bytes)?;
+    if let Some((first, last)) = asked {
+        let which = if first == last {
+            format!("page {first}")
+        } else {
+            format!("pages {first}-{last}")
+        };
+        let cut =
+            pdf::cut(bytes, &facts.version, first, last, MAX_PDF_BYTES).map_err(|e| match e {
+                CutError::Range(total) => format!(
+                    "{which} {} past its end: the document has {total} page{}",
+                    if first == last { "is" } else { "run" },
+                    if total == 1 { "" } else { "s" }
+                ),
+                CutError::TooLarge => format!(
+                    "{which} alone take more than the {} one document may be; ask for fewer pages",
+                    human_bytes(MAX_PDF_BYTES as u64)
+                ),
+                CutError::Bad(why) => why,
+            })?;
+        if let Some(part) = cut.bytes {
+            let count = last - first + 1;
+            let tokens = count as u64 * media::TOKENS_PER_PAGE;
+            if let Some(budget) = budget
+                && tokens > budget
+            {
+                let fit = budget / media::TOKENS_PER_PAGE;
+                return Err(format!(
+                    "{which} would take about {tokens} tokens, more than the {budget} this \
+                     context window leaves for one document (about {fit} page{}); ask for fewer, \
+                     or extract the text with Bash, e.g. `pdftotext -f {first} -l {last} file.pdf -`",
+                    if fit == 1 { "" } else { "s" }
+                ));
+            }
+            let text = format!(
+                "PDF document (PDF {}), {which} of {}, sent as a PDF of {} ({}): its page 1 is \
+                 page {first} of the document.",
+                facts.version,
+                cut.total,
+                if count == 1 {
+                    "that page".to_string()
+                } else {
+                    format!("those {count} pages")
+                },
+                human_bytes(part.len() as u64)
+            );
+            let mut out = ToolOutput::ok(text);
+            out.images
+                .push(("application/pdf".to_string(), media::encode(&part)));
+            return Ok(out);
+        }
+        // All its pages were asked for: the file goes as it is.
+    }
     let pages = facts.pages;
-    let (from, to) = asked.unwrap_or((1, 10));
-    let instead = format!(
-        "extract what you need as text with Bash, e.g. `pdftotext -f {from} -l {to} file.pdf -`, \
-         or cut those pages into a new PDF with `qpdf file.pdf --pages . {from}-{to} -- part.pdf` \
-         and Read that"
-    );
-    if let Some((first, last)) = asked
-        && last > pages
-    {
+    if bytes.len() > MAX_PDF_BYTES {
         return Err(format!(
-            "pages {first}-{last} asks for page {last}, but the document has {pages} page{}",
-            if pages == 1 { "" } else { "s" }
+            "it is {}, more than the {} Read sends of one PDF; {}",
+            human_bytes(bytes.len() as u64),
+            human_bytes(MAX_PDF_BYTES as u64),
+            in_parts(pages.min(MAX_PAGES_ASKED))
         ));
     }
     if pages > MAX_PDF_PAGES {
         return Err(format!(
             "it has {pages} pages, more than the {MAX_PDF_PAGES} the model can read of one \
-             document; {instead}"
+             document; {}",
+            in_parts(MAX_PAGES_ASKED)
         ));
     }
     let tokens = pages as u64 * media::TOKENS_PER_PAGE;
@@ -105,30 +156,29 @@ pub(super) fn pdf_output(
         let fit = budget / media::TOKENS_PER_PAGE;
         return Err(format!(
             "its {pages} pages would take about {tokens} tokens, more than the {budget} this \
-             context window leaves for one document (about {fit} pages); {instead}"
+             context window leaves for one document (about {fit} page{}); {}",
+            if fit == 1 { "" } else { "s" },
+            in_parts(fit.min(MAX_PAGES_ASKED as u64) as usize)
         ));
     }
-    let mut text = format!(
+    let text = format!(
         "PDF document (PDF {}), {pages} page{}, {}.",
         facts.version,
         if pages == 1 { "" } else { "s" },
         human_bytes(bytes.len() as u64)
     );
-    if let Some((first, last)) = asked
-        && (first, last) != (1, pages)
-    {
-        let which = if first == last {
-            format!("page {first}")
-        } else {
-            format!("pages {first}-{last}")
-        };
-        text.push_str(&format!(
-            " You asked for {which}: the whole document is attached (Read does not cut PDFs); \
-             look at {which}."
-        ));
-    }
     let mut out = ToolOutput::ok(text);
     out.images
         .push(("application/pdf".to_string(), media::encode(bytes)));
     Ok(out)
+}
+
+/// How to read a document in parts: `pages`, or its text with Bash.
+fn in_parts(fit: usize) -> String {
+    let text = "extract its text with Bash, e.g. `pdftotext file.pdf -`";
+    match fit {
+        0 => text.to_string(),
+        1 => format!("read one page at a time with `pages` (e.g. \"1\"), or {text}"),
+        n => format!("read it in parts with `pages` (e.g. \"1-{n}\"), or {text}"),
+    }
 }

@@ -24,7 +24,7 @@ const MAX_TEXT_BYTES: usize = MAX_TOKENS * 4;
 /// UTF-16 files are decoded whole; larger ones are refused.
 const MAX_UTF16_BYTES: usize = 32 << 20;
 /// Claude Code's most pages one Read takes of a PDF with `pages`.
-const MAX_PAGES_ASKED: usize = 20;
+pub(crate) const MAX_PAGES_ASKED: usize = 20;
 /// How much of a file is looked at to tell what it is.
 const HEAD: usize = 8192;
 
@@ -187,7 +187,17 @@ fn read_any(path: &Path, window: Window, budget: Option<u64>) -> Result<ToolOutp
         return media::image_output(&bytes, budget);
     }
     if crate::media::pdf::looks_like_pdf(&head) {
-        let bytes = read_rest(head, file, media::MAX_PDF_BYTES, "a PDF")?;
+        // Pages are cut out of a larger file than is ever sent whole.
+        let bytes = match window.pages {
+            Some(_) => read_rest(head, file, media::MAX_PDF_INPUT_BYTES, "a PDF")?,
+            None => read_rest(head, file, media::MAX_PDF_BYTES, "a PDF").map_err(|e| {
+                if e.starts_with("it is ") {
+                    format!("{e}; read some of its pages with `pages` (e.g. \"1-20\")")
+                } else {
+                    e
+                }
+            })?,
+        };
         return media::pdf_output(&bytes, budget, window.pages);
     }
     match ext.as_str() {
@@ -514,19 +524,26 @@ mod tests {
         let out = read("2-3");
         assert!(!out.is_error, "{}", out.content);
         assert!(
-            out.content.contains("You asked for pages 2-3"),
+            out.content
+                .contains("pages 2-3 of 3, sent as a PDF of those 2 pages"),
             "{}",
             out.content
         );
         assert_eq!(out.images.len(), 1);
+        let sent = crate::media::decode(&out.images[0].1).unwrap();
+        assert_eq!(crate::media::pdf::check(&sent).unwrap().pages, 2);
         let out = read("2");
         assert!(
-            out.content.contains("You asked for page 2:"),
+            out.content
+                .contains("page 2 of 3, sent as a PDF of that page"),
             "{}",
             out.content
         );
+        // All the pages: the file as it is.
         let out = read("1-3");
-        assert!(!out.content.contains("You asked"), "{}", out.content);
+        assert!(out.content.contains("3 pages"), "{}", out.content);
+        let sent = crate::media::decode(&out.images[0].1).unwrap();
+        assert_eq!(sent, samples::pdf(3, cfg!(feature = "pdf")));
         for (bad, why) in [
             ("0", "not a page number"),
             ("x-2", "not a page number"),
@@ -541,12 +558,17 @@ mod tests {
                 out.content
             );
         }
-        let out = read("2-4");
-        assert!(
-            out.is_error && out.content.contains("the document has 3 pages"),
-            "{}",
-            out.content
-        );
+        for past in ["2-4", "4", "9-12"] {
+            let out = read(past);
+            assert!(
+                out.is_error
+                    && out
+                        .content
+                        .contains("past its end: the document has 3 pages"),
+                "{}",
+                out.content
+            );
+        }
         // On a text file `pages` means nothing and is let be.
         std::fs::write(dir.join("t.txt"), "x\n").unwrap();
         let out = run(&Read, &ctx, obj! { "file_path" => "t.txt", "pages" => "1" });
@@ -700,9 +722,46 @@ mod tests {
             out.content
         );
         assert!(out.content.contains("pdftotext"));
+        assert!(
+            out.content.contains("`pages` (e.g. \"1-20\")"),
+            "{}",
+            out.content
+        );
+        // Over the API's 100 pages, 20 at a time go.
+        let out = run(
+            &Read,
+            &ctx,
+            obj! { "file_path" => "long.pdf", "pages" => "81-100" },
+        );
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.contains("pages 81-100 of 101"),
+            "{}",
+            out.content
+        );
 
         ctx.context_window = Some(8192);
         let out = run(&Read, &ctx, obj! { "file_path" => "report.pdf" });
+        assert!(
+            out.is_error && out.content.contains("about 2 pages"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("`pages` (e.g. \"1-2\")"),
+            "{}",
+            out.content
+        );
+        // The window holds two pages, not three.
+        let read = |pages: &str| {
+            run(
+                &Read,
+                &ctx,
+                obj! { "file_path" => "report.pdf", "pages" => pages },
+            )
+        };
+        assert!(!read("2-3").is_error);
+        let out = read("1-3");
         assert!(
             out.is_error && out.content.contains("about 2 pages"),
             "{}",
