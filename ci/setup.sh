@@ -20,6 +20,8 @@ command -v rg >/dev/null 2>&1 || missing+=(ripgrep)           # Bash stdin test 
 command -v tree >/dev/null 2>&1 || missing+=(tree)            # Bash attack suite (tree -o writes its listing)
 command -v git >/dev/null 2>&1 || missing+=(git)              # git in sandboxed builds, protected-path test (core.fsmonitor)
 command -v gawk >/dev/null 2>&1 || missing+=(gawk)            # the awk reader against gawk as well as mawk and busybox
+command -v qpdf >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 || missing+=(qpdf poppler-utils) # other readers check Read's cut PDFs
+python3 -c "import cryptography" 2>/dev/null || missing+=(python3-cryptography) # MCP test server checks client assertions
 # A static BusyBox as the only shell of the constrained-host tests' empty root.
 file /bin/busybox 2>/dev/null | grep -q "statically linked" || missing+=(busybox-static)
 if [ ${#missing[@]} -gt 0 ]; then
