@@ -333,11 +333,17 @@ fn listed(dir: &Path, mcp: &str) -> String {
 /// `tern -p` whose model calls `tool` once, then ends: the output, and
 /// the text of the tool's result as the model got it.
 fn call(dir: &Path, mcp: &str, tool: &str) -> (Output, String) {
+    call_with(dir, mcp, tool, &[])
+}
+
+fn call_with(dir: &Path, mcp: &str, tool: &str, env: &[(&str, &str)]) -> (Output, String) {
     let api = StandIn::start(vec![
         standin::tools_reply(&[("t1", tool, "{}")]),
         standin::text_reply("done"),
     ]);
-    let out = run(tern(&api.url, dir).args([
+    let mut cmd = tern(&api.url, dir);
+    cmd.envs(env.iter().copied());
+    let out = run(cmd.args([
         "-p",
         "call it",
         "--mcp-config",
@@ -471,7 +477,12 @@ fn a_session_the_server_ended_is_started_again_once() {
         ..Script::default()
     });
     let mcp = config(&srv.url());
-    let (out, result) = call(&dir, &mcp, "mcp__s__echo");
+    let (out, result) = call_with(
+        &dir,
+        &mcp,
+        "mcp__s__echo",
+        &[("TERN_MCP_ELICITATION", "accept-defaults")],
+    );
     assert_ok(&out);
     assert!(result.contains("echo: hi"), "{result}\n{}", said(&out));
     assert!(
@@ -495,6 +506,18 @@ fn a_session_the_server_ended_is_started_again_once() {
         .nth(1)
         .unwrap();
     assert!(reinit.header("mcp-session-id").is_none());
+    // The new session is offered what the first was (elicitation here):
+    // it offered roots only, and the server's forms were refused.
+    let offered = |s: &Seen| {
+        s.body
+            .get("params")
+            .and_then(|p| p.get("capabilities"))
+            .map(Value::to_json)
+            .unwrap_or_default()
+    };
+    let first = seen.iter().find(|s| s.rpc() == Some("initialize")).unwrap();
+    assert!(offered(first).contains("elicitation"), "{}", offered(first));
+    assert_eq!(offered(reinit), offered(first));
 
     // A second 404 in a row: an error, and no third session.
     let dir = scratch("mcp-http-new-session-again");

@@ -721,12 +721,6 @@ async fn connect(
     Ok(())
 }
 
-/// What tern says of itself in `initialize` when it offers nothing but
-/// roots (a remote server's session started again).
-pub(super) fn initialize_params() -> Value {
-    initialize_offering(serve::Offer::default())
-}
-
 /// What tern says of itself in `initialize`, offering `offer`.
 pub(super) fn initialize_offering(offer: serve::Offer) -> Value {
     obj! {
@@ -737,6 +731,7 @@ pub(super) fn initialize_offering(offer: serve::Offer) -> Value {
 }
 
 async fn initialize(conn: &Connection, offer: serve::Offer) -> Result<Value, McpError> {
+    conn.offer.set(offer);
     conn.request("initialize", initialize_offering(offer))
         .await
         .map_err(|e| McpError::Step {

@@ -364,7 +364,7 @@ impl Connection {
         }
         *r.session.borrow_mut() = None;
         let init = self
-            .request("initialize", super::initialize_params())
+            .request("initialize", super::initialize_offering(self.offer.get()))
             .await
             .map_err(|e| McpError::Step {
                 step: "starting a new session after the server ended the old one (HTTP 404)",

@@ -56,6 +56,9 @@ pub struct Connection {
     stderr_tail: Rc<RefCell<String>>,
     /// Closed when the connection ends: its streams and watchers stop.
     pub(super) ended: (smol::channel::Sender<()>, smol::channel::Receiver<()>),
+    /// What `initialize` offered the server: a session started again
+    /// offers the same.
+    pub(super) offer: Cell<super::serve::Offer>,
 }
 
 /// What a remote server's connection needs from the session.
@@ -75,6 +78,7 @@ pub struct RemoteSetup {
 impl Connection {
     fn with_link(link: Link, name: &str) -> Connection {
         Connection {
+            offer: Cell::new(super::serve::Offer::default()),
             link,
             name: name.to_string(),
             pending: RefCell::default(),
