@@ -11,6 +11,8 @@ use crate::json::Value;
 pub(crate) struct Activity {
     color: bool,
     started: HashMap<String, Instant>,
+    /// Each running call's name and the last progress shown for it.
+    running: HashMap<String, (String, String)>,
 }
 
 impl Activity {
@@ -18,6 +20,7 @@ impl Activity {
         Activity {
             color,
             started: HashMap::new(),
+            running: HashMap::new(),
         }
     }
 
@@ -32,6 +35,8 @@ impl Activity {
 
     pub(crate) fn start(&mut self, id: &str, name: &str, input: &Value) -> String {
         self.started.insert(id.to_string(), Instant::now());
+        self.running
+            .insert(id.to_string(), (name.to_string(), String::new()));
         let arg = key_argument(name, input);
         let name = super::preview::visible(name);
         let sep = if arg.is_empty() { "" } else { " " };
@@ -55,6 +60,7 @@ impl Activity {
     pub(crate) fn finish(&mut self, id: &str, name: &str, is_error: bool, summary: &str) -> String {
         let took = self.elapsed(id);
         self.started.remove(id);
+        self.running.remove(id);
         let mark = if is_error {
             self.paint("31", "✗")
         } else {
@@ -70,6 +76,20 @@ impl Activity {
             "  {mark} {name} {}{sep}{summary}",
             self.paint("2", &format!("({:.1}s)", took.as_secs_f64()))
         )
+    }
+
+    /// A running call's progress (an MCP server's notifications, a
+    /// command's latest line), when it says something new: one line
+    /// under the call's own.
+    pub(crate) fn progress(&mut self, id: &str, text: &str) -> Option<String> {
+        let (name, last) = self.running.get_mut(id)?;
+        let text = super::preview::visible(text.trim());
+        if text.is_empty() || *last == text {
+            return None;
+        }
+        last.clone_from(&text);
+        let name = super::preview::visible(name);
+        Some(format!("  {} {name}  {text}", self.paint("2", "…")))
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
@@ -141,5 +161,23 @@ mod tests {
         a.restart("unknown");
         let colored = Activity::new(true).start("t", "Read", &obj! { "file_path" => "a" });
         assert!(colored.contains("\x1b[36m"));
+    }
+
+    #[test]
+    fn progress_is_shown_when_it_says_something_new() {
+        let mut a = Activity::new(false);
+        a.start("t1", "mcp__s__count", &obj! {});
+        assert_eq!(
+            a.progress("t1", "1/3 · step 1").as_deref(),
+            Some("  … mcp__s__count  1/3 · step 1")
+        );
+        assert_eq!(a.progress("t1", "1/3 · step 1"), None);
+        assert!(
+            a.progress("t1", "2/3\x1b[2J")
+                .is_some_and(|l| !l.contains('\x1b'))
+        );
+        // A call that ended (or was never seen) shows nothing more.
+        a.finish("t1", "mcp__s__count", false, "");
+        assert_eq!(a.progress("t1", "3/3"), None);
     }
 }

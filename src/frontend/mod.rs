@@ -153,6 +153,8 @@ impl Printer {
                     fields.insert("session_id", self.info.session_id.as_str());
                     fields.insert("uuid", new_uuid());
                     self.line(&Value::Object(fields));
+                } else if let Some(line) = self.activity.progress(id, text) {
+                    self.activity_line(&line);
                 }
             }
             Report::ToolFinished {
