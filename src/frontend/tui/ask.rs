@@ -69,11 +69,23 @@ impl TuiApprover {
         } else {
             None
         };
-        options.push("No, and tell tern what to do differently".into());
+        // A server's request to use the model: "No" refuses the server,
+        // and the session's own turn goes on (Esc still stops it).
+        #[cfg(feature = "mcp")]
+        let sampling = tool == crate::mcp::serve::SAMPLING_RULE;
+        #[cfg(not(feature = "mcp"))]
+        let sampling = false;
+        options.push(if sampling {
+            "No, refuse the server's request".into()
+        } else {
+            "No, and tell tern what to do differently".into()
+        });
         let no_at = options.len() - 1;
-        let dialog = Dialog::new(format!("Allow {}?", visible(tool)), options, Some(no_at));
+        let comment_at = (!sampling).then_some(no_at);
+        let dialog = Dialog::new(format!("Allow {}?", visible(tool)), options, comment_at);
         match self.tui.ask(shown, dialog).await {
             Picked::Option { index: 0, .. } => Approval::Once,
+            Picked::Option { index, .. } if sampling && index == no_at => Approval::Deny(None),
             Picked::Option { index, comment } if index == no_at => self.no(comment),
             Picked::Option { .. } => {
                 if edits {
