@@ -14,7 +14,7 @@
 //! or set TERN_BIN to measure another build, e.g. the static musl release;
 //! `TERN_BENCH_ONLY=sandbox` runs the sandbox part alone.
 
-#[path = "../tests/support/standin.rs"]
+#[path = "../tests/it/support/standin.rs"]
 mod standin;
 
 use std::process::{Command, Stdio};

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provisions Claude Code itself for tests/parity.rs, by package name through
+# Provisions Claude Code itself for tests/it/parity.rs, by package name through
 # npm (@anthropic-ai/claude-code, the version the recorded results came
 # from), in a cache folder. The test runs it against the scripted stand-in
 # only; it never reaches a real model. Prints the program and nothing else

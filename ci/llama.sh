@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provisions a real llama.cpp `llama-server` and a small GGUF model for the
-# local-model tests (tests/local_model.rs), through pip only, by package name:
+# local-model tests (tests/it/local_model.rs), through pip only, by package name:
 #   - llama.cpp's sources come from the llama-cpp-python sdist (vendor/llama.cpp),
 #     fetched with `pip download --no-binary` (only that package from source:
 #     its build backend comes as wheels, so asking for the sdist takes seconds);

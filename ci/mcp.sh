@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real MCP servers tests/mcp.rs talks to, by package name through
+# Installs the real MCP servers tests/it/mcp.rs talks to, by package name through
 # the machine's own package clients:
 #   npm:  @modelcontextprotocol/server-everything, @modelcontextprotocol/server-filesystem
 #   pip:  mcp-server-time, mcp-server-git (in a private virtual environment)

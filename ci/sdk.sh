@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provisions the official Agent SDKs for tests/sdk.rs, by package name:
+# Provisions the official Agent SDKs for tests/it/sdk.rs, by package name:
 # the Python SDK (claude-agent-sdk, through pip) in a private virtual
 # environment, and the TypeScript SDK (@anthropic-ai/claude-agent-sdk,
 # through npm, run with the machine's node) in a cache folder. Prints the

@@ -30,14 +30,13 @@ if [ -n "$emu" ]; then
   export "$runner_var=$PWD/cross/qemu-test.sh $emu"
   export TERN_TEST_RUNNER="$emu"
 fi
-set=()
 if [ -n "$emu" ] && [ "$all" != --all ]; then
-  set=(--lib)
-  for t_ in constrained e2e sandbox sandbox_escapes bash_session child_env file_attacks cli sessions; do
-    set+=(--test "$t_")
-  done
   echo "cross/test.sh: running the architecture-dependent tests for $t under $emu (--all for every test)" >&2
-elif [ -n "$emu" ]; then
-  echo "cross/test.sh: running the whole suite for $t under $emu" >&2
+  cargo_for "$name" test --no-fail-fast --lib
+  # The integration tests are one binary (tests/it): its modules by name.
+  cargo_for "$name" test --no-fail-fast --test it -- \
+    constrained:: e2e:: sandbox:: sandbox_escapes:: bash_session:: child_env:: file_attacks:: cli:: sessions::
+else
+  [ -z "$emu" ] || echo "cross/test.sh: running the whole suite for $t under $emu" >&2
+  cargo_for "$name" test --no-fail-fast
 fi
-cargo_for "$name" test --no-fail-fast "${set[@]}"

@@ -25,7 +25,7 @@
 //! tern and Claude Code against it to compare their results for the
 //! same calls.
 
-#[path = "../tests/support/standin.rs"]
+#[path = "../tests/it/support/standin.rs"]
 mod standin;
 
 fn main() {

@@ -12,7 +12,7 @@
 //! | observation | reports out of the planes; text / json / stream-json / SDK | [`report`], [`frontend`] |
 //!
 //! Layers, lowest first. A module imports only modules on earlier lines
-//! (tests/architecture.rs holds the tree to this), so the arrows form a
+//! (tests/it/architecture.rs holds the tree to this), so the arrows form a
 //! DAG: the loop reaches tools, tools never reach the loop; what flows
 //! back up does so through traits the upper plane implements
 //! (`tools::Subagents`, `tools::ToolSource`, `agent::Approver`) and through [`report`].

@@ -1,5 +1,5 @@
 //! tern's own environment: the one module that reads it
-//! (tests/architecture.rs holds the tree to this).
+//! (tests/it/architecture.rs holds the tree to this).
 //!
 //! A session reads its environment once, into an [`Env`], when
 //! configuration starts; every knob that comes from a variable is

@@ -15,7 +15,7 @@ pub mod pdf;
 #[cfg(feature = "images")]
 pub mod resize;
 #[cfg(test)]
-#[path = "../../tests/support/samples.rs"]
+#[path = "../../tests/it/support/samples.rs"]
 pub(crate) mod samples;
 #[cfg(not(feature = "images"))]
 pub use keep as resize;

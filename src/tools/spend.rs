@@ -45,7 +45,8 @@ impl Spend {
     }
 
     /// What the run has cost so far: the agent's count and what tools
-    /// wrote down since.
+    /// wrote down since. (Asked by MCP sampling's budget check.)
+    #[cfg(any(feature = "mcp", test))]
     pub fn so_far(&self) -> f64 {
         self.counted.get()
             + self

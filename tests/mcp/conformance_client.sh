@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The client the official MCP conformance suite runs (tests/mcp_conformance.rs):
+# The client the official MCP conformance suite runs (tests/it/mcp_conformance.rs):
 # the suite starts its test server for one scenario and runs this script with
 # the server's URL as the last argument. It does what a user would: writes
 # the server into an --mcp-config (with the OAuth client the scenario hands

@@ -1,7 +1,7 @@
 // Drives tern through the official TypeScript Agent SDK
 // (@anthropic-ai/claude-agent-sdk), unmodified: pathToClaudeCodeExecutable
 // is tern, ANTHROPIC_BASE_URL the test's stand-in. Each scenario prints one
-// JSON line of observations as its last line; tests/sdk.rs checks them
+// JSON line of observations as its last line; tests/it/sdk.rs checks them
 // together with the stand-in's request log.
 //
 // Usage: node scenarios.mjs <scenario>

@@ -1,7 +1,7 @@
 """Drives tern through the official Claude Agent SDK (claude-agent-sdk),
 unmodified: cli_path points at tern, ANTHROPIC_BASE_URL at the test's
 stand-in. Each scenario prints one JSON line of observations as its last
-line; tests/sdk.rs checks them together with the stand-in's request log.
+line; tests/it/sdk.rs checks them together with the stand-in's request log.
 
 Usage: python3 scenarios.py <scenario>   (TERN = path of the tern binary)
 """

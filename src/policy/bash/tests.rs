@@ -368,7 +368,7 @@ const LINES: &[&str] = &[
 fn plans_agree_with_bash() {
     let Some(lab) = Lab::new() else {
         // bash is part of every host this suite runs on; a unit test cannot
-        // reach tests/support's skip helper.
+        // reach tests/it/support's skip helper.
         panic!("bash is needed for the differential test");
     };
     let mut compared = 0;
