@@ -11,6 +11,7 @@ pub(crate) mod compaction;
 mod event;
 pub(crate) mod executor;
 pub mod hooks;
+mod next;
 pub mod pipeline;
 
 pub(crate) mod subagent;
@@ -31,6 +32,10 @@ use crate::obj;
 use crate::report;
 use crate::session::new_uuid;
 use executor::StreamingExecutor;
+use next::{
+    Calls, Counters, MAX_LENGTH_RECOVERIES, MAX_STRUCTURED_RETRIES, Next, Now, Reply, Schema, Stop,
+    StopHook, StopReason, Turn, Why,
+};
 use pipeline::Pipeline;
 
 pub use event::{Event, record};
@@ -95,10 +100,6 @@ pub struct ModelUse {
     pub usage: Usage,
     pub cost_usd: f64,
 }
-
-/// How often a model that should answer through StructuredOutput is sent
-/// back to do so.
-const MAX_STRUCTURED_RETRIES: u32 = 5;
 
 pub struct Settings {
     pub model: String,
@@ -169,9 +170,14 @@ impl<'ex> Agent<'ex> {
         &self.abort
     }
 
+    /// What interrupted the turn.
+    fn abort_reason(&self) -> Reason {
+        self.abort.reason().unwrap_or(Reason::Requested)
+    }
+
     /// The ending of a turn something interrupted, with what did.
     fn aborted(&self) -> Ending {
-        Ending::Aborted(self.abort.reason().unwrap_or(Reason::Requested))
+        Ending::Aborted(self.abort_reason())
     }
 
     /// The conversation in API shape.
@@ -307,25 +313,21 @@ impl<'ex> Agent<'ex> {
         outcome
     }
 
+    /// Turns until the run ends: ask the model, let [`next::next`] decide
+    /// from what came back, act, and ask again or stop.
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
-        let mut stop_rounds = 0;
+        let mut count = Counters::new(self.settings.max_turns, &self.settings.fallback_models);
         let mut tools = self.pipeline.registry().definitions();
-        let mut length_recoveries = 0;
-        let mut pauses = 0;
-        let mut fallbacks = self.settings.fallback_models.clone().into_iter();
+        let budget = self.settings.max_budget_usd;
         loop {
             self.count_spend(outcome);
-            if let Some(reason) = self.abort.reason() {
-                return Ending::Aborted(reason);
-            }
-            if let Some(budget) = self.settings.max_budget_usd
-                && outcome.cost_usd >= budget
-            {
-                return Ending::BudgetExceeded(outcome.cost_usd);
+            if let Some(stop) = next::before_asking(self.abort.reason(), outcome.cost_usd, budget) {
+                return self.ending(stop, outcome);
             }
             self.drain(sink);
             self.deliver_notifications(sink);
-            outcome.num_turns += 1;
+            count.turns += 1;
+            outcome.num_turns = count.turns;
             // Only a changing catalog (MCP servers) is asked again each
             // iteration; the built-in definitions are built once per run.
             if self.pipeline.registry().is_dynamic() {
@@ -336,51 +338,84 @@ impl<'ex> Agent<'ex> {
                 Ok(body) => body,
                 Err(ending) => return ending,
             };
-            let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
-            let can_fall_back = fallbacks.len() > 0;
-            let (asm, end) = self
-                .attempts(&body, Some(&mut exec), can_fall_back, outcome, sink)
-                .await;
-            outcome.usage.add(&asm.usage);
-            let cost = crate::model::price::cost(&self.settings.model, &asm.usage);
-            outcome.cost_usd += cost;
-            self.pipeline.ctx().spend.set_counted(outcome.cost_usd);
-            note_model_use(outcome, &self.settings.model, &asm.usage, cost);
-            outcome.stop_reason = asm.stop_reason.clone();
-            if asm.has_blocks() {
-                sink(Event::RequestUsage(&asm.usage));
-            }
-
-            if let AttemptEnd::Failed(e) = &end
-                && !asm.has_blocks()
-                && e.wants_fallback()
-                && let Some(next) = fallbacks.next()
-            {
-                sink(Event::FallbackModel {
-                    from: &self.settings.model,
-                    to: &next,
-                    error: e,
-                });
-                self.settings.model = next;
-                outcome.num_turns -= 1; // the same turn, on another model
-                continue;
-            }
-
-            let failure = match end {
-                AttemptEnd::Done => None,
-                AttemptEnd::Failed(e) => {
-                    outcome.api_error_status = e.status();
-                    Some(Ending::ModelError(e.to_string()))
+            let can_fall_back = !count.fallbacks.is_empty();
+            let (asm, mut exec, mut turn) = self.ask(&body, can_fall_back, outcome, sink).await;
+            loop {
+                match next::next(&turn, &self.now(), &count) {
+                    Next::RunTools => {
+                        let interrupted = match exec.take() {
+                            Some(exec) => self.finish_tools(exec, sink).await,
+                            None => false,
+                        };
+                        turn.calls = Calls::Ran {
+                            interrupted: interrupted.then(|| self.abort_reason()),
+                        };
+                    }
+                    Next::AskStopHook { again } => {
+                        turn.stop_hook = self.ask_stop_hook(again, sink).await;
+                    }
+                    Next::FallBack(model) => {
+                        if let Reply::Failed(error) = &turn.reply {
+                            sink(Event::FallbackModel {
+                                from: &self.settings.model,
+                                to: &model,
+                                error,
+                            });
+                        }
+                        self.settings.model = model;
+                        count.fell_back();
+                        outcome.num_turns = count.turns;
+                        break;
+                    }
+                    Next::Continue(why) => {
+                        self.go_on(&why, sink).await;
+                        count.went_on(&why);
+                        break;
+                    }
+                    Next::Stop(stop) => {
+                        if let Some(exec) = exec.take() {
+                            self.abandon(exec, &stop, sink).await;
+                        }
+                        if stop.keeps_answer() {
+                            outcome.result = final_text(&asm);
+                        }
+                        return self.ending(stop, outcome);
+                    }
                 }
-                AttemptEnd::Aborted => Some(self.aborted()),
-            };
-            if let Some(ending) = &failure
-                && !asm.has_blocks()
-            {
-                // Nothing reached the record: no tool_use needs answering.
-                return ending.clone();
             }
+        }
+    }
 
+    /// Sends one request (with its retries), counts what it cost and
+    /// records the answer if there is one.
+    async fn ask(
+        &mut self,
+        body: &str,
+        can_fall_back: bool,
+        outcome: &mut Outcome,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> (Assembler, Option<StreamingExecutor<'ex>>, Turn) {
+        let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
+        let (asm, end) = self
+            .attempts(body, Some(&mut exec), can_fall_back, outcome, sink)
+            .await;
+        outcome.usage.add(&asm.usage);
+        let cost = crate::model::price::cost(&self.settings.model, &asm.usage);
+        outcome.cost_usd += cost;
+        self.pipeline.ctx().spend.set_counted(outcome.cost_usd);
+        note_model_use(outcome, &self.settings.model, &asm.usage, cost);
+        outcome.stop_reason = asm.stop_reason.clone();
+        if asm.has_blocks() {
+            sink(Event::RequestUsage(&asm.usage));
+        }
+        let reply = match end {
+            AttemptEnd::Done => Reply::Done,
+            AttemptEnd::Failed(e) => Reply::Failed(e),
+            AttemptEnd::Aborted => Reply::Aborted(self.abort_reason()),
+        };
+        // A failure before any block left nothing to record, and no
+        // tool_use that needs answering.
+        if asm.has_blocks() || matches!(reply, Reply::Done) {
             let message = asm.message();
             sink(Event::Assistant {
                 id: &new_uuid(),
@@ -397,171 +432,145 @@ impl<'ex> Agent<'ex> {
                     + u.output_tokens,
                 self.messages.len(),
             );
+        }
+        let turn = Turn {
+            reply,
+            has_blocks: asm.has_blocks(),
+            stop_reason: StopReason::from_wire(asm.stop_reason.as_deref()),
+            calls: if exec.is_empty() {
+                Calls::None
+            } else {
+                Calls::Pending
+            },
+            called_structured: asm.blocks().any(
+                |b| matches!(b, Block::ToolUse(c) if c.name == crate::tools::structured::NAME),
+            ),
+            stop_hook: StopHook::NotAsked,
+        };
+        (asm, Some(exec), turn)
+    }
 
-            if let Some(ending) = failure {
-                // Every tool_use that made it into the record gets an answer.
-                let reason = match ending {
-                    Ending::Aborted(_) => "Interrupted by the user before it ran",
-                    _ => "Not run: the model's response was cut off",
-                };
-                exec.stop_waiting(reason);
-                self.finish_tools(exec, sink).await;
-                return ending;
-            }
+    /// What the session holds that the next step depends on.
+    fn now(&self) -> Now {
+        let schema = match self.settings.structured.as_ref().filter(|s| s.wanted()) {
+            None => Schema::NotWanted,
+            Some(s) if s.value().is_some() => Schema::Answered,
+            Some(_) => Schema::Unanswered,
+        };
+        Now {
+            stop_hooks: self.pipeline.hooks().wants("Stop", ""),
+            background: self
+                .background()
+                .is_some_and(|bg| bg.running() > 0 || bg.has_news()),
+            schema,
+        }
+    }
 
-            if exec.is_empty()
-                && asm.stop_reason.as_deref() == Some("max_tokens")
-                && length_recoveries < MAX_LENGTH_RECOVERIES
-                && self
-                    .settings
-                    .max_turns
-                    .is_none_or(|max| outcome.num_turns < max)
-            {
-                // Cut off by the output limit mid-answer: ask it to go on
-                // rather than hand back half a sentence.
-                length_recoveries += 1;
-                let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => CONTINUE_AFTER_LIMIT }] };
-                sink(Event::Prompt {
-                    id: &new_uuid(),
-                    message: &message,
-                });
-                self.messages.push(message);
-                continue;
-            }
+    /// Runs the Stop hooks; `again` tells them they sent the model back before.
+    async fn ask_stop_hook(&mut self, again: bool, sink: &mut dyn FnMut(Event<'_>)) -> StopHook {
+        let mut fields = Map::new();
+        fields.insert("stop_hook_active", again);
+        let v = self.pipeline.hooks().run("Stop", "", fields).await;
+        self.pipeline.report(&v.notices);
+        self.drain(sink);
+        match v.block {
+            Some(reason) => StopHook::Blocked(reason),
+            None => StopHook::Passed,
+        }
+    }
 
-            if exec.is_empty()
-                && asm.stop_reason.as_deref() == Some("pause_turn")
-                && pauses < MAX_PAUSES
-                && self
-                    .settings
-                    .max_turns
-                    .is_none_or(|max| outcome.num_turns < max)
-            {
-                // The provider paused a long turn of its own tools (web
-                // search): sent back as it is, the model goes on.
-                pauses += 1;
-                continue;
-            }
+    /// What the model gets before it is asked again, for `why`.
+    async fn go_on(&mut self, why: &Why, sink: &mut dyn FnMut(Event<'_>)) {
+        let text = match why {
+            Why::ToolResults { .. } | Why::Paused => return,
+            Why::Background => return self.wait_for_background(sink).await,
+            Why::OutputLimit => CONTINUE_AFTER_LIMIT,
+            Why::StopHook(reason) => reason.as_str(),
+            Why::Structured => STRUCTURED_REMINDER,
+        };
+        let message =
+            obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => text }] };
+        sink(Event::Prompt {
+            id: &new_uuid(),
+            message: &message,
+        });
+        self.messages.push(message);
+    }
 
-            if exec.is_empty() {
-                // A Stop hook may send the model back to work, a few times at most.
-                if stop_rounds < MAX_STOP_ROUNDS
-                    && self.pipeline.hooks().wants("Stop", "")
-                    && self
-                        .settings
-                        .max_turns
-                        .is_none_or(|max| outcome.num_turns < max)
-                {
-                    let mut fields = Map::new();
-                    fields.insert("stop_hook_active", stop_rounds > 0);
-                    let v = self.pipeline.hooks().run("Stop", "", fields).await;
-                    self.pipeline.report(&v.notices);
-                    self.drain(sink);
-                    if let Some(reason) = v.block {
-                        stop_rounds += 1;
-                        let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => reason }] };
-                        sink(Event::Prompt {
-                            id: &new_uuid(),
-                            message: &message,
-                        });
-                        self.messages.push(message);
-                        continue;
-                    }
-                }
-                // Background agents still running, or finished while this
-                // turn ran: their results are part of this answer, so wait
-                // for the next one (at once if it is in).
-                if let Some(bg) = self.background()
-                    && (bg.running() > 0 || bg.has_news())
-                    && self
-                        .settings
-                        .max_turns
-                        .is_none_or(|max| outcome.num_turns < max)
-                {
-                    let abort = self.abort.clone();
-                    let relay = self.relay();
-                    let reports = Rc::clone(self.pipeline.reports());
-                    let woke = loop {
-                        enum Wake {
-                            Finished,
-                            Relay,
-                            Abort,
-                        }
-                        let wake = async {
-                            bg.wait().await;
-                            Wake::Finished
-                        }
-                        .or(async {
-                            news(relay.as_deref(), &reports).await;
-                            Wake::Relay
-                        })
-                        .or(async {
-                            abort.wait().await;
-                            Wake::Abort
-                        })
-                        .await;
-                        match wake {
-                            Wake::Finished => break true,
-                            Wake::Relay => self.drain(sink),
-                            Wake::Abort => break false,
-                        }
-                    };
-                    if !woke {
-                        return self.aborted();
-                    }
-                    continue;
-                }
-                if let Some(s) = self.settings.structured.clone().filter(|s| s.wanted())
-                    && s.value().is_none()
-                {
-                    // The answer must come through StructuredOutput.
-                    let misses = s.miss();
-                    if misses > MAX_STRUCTURED_RETRIES {
-                        return Ending::StructuredOutputRetries(MAX_STRUCTURED_RETRIES);
-                    }
-                    let message = obj! { "role" => "user", "content" => vec![obj! { "type" => "text", "text" => STRUCTURED_REMINDER }] };
-                    sink(Event::Prompt {
-                        id: &new_uuid(),
-                        message: &message,
-                    });
-                    self.messages.push(message);
-                    continue;
-                }
-                outcome.result = final_text(&asm);
-                if asm.stop_reason.as_deref() == Some("max_tokens") {
-                    return Ending::ModelError(format!(
-                        "the answer was still cut off by the output limit ({} tokens) after {MAX_LENGTH_RECOVERIES} continuations",
-                        self.settings.max_tokens
-                    ));
-                }
-                return Ending::Completed;
+    /// Waits until a background agent finishes (at once if one has) or
+    /// the run is interrupted, which the next turn's check then sees.
+    async fn wait_for_background(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
+        let Some(bg) = self.background() else {
+            return;
+        };
+        let abort = self.abort.clone();
+        let relay = self.relay();
+        let reports = Rc::clone(self.pipeline.reports());
+        loop {
+            enum Wake {
+                Finished,
+                Relay,
+                Abort,
             }
+            let wake = async {
+                bg.wait().await;
+                Wake::Finished
+            }
+            .or(async {
+                news(relay.as_deref(), &reports).await;
+                Wake::Relay
+            })
+            .or(async {
+                abort.wait().await;
+                Wake::Abort
+            })
+            .await;
+            match wake {
+                Wake::Finished | Wake::Abort => return,
+                Wake::Relay => self.drain(sink),
+            }
+        }
+    }
 
-            let aborted = self.finish_tools(exec, sink).await;
-            if aborted {
-                outcome.aborted_in_tools = true;
-                return self.aborted();
-            }
-            if let Some(s) = self.settings.structured.clone().filter(|s| s.wanted()) {
-                let called = asm.blocks().any(
-                    |b| matches!(b, Block::ToolUse(c) if c.name == crate::tools::structured::NAME),
-                );
-                if s.value().is_some() {
-                    // The answer is in: nothing more is needed from the model.
-                    outcome.result = final_text(&asm);
-                    return Ending::Completed;
+    /// A run that stops with tool calls in the record still answers each
+    /// of them: the ones not started are reported as not run.
+    async fn abandon(
+        &mut self,
+        mut exec: StreamingExecutor<'ex>,
+        stop: &Stop,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) {
+        if exec.is_empty() {
+            return;
+        }
+        exec.stop_waiting(match stop {
+            Stop::Aborted { .. } => "Interrupted by the user before it ran",
+            _ => "Not run: the model's response was cut off",
+        });
+        self.finish_tools(exec, sink).await;
+    }
+
+    /// The run's ending for `stop`, with what the outcome reports of it.
+    fn ending(&self, stop: Stop, outcome: &mut Outcome) -> Ending {
+        match stop {
+            Stop::Completed => Ending::Completed,
+            Stop::CutOff => Ending::ModelError(format!(
+                "the answer was still cut off by the output limit ({} tokens) after {MAX_LENGTH_RECOVERIES} continuations",
+                self.settings.max_tokens
+            )),
+            Stop::MaxTurns => Ending::MaxTurns,
+            Stop::Budget(spent) => Ending::BudgetExceeded(spent),
+            Stop::Aborted { reason, in_tools } => {
+                if in_tools {
+                    outcome.aborted_in_tools = true;
                 }
-                if called && s.miss() > MAX_STRUCTURED_RETRIES {
-                    return Ending::StructuredOutputRetries(MAX_STRUCTURED_RETRIES);
-                }
+                Ending::Aborted(reason)
             }
-            if self
-                .settings
-                .max_turns
-                .is_some_and(|max| outcome.num_turns >= max)
-            {
-                return Ending::MaxTurns;
+            Stop::Failed(e) => {
+                outcome.api_error_status = e.status();
+                Ending::ModelError(e.to_string())
             }
+            Stop::StructuredRetries => Ending::StructuredOutputRetries(MAX_STRUCTURED_RETRIES),
         }
     }
 
@@ -745,12 +754,6 @@ pub fn push_message(messages: &mut Vec<Value>, message: Value) {
     }
 }
 
-/// How often a turn the provider paused (`pause_turn`) is resumed.
-const MAX_PAUSES: u32 = 5;
-
-/// How often an answer cut off by `max_tokens` is asked to go on.
-const MAX_LENGTH_RECOVERIES: u32 = 3;
-
 const CONTINUE_AFTER_LIMIT: &str = "Your answer was cut off by the output token limit. \
 Continue exactly where it stopped: no apology, no recap.";
 
@@ -770,9 +773,6 @@ fn note_model_use(outcome: &mut Outcome, model: &str, usage: &Usage, cost: f64) 
         }),
     }
 }
-
-/// How many times Stop hooks may send the model back before tern stops anyway.
-const MAX_STOP_ROUNDS: u32 = 5;
 
 fn prompt_text(prompt: &Value) -> String {
     match prompt {

@@ -9,7 +9,7 @@
 //! sends it in `initialize`), so the tool is offered through a changing
 //! catalog ([`SessionTools`]) rather than the fixed built-ins.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{Kind, LocalFuture, Tool, ToolContext, ToolOutput, ToolSource};
@@ -23,8 +23,6 @@ pub const NAME: &str = "StructuredOutput";
 pub struct Structured {
     schema: RefCell<Option<Value>>,
     value: RefCell<Option<Value>>,
-    /// Times the model ended without a valid call, or called it wrongly.
-    misses: Cell<u32>,
 }
 
 impl Structured {
@@ -37,15 +35,9 @@ impl Structured {
     /// Forgets the previous prompt's answer.
     pub fn reset(&self) {
         *self.value.borrow_mut() = None;
-        self.misses.set(0);
     }
     pub fn value(&self) -> Option<Value> {
         self.value.borrow().clone()
-    }
-    /// Counts one miss; returns the number so far.
-    pub fn miss(&self) -> u32 {
-        self.misses.set(self.misses.get() + 1);
-        self.misses.get()
     }
 }
 
