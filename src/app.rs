@@ -33,20 +33,40 @@ mod mcp_login;
 #[cfg(feature = "mcp")]
 mod mcp_start;
 
+use build::Notes;
 use exit::{Exit, Failure};
 
 /// A session: `tern [prompt]`, `tern -p`, line mode, or an SDK's.
 pub async fn run(ex: &'static LocalExecutor<'static>, args: Args) -> i32 {
-    match session(ex, args).await {
+    let mut notes = Notes::default();
+    match session(ex, args, &mut notes).await {
         Ok(exit) => exit.code(),
         Err(failure) => {
+            // What was said before the failure may explain it.
+            say(notes.take());
             eprintln!("tern: {failure}");
             failure.exit().code()
         }
     }
 }
 
-async fn session(ex: &'static LocalExecutor<'static>, mut args: Args) -> Result<Exit, Failure> {
+/// Notices with no session to show them (a subcommand's, or those of a
+/// session that failed to start): on stderr, as a session shows them.
+fn say(notes: Vec<crate::report::Report>) {
+    for n in notes {
+        if let crate::report::Report::Notice { text, .. } = n {
+            eprintln!("tern: {text}");
+        }
+    }
+}
+
+/// Until the session's frontend exists, what the start has to say goes
+/// to `notes`; the frontend shows it first.
+async fn session(
+    ex: &'static LocalExecutor<'static>,
+    mut args: Args,
+    notes: &mut Notes,
+) -> Result<Exit, Failure> {
     let stdin_is_terminal = std::io::stdin().is_terminal();
     let interactive = !args.print && stdin_is_terminal && !args.stream_input;
     if interactive && args.prompt.is_none() {
@@ -81,13 +101,16 @@ async fn session(ex: &'static LocalExecutor<'static>, mut args: Args) -> Result<
     rt.warnings.extend(unerased);
     rt.check_credentials()?;
     for warning in &rt.warnings {
-        eprintln!("tern: warning: {warning}");
+        notes.warning(format!("warning: {warning}"));
     }
-    let discovered = discover_server(&mut rt).await.map_err(Failure::NoServer)?;
+    let discovered = discover_server(&mut rt, notes)
+        .await
+        .map_err(Failure::NoServer)?;
     let client = Client::new(&rt.client).map_err(Failure::Client)?;
     let abort = Abort::new();
-    watch_signals(ex, abort.clone());
-    let mut parts = build::build(ex, &rt, client, abort, discovered, interactive).await?;
+    watch_signals(ex, abort.clone(), notes);
+    let mut parts = build::build(ex, &rt, client, abort, discovered, interactive, notes).await?;
+    parts.show_first(notes.take());
     // An SDK session says who it is at the start of each prompt, when the
     // servers and agents its initialize added are known.
     if !rt.stream_input {
@@ -135,7 +158,10 @@ fn settle_trust(rt: config::Runtime, mut args: Args) -> Result<Option<config::Ru
 /// With nothing configured, finds a model server on this machine and
 /// points the session at it; says which (stderr in text and json modes,
 /// `system/init` in stream-json). `Err` lists what was tried.
-async fn discover_server(rt: &mut config::Runtime) -> Result<Option<Value>, String> {
+async fn discover_server(
+    rt: &mut config::Runtime,
+    said: &mut Notes,
+) -> Result<Option<Value>, String> {
     use crate::model::discover;
     let Some(plan) = rt.discover.clone() else {
         return Ok(None);
@@ -164,16 +190,16 @@ async fn discover_server(rt: &mut config::Runtime) -> Result<Option<Value>, Stri
     let notes = rt.use_discovered(&found);
     if !quiet {
         for s in &skipped {
-            eprintln!("tern: note: skipped {s}");
+            said.warning(format!("note: skipped {s}"));
         }
-        eprintln!(
-            "tern: no API key or base URL configured; using {} at {} with model {}",
+        said.warning(format!(
+            "no API key or base URL configured; using {} at {} with model {}",
             found.kind.name(),
             found.url,
             rt.model
-        );
+        ));
         for n in &notes {
-            eprintln!("tern: note: {n}");
+            said.warning(format!("note: {n}"));
         }
     }
     Ok(Some(obj! {
@@ -188,11 +214,13 @@ async fn discover_server(rt: &mut config::Runtime) -> Result<Option<Value>, Stri
 }
 
 /// SIGINT/SIGTERM trigger the abort token; a second one exits at once.
-fn watch_signals(ex: &LocalExecutor<'static>, abort: Abort) {
+fn watch_signals(ex: &LocalExecutor<'static>, abort: Abort, notes: &mut Notes) {
     let pipe = match crate::sys::catch_termination_signals().and_then(smol::Async::new) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("tern: warning: cannot catch signals ({e}); Ctrl-C will kill tern outright");
+            notes.warning(format!(
+                "warning: cannot catch signals ({e}); Ctrl-C will kill tern outright"
+            ));
             return;
         }
     };

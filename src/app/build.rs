@@ -6,6 +6,10 @@
 //!
 //! It lives in `app` rather than in `config` because it needs every plane
 //! above the control plane (the import rule in `src/lib.rs`).
+//!
+//! [`build`] reads as its steps, each a function of what the earlier ones
+//! made; nothing here prints: what a step has to say goes into [`Notes`],
+//! which the session's frontend shows first.
 
 use std::rc::Rc;
 
@@ -14,11 +18,10 @@ use smol::LocalExecutor;
 use super::exit::Failure;
 use crate::abort::Abort;
 use crate::agent::hooks::{Hooks, SessionFacts};
-use crate::agent::pipeline::{Approver, Pipeline};
+use crate::agent::pipeline::Pipeline;
 use crate::agent::{Agent, Settings, subagent};
 use crate::config::Runtime;
 use crate::config::prompt::SystemParts;
-use crate::config::settings::Behavior;
 use crate::frontend::line;
 use crate::frontend::sdk;
 use crate::frontend::{Printer, SessionInfo};
@@ -26,11 +29,16 @@ use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::obj;
 use crate::policy::Policy;
-use crate::session::transcript::{self, Transcript};
-use crate::session::{SessionError, checkpoint, new_uuid, resume, store};
+use crate::report::{Level, Report};
+use crate::session::checkpoint;
+use crate::session::transcript::Transcript;
 use crate::tools::scratch::Scratch;
 use crate::tools::structured::Structured;
 use crate::tools::{Registry, ToolContext};
+
+mod answer;
+mod session;
+mod tools;
 
 /// A session's parts, ready to be driven.
 pub(super) struct Parts {
@@ -86,8 +94,46 @@ combine their results, which arrive as <task-notification> messages, into your a
 /// Windows this small get the compact prompt and tool descriptions.
 const COMPACT_WINDOW: u64 = 32_768;
 
-/// Builds the session's parts from `rt`. `discovered` is what discovery
-/// found (for `system/init`); `interactive` means line mode.
+/// What the build has to say, kept in the order it arose: no frontend
+/// exists yet, so it is handed to the session's frontend, which shows it
+/// before anything else (stderr as `tern: <text>`, and a `system`
+/// informational message in stream-json). A session that fails to start
+/// says it on stderr before the failure it may explain.
+#[derive(Default)]
+pub(super) struct Notes(Vec<Report>);
+
+impl Notes {
+    /// Always shown: something did not happen as configured.
+    pub fn warning(&mut self, text: impl Into<String>) {
+        self.0.push(Report::notice(Level::Warning, text));
+    }
+
+    /// Shown to whoever watches (`--verbose`, line mode, stream-json).
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.0.push(Report::notice(Level::Info, text));
+    }
+
+    pub fn take(&mut self) -> Vec<Report> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+/// What every step may be given: the executor, the resolved
+/// configuration, the model client and the session's abort token.
+struct Given<'a> {
+    ex: &'static LocalExecutor<'static>,
+    rt: &'a Runtime,
+    client: &'a Client,
+    abort: &'a Abort,
+}
+
+/// Builds the session's parts from `rt`, in the order each needs the
+/// last: the record → the tools and MCP servers → what fits the model's
+/// window → who answers → hooks → what sub-agents are built from → the
+/// policy, tool context and pipeline → the agent and its printer.
+/// `discovered` is what discovery found (for `system/init`);
+/// `interactive` means a person at a terminal. What the steps have to
+/// say goes to `notes`.
 pub(super) async fn build(
     ex: &'static LocalExecutor<'static>,
     rt: &Runtime,
@@ -95,253 +141,135 @@ pub(super) async fn build(
     abort: Abort,
     discovered: Option<Value>,
     interactive: bool,
+    notes: &mut Notes,
 ) -> Result<Parts, Failure> {
-    let OpenedSession {
-        session_id,
-        mut transcript,
-        history,
-        earlier,
-        shell_cwd: resumed_cwd,
-    } = open_session(rt)?;
-    // Only the REPL rebuilds state from the earlier session's log.
-    #[cfg(not(feature = "repl"))]
-    let _ = earlier;
-    let checkpoints = transcript
-        .as_ref()
-        .map(|t| checkpoint::Checkpoints::open(t.path()));
+    let given = Given {
+        ex,
+        rt,
+        client: &client,
+        abort: &abort,
+    };
+    let mut opened = session::open_session(rt, notes)?;
     // Made private (mkdtemp) at the first spill and used through a
     // descriptor: sandboxed commands may write to /tmp.
     let scratch = Scratch::private(&rt.temp_dir);
-    let mut registry = Registry::builtin();
-    let (web_search, web_search_note) = rt.web_search_tool();
-    if let Some(note) = web_search_note {
-        eprintln!("tern: warning: {note}");
-    }
-    if let Some(definition) = web_search {
-        registry.add_server_tool("WebSearch", definition);
-    }
-    // The REPL, and the tools its scripts register (offered while the
-    // context that registered them lives).
-    #[cfg(feature = "repl")]
-    let repl_tools = Rc::new(std::cell::RefCell::new(Vec::new()));
-    #[cfg(feature = "repl")]
-    if rt.repl {
-        registry.add(Rc::new(crate::tools::repl::Repl));
-        registry.set_dynamic(
-            Rc::new(crate::tools::repl::RegisteredTools(Rc::clone(&repl_tools))),
-            Vec::new(),
-        );
-    }
-    // A bare tool name in the deny list removes the tool from view entirely.
-    let hidden: Vec<String> = rt
-        .rules
-        .iter()
-        .filter(|r| r.behavior == Behavior::Deny && r.spec.is_none())
-        .map(|r| r.tool.clone())
-        .collect();
-    registry.retain(|name| !hidden.iter().any(|h| h == name));
-    // Without skills, the Skill tool would only cost tokens.
-    let skills = Rc::new(rt.system.skills.clone());
-    if skills.is_empty() {
-        registry.retain(|name| name != "Skill");
-    }
-    for w in &rt.skill_warnings {
-        eprintln!("tern: warning: {w}");
-    }
-    if let Some(only) = &rt.tools {
-        for unknown in only.iter().filter(|t| !registry.has(t)) {
-            eprintln!(
-                "tern: warning: --tools names '{unknown}', which is not a built-in tool; ignored"
-            );
-        }
-        registry.retain(|name| only.iter().any(|t| t == name));
-    }
-    // Coordinator mode: the top level only delegates; workers get the
-    // other tools (but not Agent: they do the work) and a shared scratchpad.
-    let worker_tools: Vec<String> = if rt.coordinator {
-        registry
-            .names()
-            .into_iter()
-            .filter(|t| *t != "Agent")
-            .collect()
-    } else {
-        registry.names()
-    };
-    let server_tools = registry.server_tools();
-    let scratchpad = match rt.coordinator {
-        true => Some(
-            scratch
-                .make()
-                .map_err(|source| Failure::Scratch {
-                    dir: rt.temp_dir.clone(),
-                    source,
-                })?
-                .join("scratchpad"),
-        ),
-        false => None,
-    };
-    if let Some(dir) = &scratchpad
-        && let Err(source) = std::fs::create_dir_all(dir)
-    {
-        return Err(Failure::Scratchpad {
-            dir: dir.clone(),
-            source,
-        });
-    }
-    if rt.coordinator {
-        registry = Registry::coordinator();
-    }
+    let mut tools = tools::tools(rt, &scratch, notes)?;
     let control = Rc::new(sdk::Control::default());
-    // An SDK session's own servers answer over its control channel, which
-    // is read only once the session runs: no waiting for them here.
-    // Servers are told what this session can answer before they start:
-    // forms where a person or an SDK host is there, sampling where
-    // someone (or an allow rule) can allow it.
-    #[cfg(feature = "mcp")]
-    let offer = super::mcp_start::offer(
+    let mcp = tools::Mcp::start(ex, rt, &control, interactive, notes).await;
+    let structured = tools::session_tools(rt, &mut tools, &mcp);
+    let window = fit_window(rt, &client, &mut tools.registry, notes).await;
+    let mut answerers = answer::who_answers(
         rt,
-        interactive || rt.stream_input,
-        interactive || rt.sdk_permissions,
+        interactive,
+        &control,
+        &abort,
+        window.context_window,
+        notes,
     );
-    #[cfg(feature = "mcp")]
-    let mcp_hub = if rt.stream_input {
-        let carrier: Rc<dyn crate::mcp::sdk::Carrier> = Rc::clone(&control) as _;
-        super::mcp_start::start(ex, rt, super::mcp_start::Wait::None, Some(carrier), offer).await
-    } else {
-        super::mcp_start::start(ex, rt, super::mcp_start::Wait::First, None, offer).await
-    };
-    // MCP tools: for the session's agent, and for sub-agents (a
-    // coordinator itself only delegates, so there for its workers only).
-    #[cfg(feature = "mcp")]
-    let mcp_tools = mcp_hub
-        .as_ref()
-        .map(|hub| Rc::clone(hub) as Rc<dyn crate::tools::ToolSource>);
-    #[cfg(not(feature = "mcp"))]
-    let mcp_tools: Option<Rc<dyn crate::tools::ToolSource>> = None;
-    // `--json-schema` (or an SDK's jsonSchema) adds StructuredOutput.
-    let structured = Rc::new(Structured::default());
-    if let Some(schema) = &rt.json_schema {
-        structured.set_schema(schema.clone());
-    }
-    let own_mcp = mcp_tools.clone().filter(|_| !rt.coordinator);
-    if own_mcp.is_some() || rt.json_schema.is_some() || rt.stream_input {
-        registry.set_dynamic(
-            Rc::new(crate::tools::structured::SessionTools {
-                structured: Rc::clone(&structured),
-                mcp: own_mcp,
-            }),
-            hidden.clone(),
-        );
-    }
-    #[cfg(not(feature = "mcp"))]
-    if !rt.mcp_configs.is_empty() || !rt.mcp_settings.is_empty() {
-        eprintln!(
-            "tern: warning: MCP servers are configured, but this tern was built without the mcp feature"
-        );
-    }
-    let context_window = super::window::resolve(rt, &client).await;
+    mcp.set_asker(&mut answerers);
+    let info = session_info(rt, &opened, &tools, &window, &mcp, discovered, notes);
+    let hooks = session_hooks(rt, &opened);
+    let first_prompt = first_prompt(rt, &hooks, notes).await;
+    let skills = tools.skills.iter().map(|s| s.name.clone()).collect();
+    let host = subagent_host(
+        &given, &opened, &tools, &window, &scratch, &hooks, &answerers, &mcp, notes,
+    );
+    let pipeline = pipeline(&given, &mut opened, tools, &window, host, &mcp);
+    let agent = agent(&given, &window, &structured, pipeline, opened.history);
+    let printer = printer(rt, info, &agent, skills);
+    Ok(Parts {
+        hooks,
+        agent,
+        printer,
+        transcript: opened.transcript,
+        first_prompt,
+        control,
+        structured,
+        #[cfg(feature = "mcp")]
+        mcp_hub: mcp.hub,
+        scratch,
+        line_input: answerers.line_input,
+        #[cfg(feature = "tui")]
+        tui: answerers.tui,
+        system: window.prompt,
+    })
+}
+
+/// What the model's context window leaves room for.
+struct Window {
+    context_window: u64,
+    max_tokens: u32,
+    /// A cap on one tool result in a small window.
+    result_limit: Option<usize>,
+    prompt: SystemPrompt,
+    /// The session's system blocks, and its workers'.
+    system: Vec<String>,
+    worker_system: Vec<String>,
+}
+
+/// Finds the context window and fits the session to it: a small one
+/// gets the compact prompt and tool descriptions, fewer output tokens
+/// and a budget for memory files and tool results, so one big file
+/// cannot take the whole context.
+async fn fit_window(
+    rt: &Runtime,
+    client: &Client,
+    registry: &mut Registry,
+    notes: &mut Notes,
+) -> Window {
+    let context_window = super::window::resolve(rt, client, notes).await;
     let compact = context_window <= COMPACT_WINDOW;
     registry.set_compact(compact);
-    #[cfg(feature = "web")]
-    let web = super::web::access(rt, &client, context_window);
-    // A small window gets a budget for memory files and tool results, so
-    // one big file cannot take the whole context.
-    let system_prompt = SystemPrompt {
+    let prompt = SystemPrompt {
         parts: rt.system.clone(),
         compact,
         memory_budget: context_window as usize * 4 / 8,
         coordinator: rt.coordinator,
     };
-    let (system, worker_system, memory_notice) = system_prompt.compose();
+    let (system, worker_system, memory_notice) = prompt.compose();
     if let Some(n) = memory_notice {
-        eprintln!("tern: {n}");
+        notes.warning(n);
     }
     let max_tokens = if compact {
         rt.max_tokens.min((context_window / 4) as u32)
     } else {
         rt.max_tokens
     };
-    // The terminal interface, else line mode with one reader for all of
-    // standard input.
-    #[cfg(feature = "tui")]
-    let tui = if interactive && crate::frontend::tui::wanted(rt.no_tui) {
-        match start_tui(rt, context_window) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                eprintln!(
-                    "tern: warning: cannot set up the terminal interface ({e}); using line mode"
-                );
-                None
-            }
-        }
-    } else {
-        None
-    };
-    #[cfg(feature = "tui")]
-    let interactive = interactive && tui.is_none();
-    let line_input = interactive.then(line::Input::start);
-    #[cfg(feature = "tui")]
-    let tui_asker = tui.as_ref().map(|t| {
-        Rc::new(crate::frontend::tui::TuiApprover::new(
-            Rc::clone(t),
-            abort.clone(),
-        ))
-    });
-    #[cfg(feature = "tui")]
-    let tui_approver = tui_asker.clone().map(|a| a as Rc<dyn Approver>);
-    #[cfg(not(feature = "tui"))]
-    let tui_approver: Option<Rc<dyn Approver>> = None;
-    let line_approver = line_input
-        .as_ref()
-        .map(|input| Rc::new(line::LineApprover::new(Rc::clone(input), rt.cwd.clone())));
-    let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
-        Some(Rc::new(sdk::SdkApprover {
-            control: Rc::clone(&control),
-            abort: abort.clone(),
-            cwd: rt.cwd.clone(),
-        }))
-    } else if let Some(a) = tui_approver {
-        Some(a)
-    } else if let Some(a) = &line_approver {
-        Some(Rc::clone(a) as Rc<dyn Approver>)
-    } else {
-        None
-    };
-    // Who answers the servers' forms and sampling requests.
-    #[cfg(feature = "mcp")]
-    if let Some(hub) = &mcp_hub {
-        use crate::frontend::elicit::{Asker, Forms};
-        #[cfg(feature = "tui")]
-        let tui_forms = tui_asker.map(Forms::Tui);
-        #[cfg(not(feature = "tui"))]
-        let tui_forms: Option<Forms> = None;
-        let forms = if rt.stream_input {
-            Some(Forms::Sdk(Rc::clone(&control)))
-        } else if let Some(f) = tui_forms {
-            Some(f)
-        } else if let Some(l) = line_approver {
-            Some(Forms::Line(l))
-        } else {
-            rt.mcp_accept_defaults.then_some(Forms::Defaults)
-        };
-        let asker = Asker {
-            forms,
-            approver: approver.clone(),
-        };
-        hub.services().set_asker(Some(Rc::new(asker)));
+    Window {
+        context_window,
+        max_tokens,
+        result_limit: compact.then_some(context_window as usize * 3 / 4),
+        prompt,
+        system,
+        worker_system,
     }
-    let info = SessionInfo {
-        session_id: session_id.clone(),
+}
+
+/// What `system/init` says about the session; with `--verbose`, which
+/// memory files were left out.
+fn session_info(
+    rt: &Runtime,
+    opened: &session::OpenedSession,
+    tools: &tools::Tools,
+    window: &Window,
+    mcp: &tools::Mcp,
+    discovered: Option<Value>,
+    notes: &mut Notes,
+) -> SessionInfo {
+    if rt.verbose {
+        for s in &rt.memory_skipped {
+            notes.info(format!("memory: {s}"));
+        }
+    }
+    SessionInfo {
+        session_id: opened.session_id.clone(),
         cwd: rt.cwd.display().to_string(),
         model: rt.model.clone(),
-        tools: registry.names(),
+        tools: tools.registry.names(),
         permission_mode: rt.mode.as_str(),
         api_key_source: rt.api_key_source.clone(),
         sandbox: sandbox_summary(rt.sandbox.as_ref()),
-        #[cfg(feature = "mcp")]
-        mcp_servers: mcp_hub.as_ref().map_or(Vec::new(), |h| h.summary()),
-        #[cfg(not(feature = "mcp"))]
-        mcp_servers: Vec::new(),
+        mcp_servers: mcp.summary(),
         discovered,
         agents: Vec::new(),
         skills: Vec::new(),
@@ -357,56 +285,75 @@ pub(super) async fn build(
             .map(|(flag, why)| obj! { "option" => flag.as_str(), "reason" => *why })
             .collect(),
         served_by_anthropic: rt.client.base_url == crate::config::DEFAULT_BASE_URL,
-        context_window,
-        max_output_tokens: max_tokens,
+        context_window: window.context_window,
+        max_output_tokens: window.max_tokens,
         memory: memory_summary(rt),
         trust: rt.trust.to_value(),
-    };
-    if rt.verbose {
-        for s in &rt.memory_skipped {
-            eprintln!("tern: memory: {s}");
-        }
     }
-    let hooks = Rc::new(
-        Hooks::new(
-            rt.hooks.clone(),
-            SessionFacts {
-                session_id: session_id.clone(),
-                transcript_path: transcript
-                    .as_ref()
-                    .map(|t| t.path().display().to_string())
-                    .unwrap_or_default(),
-                cwd: rt.cwd.display().to_string(),
-                permission_mode: rt.mode.as_str().to_string(),
-            },
-        )
-        .with_env(rt.child_env.clone()),
-    );
-    let mut first_prompt = vec![obj! { "type" => "text", "text" => rt.prompt.clone() }];
+}
+
+/// The configured hooks, with the facts every hook is told.
+fn session_hooks(rt: &Runtime, opened: &session::OpenedSession) -> Rc<Hooks> {
+    let facts = SessionFacts {
+        session_id: opened.session_id.clone(),
+        transcript_path: opened
+            .transcript
+            .as_ref()
+            .map(|t| t.path().display().to_string())
+            .unwrap_or_default(),
+        cwd: rt.cwd.display().to_string(),
+        permission_mode: rt.mode.as_str().to_string(),
+    };
+    Rc::new(Hooks::new(rt.hooks.clone(), facts).with_env(rt.child_env.clone()))
+}
+
+/// The first prompt's blocks: the prompt, then what SessionStart hooks
+/// added.
+async fn first_prompt(rt: &Runtime, hooks: &Hooks, notes: &mut Notes) -> Vec<Value> {
+    let mut blocks = vec![obj! { "type" => "text", "text" => rt.prompt.clone() }];
     if hooks.wants("SessionStart", "startup") {
         let mut fields = Map::new();
         fields.insert("source", "startup");
         let v = hooks.run("SessionStart", "startup", fields).await;
         for n in &v.notices {
-            eprintln!("tern: hook: {n}");
+            notes.warning(format!("hook: {n}"));
         }
         for c in v.context {
-            first_prompt.push(obj! { "type" => "text", "text" => c });
+            blocks.push(obj! { "type" => "text", "text" => c });
         }
     }
-    let result_limit = compact.then_some(context_window as usize * 3 / 4);
+    blocks
+}
+
+/// What a sub-agent is built from: the session's model, limits, rules,
+/// sandbox, hooks and approver, the workers' tools, and the agent
+/// definitions. The session's own pipeline is built from it too.
+#[allow(clippy::too_many_arguments)]
+fn subagent_host(
+    given: &Given<'_>,
+    opened: &session::OpenedSession,
+    tools: &tools::Tools,
+    window: &Window,
+    scratch: &Scratch,
+    hooks: &Rc<Hooks>,
+    answerers: &answer::Answerers,
+    mcp: &tools::Mcp,
+    notes: &mut Notes,
+) -> Rc<subagent::Host> {
+    let rt = given.rt;
     let (defs, def_warnings) = subagent::defs::load(&rt.agent_dirs);
     for w in def_warnings {
-        eprintln!("tern: warning: agent definition {w}");
+        notes.warning(format!("warning: agent definition {w}"));
     }
-    let host = Rc::new(subagent::Host {
-        ex,
-        client: client.clone(),
+    let scratchpad = &tools.scratchpad;
+    Rc::new(subagent::Host {
+        ex: given.ex,
+        client: given.client.clone(),
         model: rt.model.clone(),
-        max_tokens,
-        system: worker_system,
+        max_tokens: window.max_tokens,
+        system: window.worker_system.clone(),
         retry: rt.retry,
-        context_window,
+        context_window: window.context_window,
         mode: rt.mode,
         rules: rt.rules.clone(),
         extra_dirs: rt
@@ -418,26 +365,30 @@ pub(super) async fn build(
         sandbox: rt.sandbox.clone(),
         sandbox_auto_allow: rt.sandbox_auto_allow,
         protected: rt.protected.clone(),
-        tools: worker_tools,
-        server_tools,
+        tools: tools.worker_tools.clone(),
+        server_tools: tools.server_tools.clone(),
         child_env: rt.child_env.clone(),
-        result_limit,
+        result_limit: window.result_limit,
         cwd: rt.cwd.clone(),
         scratch: scratch.clone(),
-        hooks: Rc::clone(&hooks),
-        approver: approver.clone(),
+        hooks: Rc::clone(hooks),
+        approver: answerers.approver.clone(),
         defs: std::cell::RefCell::new(defs),
         depth: 0,
         max_depth: rt.max_agent_depth,
-        transcript_dir: transcript
+        transcript_dir: opened
+            .transcript
             .as_ref()
             .map(|t| t.path().with_extension("").join("subagents")),
-        session_id: session_id.clone(),
+        session_id: opened.session_id.clone(),
         local_rules: Some(rt.local_rules()),
         background: Rc::default(),
         inbox: Rc::default(),
         workers: Default::default(),
-        mcp_tools: mcp_tools.map(|source| (source, hidden.clone())),
+        mcp_tools: mcp
+            .tools
+            .clone()
+            .map(|source| (source, tools.hidden.clone())),
         relay: Rc::default(),
         child_note: scratchpad.as_ref().map(|dir| {
             format!(
@@ -446,163 +397,167 @@ pub(super) async fn build(
                 dir.display()
             )
         }),
-    });
+    })
+}
+
+/// The session's policy from the resolved rules, mode, directories and
+/// sandbox, and Bash's directory: where the resumed session's shell was,
+/// if that is still a directory inside the working directories.
+fn session_policy(
+    rt: &Runtime,
+    resumed_cwd: Option<std::path::PathBuf>,
+) -> (Policy, crate::session::ShellCwd) {
     let mut policy = Policy::new(rt.mode, rt.rules.clone(), &rt.cwd, &rt.extra_dirs);
     policy.set_command_env(crate::policy::CommandEnv::new(rt.child_env.vars()));
     policy.sandbox = rt.sandbox.clone();
     policy.sandbox_auto_allow = rt.sandbox_auto_allow;
     policy.protected = rt.protected.clone();
-    let home = policy.base().home;
-    // Bash's directory starts where the resumed session's shell was, if
-    // that is still a directory inside the working directories.
     let shell_cwd = crate::session::ShellCwd::new(&rt.cwd);
     if let Some(dir) = resumed_cwd.filter(|d| d.is_dir() && policy.inside(d)) {
         shell_cwd.set(&crate::policy::canonical(&dir));
     }
-    if let Some(t) = transcript.as_mut() {
+    (policy, shell_cwd)
+}
+
+/// The pipeline every call of the session's agent passes through: the
+/// session's policy, the tools' context, checkpoints of the files they
+/// change, and the host's hooks and approver. The record follows Bash's
+/// directory.
+fn pipeline(
+    given: &Given<'_>,
+    opened: &mut session::OpenedSession,
+    tools: tools::Tools,
+    window: &Window,
+    host: Rc<subagent::Host>,
+    mcp: &tools::Mcp,
+) -> Pipeline {
+    let rt = given.rt;
+    let (policy, shell_cwd) = session_policy(rt, opened.shell_cwd.take());
+    if let Some(t) = opened.transcript.as_mut() {
         t.follow_cwd(shell_cwd.clone());
     }
-    // Model use inside tool calls, counted by the agent; a server's
-    // sampling requests are written down here too.
-    let spend: Rc<crate::tools::Spend> = Rc::default();
-    #[cfg(feature = "mcp")]
-    if let Some(hub) = &mcp_hub {
-        hub.services().set_sampler(
-            crate::mcp::serve::Sampler {
-                model: crate::model::once::SideModel {
-                    client: client.clone(),
-                    model: rt.model.clone(),
-                    window: context_window,
-                },
-                spend: Rc::clone(&spend),
-                max_tokens,
-                budget: rt.max_budget_usd,
-            },
-            &rt.rules,
-        );
-    }
+    let ctx = tool_context(given, opened, &tools, window, &host, &policy, shell_cwd);
+    // A server's sampling requests are counted with the tools' model use.
+    mcp.set_sampler(rt, given.client, window, &ctx.spend);
     let mut pipeline = Pipeline::new(
-        registry,
+        tools.registry,
         policy,
-        ToolContext {
-            spend,
-            child_env: rt.child_env.clone(),
-            sandbox: rt.sandbox.clone(),
-            result_limit,
-            context_window: Some(context_window),
-            subagents: Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>),
-            shells: Rc::new(crate::tools::Shells::new(ex)),
-            skills: Rc::clone(&skills),
-            #[cfg(feature = "web")]
-            web,
-            home,
-            shell: rt.shell.clone(),
-            shell_cwd,
-            #[cfg(feature = "repl")]
-            sampler: rt.repl.then(|| {
-                let (model, window) = super::web::small_model(rt, context_window);
-                Rc::new(crate::model::once::SideModel {
-                    client: client.clone(),
-                    model,
-                    window,
-                })
-            }),
-            #[cfg(feature = "repl")]
-            repl: crate::tools::repl::Slot::sharing(
-                repl_tools,
-                transcript.as_ref().map(|t| t.path()),
-                earlier.as_deref(),
-                &history,
-                rt.repl_memory_mib,
-            ),
-            ..ToolContext::new(rt.cwd.clone(), scratch.clone(), abort.clone())
-        },
-        approver,
-        Rc::clone(&hooks),
+        ctx,
+        host.approver.clone(),
+        Rc::clone(&host.hooks),
     );
     pipeline.set_subagents(host);
     pipeline.set_local_rules(rt.local_rules());
     // The session's own loop also carries what parts without a pipeline
     // (MCP, the transcript writer, sub-agents) have to say.
     pipeline.set_reports(crate::report::notices());
-    if let Some(c) = checkpoints {
-        pipeline.set_checkpoints(c);
+    if let Some(t) = &opened.transcript {
+        pipeline.set_checkpoints(checkpoint::Checkpoints::open(t.path()));
     }
-    let agent = Agent::new(
-        ex,
-        client,
-        Settings {
-            model: rt.model.clone(),
-            max_tokens,
-            system,
-            max_turns: rt.max_turns,
-            retry: rt.retry,
-            fallback_models: rt.fallback_models.clone(),
-            max_budget_usd: rt.max_budget_usd,
-            context_window,
-            fallback_after: rt.fallback_after,
-            structured: Some(Rc::clone(&structured)),
-        },
+    pipeline
+}
+
+/// What the session's tools run with: its directories, scratch folder,
+/// environment and sandbox, the window's result cap, sub-agents, shells,
+/// skills, web access and the REPL's context.
+fn tool_context(
+    given: &Given<'_>,
+    opened: &session::OpenedSession,
+    tools: &tools::Tools,
+    window: &Window,
+    host: &Rc<subagent::Host>,
+    policy: &Policy,
+    shell_cwd: crate::session::ShellCwd,
+) -> ToolContext {
+    let rt = given.rt;
+    #[cfg(not(feature = "repl"))]
+    let _ = opened;
+    ToolContext {
+        // Model use inside tool calls, counted by the agent.
+        spend: Rc::default(),
+        child_env: rt.child_env.clone(),
+        sandbox: rt.sandbox.clone(),
+        result_limit: window.result_limit,
+        context_window: Some(window.context_window),
+        subagents: Some(Rc::clone(host) as Rc<dyn crate::tools::Subagents>),
+        shells: Rc::new(crate::tools::Shells::new(given.ex)),
+        skills: Rc::clone(&tools.skills),
+        #[cfg(feature = "web")]
+        web: super::web::access(rt, given.client, window.context_window),
+        home: policy.base().home,
+        shell: rt.shell.clone(),
+        shell_cwd,
+        #[cfg(feature = "repl")]
+        sampler: rt.repl.then(|| {
+            let (model, small_window) = super::web::small_model(rt, window.context_window);
+            Rc::new(crate::model::once::SideModel {
+                client: given.client.clone(),
+                model,
+                window: small_window,
+            })
+        }),
+        #[cfg(feature = "repl")]
+        repl: crate::tools::repl::Slot::sharing(
+            Rc::clone(&tools.repl_tools),
+            opened.transcript.as_ref().map(|t| t.path()),
+            opened.earlier.as_deref(),
+            &opened.history,
+            rt.repl_memory_mib,
+        ),
+        ..ToolContext::new(rt.cwd.clone(), host.scratch.clone(), given.abort.clone())
+    }
+}
+
+/// The session's agent: its model settings and the conversation so far.
+fn agent(
+    given: &Given<'_>,
+    window: &Window,
+    structured: &Rc<Structured>,
+    pipeline: Pipeline,
+    history: Vec<Value>,
+) -> Agent<'static> {
+    let rt = given.rt;
+    let settings = Settings {
+        model: rt.model.clone(),
+        max_tokens: window.max_tokens,
+        system: window.system.clone(),
+        max_turns: rt.max_turns,
+        retry: rt.retry,
+        fallback_models: rt.fallback_models.clone(),
+        max_budget_usd: rt.max_budget_usd,
+        context_window: window.context_window,
+        fallback_after: rt.fallback_after,
+        structured: Some(Rc::clone(structured)),
+    };
+    Agent::new(
+        given.ex,
+        given.client.clone(),
+        settings,
         pipeline.share(),
-        abort,
+        given.abort.clone(),
         history,
-    );
+    )
+}
+
+/// The printer for the chosen output format, with what `system/init`
+/// names.
+fn printer(rt: &Runtime, info: SessionInfo, agent: &Agent<'_>, skills: Vec<String>) -> Printer {
     let mut printer = Printer::new(rt.format, rt.print, rt.verbose, info);
     printer.include_partial = rt.include_partial;
-    printer.info.agents = agent_names(&agent);
-    printer.info.skills = skills.iter().map(|s| s.name.clone()).collect();
+    printer.info.agents = agent_names(agent);
+    printer.info.skills = skills;
     // Only stream-json's init names them (the SDK's session names them
     // at each prompt); reading the command folders is no part of a text
     // run's start.
     if rt.format == crate::cli::OutputFormat::StreamJson && !rt.stream_input {
-        printer.info.slash_commands = slash_commands(rt, &agent);
+        printer.info.slash_commands = slash_commands(rt, agent);
     }
-    Ok(Parts {
-        agent,
-        printer,
-        transcript,
-        first_prompt,
-        hooks,
-        control,
-        structured,
-        #[cfg(feature = "mcp")]
-        mcp_hub,
-        scratch,
-        line_input,
-        #[cfg(feature = "tui")]
-        tui,
-        system: system_prompt,
-    })
+    printer
 }
 
 /// Without the feature there is never an interface.
 #[cfg(not(feature = "tui"))]
 pub(super) enum NoTui {}
-
-/// Takes the terminal for the interface, its status line filled in.
-#[cfg(feature = "tui")]
-fn start_tui(rt: &Runtime, context_window: u64) -> std::io::Result<Rc<crate::frontend::tui::Tui>> {
-    use crate::frontend::commands;
-    let mut names: Vec<(String, String)> = commands::BUILT_IN
-        .iter()
-        .map(|(usage, about)| {
-            let name = usage.split_whitespace().next().unwrap_or(usage);
-            (name.to_string(), about.to_string())
-        })
-        .collect();
-    for c in commands::load(&rt.command_dirs) {
-        names.push((format!("/{}", c.name), c.description.clone()));
-    }
-    let status = crate::frontend::tui::Status {
-        model: rt.model.clone(),
-        mode: rt.mode.as_str().to_string(),
-        context: Some((0, context_window)),
-        cost: 0.0,
-        sandbox: rt.sandbox.is_some(),
-        shells: 0,
-    };
-    crate::frontend::tui::Tui::start(rt.cwd.clone(), names, status)
-}
 
 impl Parts {
     /// The terminal interface, taken to drive the session.
@@ -614,6 +569,20 @@ impl Parts {
     #[cfg(not(feature = "tui"))]
     pub fn take_tui(&mut self) -> Option<NoTui> {
         None
+    }
+
+    /// Hands what the build said to the frontend that drives the
+    /// session, to show before anything else: the terminal interface
+    /// when there is one, else the printer.
+    pub fn show_first(&mut self, notes: Vec<Report>) {
+        #[cfg(feature = "tui")]
+        if let Some(tui) = &self.tui {
+            for r in &notes {
+                tui.event(&crate::agent::Event::Report(r));
+            }
+            return;
+        }
+        self.printer.notices_first(notes);
     }
 
     /// After the last turn: background shells stopped, SessionEnd hooks,
@@ -632,11 +601,7 @@ impl Parts {
             hub.shutdown().await;
         }
         // Said after the last turn (a server that failed late, say).
-        for r in crate::report::notices().take() {
-            if let crate::report::Report::Notice { text, .. } = r {
-                eprintln!("tern: {text}");
-            }
-        }
+        self.printer.notices_last(crate::report::notices().take());
         // Spill files are referenced by tool results the model has seen; they
         // stay for the user to inspect unless nothing was spilled.
         if let Some(dir) = self.scratch.made_path() {
@@ -673,119 +638,6 @@ pub(super) fn agent_names(agent: &Agent<'_>) -> Vec<String> {
         .subagents()
         .map(|h| h.defs.borrow().iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default()
-}
-
-struct OpenedSession {
-    session_id: String,
-    transcript: Option<Transcript>,
-    /// The conversation so far (empty for a new session).
-    history: Vec<Value>,
-    /// The transcript `history` was read from (resumed or forked).
-    earlier: Option<std::path::PathBuf>,
-    /// Where the Bash tool's shell was when that transcript ended.
-    shell_cwd: Option<std::path::PathBuf>,
-}
-
-/// A new session, or a recorded one resumed (same id, same file) or
-/// forked (new id, history copied into a new file).
-fn open_session(rt: &Runtime) -> Result<OpenedSession, SessionError> {
-    let choice = &rt.session;
-    let places = &rt.transcripts;
-    let source = match (&choice.resume, choice.continue_latest) {
-        (Some(id), _) => Some(store::find(places, &rt.cwd, id)?),
-        (None, true) => Some(store::latest(places, &rt.cwd)?),
-        (None, false) => None,
-    };
-    let Some(source) = source else {
-        let session_id = choice.id.clone().unwrap_or_else(new_uuid);
-        if let Some(id) = &choice.id
-            && store::find(places, &rt.cwd, id).is_ok()
-        {
-            return Err(SessionError::Exists { id: id.clone() });
-        }
-        let transcript = rt
-            .persist_session
-            .then(|| new_transcript(rt, &session_id))
-            .flatten();
-        return Ok(OpenedSession {
-            session_id,
-            transcript,
-            history: Vec::new(),
-            earlier: None,
-            shell_cwd: None,
-        });
-    };
-    let loaded = resume::load_file(&source).map_err(|e| SessionError::Resume {
-        path: source.clone(),
-        source: Box::new(e),
-    })?;
-    for w in &loaded.warnings {
-        eprintln!("tern: resume: {w}");
-    }
-    let old_id = source
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_string();
-    if !choice.fork {
-        let mut transcript = if rt.persist_session {
-            match transcript::reopen(&source, &rt.cwd, &old_id, loaded.leaf.clone()) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    eprintln!(
-                        "tern: warning: cannot append to {} ({e}); this run is not recorded",
-                        source.display()
-                    );
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        // The made-up results become part of the record, so the next
-        // resume sees the same conversation.
-        if let Some(t) = transcript.as_mut()
-            && !loaded.synthesized.is_empty()
-        {
-            t.append(
-                "user",
-                &obj! { "role" => "user", "content" => loaded.synthesized.clone() },
-                &new_uuid(),
-            );
-        }
-        return Ok(OpenedSession {
-            session_id: old_id,
-            transcript,
-            history: loaded.messages,
-            earlier: Some(source),
-            shell_cwd: loaded.cwd,
-        });
-    }
-    let session_id = choice.id.clone().unwrap_or_else(new_uuid);
-    let mut transcript = rt
-        .persist_session
-        .then(|| new_transcript(rt, &session_id))
-        .flatten();
-    if let Some(t) = transcript.as_mut() {
-        for m in &loaded.messages {
-            t.append(m.str_field("role").unwrap_or("user"), m, &new_uuid());
-        }
-    }
-    Ok(OpenedSession {
-        session_id,
-        transcript,
-        history: loaded.messages,
-        earlier: Some(source),
-        shell_cwd: loaded.cwd,
-    })
-}
-
-fn new_transcript(rt: &Runtime, session_id: &str) -> Option<Transcript> {
-    let opened = transcript::open(&rt.transcripts, &rt.cwd, session_id);
-    if let Some(notice) = opened.notice {
-        eprintln!("tern: {notice}");
-    }
-    opened.transcript
 }
 
 /// The memory files read and those left out, for `system/init`.

@@ -500,8 +500,11 @@ fn sandbox(r: &mut Report, rt: &Runtime) {
 async fn mcp(r: &mut Report, ex: &'static smol::LocalExecutor<'static>, rt: &Runtime) {
     const S: &str = "mcp";
     let offer = super::mcp_start::offer(rt, true, true);
-    let Some(hub) = super::mcp_start::start(ex, rt, super::mcp_start::Wait::All, None, offer).await
-    else {
+    let mut notes = super::build::Notes::default();
+    let hub =
+        super::mcp_start::start(ex, rt, super::mcp_start::Wait::All, None, offer, &mut notes).await;
+    super::say(notes.take());
+    let Some(hub) = hub else {
         r.add(S, "servers", State::Info, "none configured");
         return;
     };

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use smol::LocalExecutor;
 
-use super::exit::Exit;
+use super::build::Notes;
 use crate::config::Runtime;
 use crate::mcp::{self, Hub, Status};
 
@@ -27,10 +27,11 @@ pub async fn start(
     wait: Wait,
     carrier: Option<Rc<dyn mcp::sdk::Carrier>>,
     offer: mcp::serve::Offer,
+    notes: &mut Notes,
 ) -> Option<Rc<Hub>> {
     let (configs, warnings) = configs(rt);
     for w in warnings {
-        eprintln!("tern: warning: MCP: {w}");
+        notes.warning(format!("warning: MCP: {w}"));
     }
     // An SDK may add servers later (initialize), so its session always
     // has a hub.
@@ -66,16 +67,18 @@ pub async fn start(
     .await;
     for s in hub.servers() {
         match s.status() {
-            Status::Failed(reason) => eprintln!("tern: MCP server {} failed: {reason}", s.name),
-            Status::NeedsApproval => eprintln!(
-                "tern: MCP server {} not started: {}",
+            Status::Failed(reason) => {
+                notes.warning(format!("MCP server {} failed: {reason}", s.name))
+            }
+            Status::NeedsApproval => notes.warning(format!(
+                "MCP server {} not started: {}",
                 s.name,
                 mcp::APPROVAL_HINT
-            ),
-            Status::NeedsAuth(why) => eprintln!(
-                "tern: MCP server {} needs a sign-in: {why}; run: tern mcp login {}",
+            )),
+            Status::NeedsAuth(why) => notes.warning(format!(
+                "MCP server {} needs a sign-in: {why}; run: tern mcp login {}",
                 s.name, s.name
-            ),
+            )),
             _ => {}
         }
     }
@@ -125,66 +128,4 @@ pub fn remote_setup(rt: &Runtime) -> mcp::RemoteSetup {
         auth: Some(mcp::oauth::Store::new(&rt.state_root())),
         ..mcp::RemoteSetup::default()
     }
-}
-
-/// `tern mcp list`.
-pub async fn list(ex: &'static LocalExecutor<'static>, rt: &Runtime) -> Exit {
-    // The project's own servers that trust left out: named, never started.
-    let untrusted: Vec<String> = rt
-        .trust
-        .ignored()
-        .filter(|i| i.kind == crate::config::trust::Kind::Mcp)
-        .map(|i| format!("{}  needs-trust (the directory's settings are not trusted: tern trust, after a look)", i.what))
-        .collect();
-    // Listed as a session with a person would offer it.
-    let Some(hub) = start(ex, rt, Wait::All, None, offer(rt, true, true)).await else {
-        if untrusted.is_empty() {
-            println!(
-                "no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)"
-            );
-        }
-        for line in &untrusted {
-            println!("{line}");
-        }
-        return Exit::Success;
-    };
-    for line in &untrusted {
-        println!("{line}");
-    }
-    let mut failed = false;
-    for s in hub.servers() {
-        match s.status() {
-            Status::Connected => {
-                let prompts = s.prompt_count();
-                let prompts = if prompts > 0 {
-                    format!(", {prompts} prompts")
-                } else {
-                    String::new()
-                };
-                println!(
-                    "{:<20} connected   {} tools{prompts}  ({})",
-                    s.name,
-                    s.tool_count(),
-                    offers_line(&s)
-                )
-            }
-            Status::Pending => println!("{:<20} pending", s.name),
-            Status::Disabled => println!("{:<20} disabled", s.name),
-            Status::NeedsApproval => {
-                println!("{:<20} needs-approval  {}", s.name, mcp::APPROVAL_HINT)
-            }
-            Status::NeedsAuth(why) => {
-                println!(
-                    "{:<20} needs-auth  {why}; run: tern mcp login {}",
-                    s.name, s.name
-                )
-            }
-            Status::Failed(reason) => {
-                failed = true;
-                println!("{:<20} failed      {reason}", s.name);
-            }
-        }
-    }
-    hub.shutdown().await;
-    Exit::failed_if(failed)
 }

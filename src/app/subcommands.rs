@@ -122,7 +122,7 @@ pub fn mcp_list(args: Args) -> Exit {
     #[cfg(feature = "mcp")]
     {
         let ex: &'static LocalExecutor<'static> = Box::leak(Box::new(LocalExecutor::new()));
-        smol::block_on(ex.run(super::mcp_start::list(ex, &rt)))
+        smol::block_on(ex.run(mcp_listing(ex, &rt)))
     }
     #[cfg(not(feature = "mcp"))]
     {
@@ -241,4 +241,72 @@ pub fn config_permissions(args: Args) -> Exit {
     ));
     print!("{out}");
     Exit::Success
+}
+
+/// `tern mcp list`, once the configuration is read.
+#[cfg(feature = "mcp")]
+async fn mcp_listing(ex: &'static LocalExecutor<'static>, rt: &config::Runtime) -> Exit {
+    use super::mcp_start::{Wait, offer, offers_line, start};
+    use crate::mcp::{self, Status};
+    // The project's own servers that trust left out: named, never started.
+    let untrusted: Vec<String> = rt
+        .trust
+        .ignored()
+        .filter(|i| i.kind == crate::config::trust::Kind::Mcp)
+        .map(|i| format!("{}  needs-trust (the directory's settings are not trusted: tern trust, after a look)", i.what))
+        .collect();
+    // Listed as a session with a person would offer it.
+    let mut notes = super::build::Notes::default();
+    let hub = start(ex, rt, Wait::All, None, offer(rt, true, true), &mut notes).await;
+    super::say(notes.take());
+    let Some(hub) = hub else {
+        if untrusted.is_empty() {
+            println!(
+                "no MCP servers configured (.mcp.json, mcpServers in settings, or --mcp-config)"
+            );
+        }
+        for line in &untrusted {
+            println!("{line}");
+        }
+        return Exit::Success;
+    };
+    for line in &untrusted {
+        println!("{line}");
+    }
+    let mut failed = false;
+    for s in hub.servers() {
+        match s.status() {
+            Status::Connected => {
+                let prompts = s.prompt_count();
+                let prompts = if prompts > 0 {
+                    format!(", {prompts} prompts")
+                } else {
+                    String::new()
+                };
+                println!(
+                    "{:<20} connected   {} tools{prompts}  ({})",
+                    s.name,
+                    s.tool_count(),
+                    offers_line(&s)
+                )
+            }
+            Status::Pending => println!("{:<20} pending", s.name),
+            Status::Disabled => println!("{:<20} disabled", s.name),
+            Status::NeedsApproval => {
+                println!("{:<20} needs-approval  {}", s.name, mcp::APPROVAL_HINT)
+            }
+            Status::NeedsAuth(why) => {
+                println!(
+                    "{:<20} needs-auth  {why}; run: tern mcp login {}",
+                    s.name, s.name
+                )
+            }
+            Status::Failed(reason) => {
+                failed = true;
+                println!("{:<20} failed      {reason}", s.name);
+            }
+        }
+    }
+    hub.shutdown().await;
+    Exit::failed_if(failed)
 }

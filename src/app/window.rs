@@ -24,7 +24,7 @@ const KEEP: Duration = Duration::from_secs(3600);
 /// Entries kept at most (the oldest go).
 const MAX_ENTRIES: usize = 64;
 
-pub(super) async fn resolve(rt: &Runtime, client: &Client) -> u64 {
+pub(super) async fn resolve(rt: &Runtime, client: &Client, notes: &mut super::build::Notes) -> u64 {
     if let Some(w) = rt.context_window {
         return w;
     }
@@ -39,10 +39,10 @@ pub(super) async fn resolve(rt: &Runtime, client: &Client) -> u64 {
         let answer = match cached(&file, &key, now()) {
             Some(w) => {
                 if rt.verbose && w > 0 {
-                    eprintln!(
-                        "tern: the server reports a context window of {w} tokens (kept from an earlier start in {})",
+                    notes.info(format!(
+                        "the server reports a context window of {w} tokens (kept from an earlier start in {})",
                         file.display()
-                    );
+                    ));
                 }
                 w
             }
@@ -52,7 +52,7 @@ pub(super) async fn resolve(rt: &Runtime, client: &Client) -> u64 {
                     .await
                     .unwrap_or(0);
                 if rt.verbose && w > 0 {
-                    eprintln!("tern: the server reports a context window of {w} tokens");
+                    notes.info(format!("the server reports a context window of {w} tokens"));
                 }
                 // A cache that cannot be written costs the next start a question.
                 let _ = remember(&file, &key, w, now());

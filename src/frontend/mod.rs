@@ -79,6 +79,8 @@ pub struct Printer {
     pub include_partial: bool,
     /// Tool lines for a person watching (line mode), and start times.
     activity: activity::Activity,
+    /// Notices from the session's build, for stream-json after init.
+    held: Vec<(Level, String)>,
 }
 
 impl Printer {
@@ -92,6 +94,7 @@ impl Printer {
             wrote_live: false,
             include_partial: false,
             activity: activity::Activity::for_stdout(),
+            held: Vec::new(),
         }
     }
 
@@ -171,21 +174,56 @@ impl Printer {
             Report::PermissionAsked { .. } => {}
             Report::Notice { level, text } => {
                 if self.format == OutputFormat::StreamJson {
-                    let mut fields = crate::json::Map::new();
-                    fields.insert("content", text.as_str());
-                    fields.insert(
-                        "level",
-                        match level {
-                            Level::Info => "info",
-                            Level::Warning => "warning",
-                        },
-                    );
-                    self.system("informational", fields);
+                    self.informational(*level, text);
                 }
-                if *level == Level::Warning || self.verbose || self.live_text {
-                    self.end_live_line();
-                    eprintln!("tern: {text}");
+                self.notice_on_stderr(*level, text);
+            }
+        }
+    }
+
+    /// A notice as Claude Code's `system` informational message.
+    fn informational(&mut self, level: Level, text: &str) {
+        let mut fields = crate::json::Map::new();
+        fields.insert("content", text);
+        fields.insert(
+            "level",
+            match level {
+                Level::Info => "info",
+                Level::Warning => "warning",
+            },
+        );
+        self.system("informational", fields);
+    }
+
+    /// Warnings always reach stderr; the rest when someone watches.
+    fn notice_on_stderr(&mut self, level: Level, text: &str) {
+        if level == Level::Warning || self.verbose || self.live_text {
+            self.end_live_line();
+            eprintln!("tern: {text}");
+        }
+    }
+
+    /// What was said while the session was being built, shown before
+    /// anything else: on stderr now, as any notice; in stream-json right
+    /// after the next `system/init` (a program reads init first, and an
+    /// SDK's session sends it at the first prompt).
+    pub fn notices_first(&mut self, notices: Vec<Report>) {
+        for r in notices {
+            if let Report::Notice { level, text } = &r {
+                self.notice_on_stderr(*level, text);
+                if self.format == OutputFormat::StreamJson {
+                    self.held.push((*level, text.clone()));
                 }
+            }
+        }
+    }
+
+    /// Notices left when the session is over (a server that failed late,
+    /// say): stderr only, as the outcome has been printed.
+    pub fn notices_last(&self, notices: Vec<Report>) {
+        for r in notices {
+            if let Report::Notice { text, .. } = r {
+                eprintln!("tern: {text}");
             }
         }
     }
@@ -361,6 +399,9 @@ impl Printer {
             m.insert("ignored_options", self.info.ignored.clone());
         }
         self.line(&init);
+        for (level, text) in std::mem::take(&mut self.held) {
+            self.informational(level, &text);
+        }
     }
 
     pub fn event(&mut self, ev: Event<'_>) {

@@ -57,6 +57,7 @@ mod settings;
 mod skills;
 mod small_window;
 mod sse_splits;
+mod start_notices;
 mod subagents;
 mod trust;
 mod tui;
