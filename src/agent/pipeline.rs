@@ -1,69 +1,72 @@
-//! The path every tool call takes, in order: registry lookup → input parse
-//! → schema → the tool's own validation → PreToolUse hooks (which may
-//! block, decide, or rewrite the input) → the rewritten input validated
-//! again → permission decision → (ask) → call → PostToolUse hooks. Every
-//! failure becomes an `is_error` result the model can act on; nothing here
-//! panics or ends the session. This is the only place a tool is called.
+//! The path every tool call takes, as named stages in order:
+//!
+//! 1. `prepare`: registry lookup → input parse → schema → the tool's own
+//!    validation;
+//! 2. `pre_hooks`: PreToolUse hooks may block, deny, rewrite the input
+//!    (checked again) or weigh in on the decision;
+//! 3. `permit`: the policy decides; a question goes to the approval half
+//!    (`approval.rs`: PermissionRequest hooks, then a person), and a yes
+//!    to a changed input is checked and decided afresh in one place,
+//!    `changed_input`;
+//! 4. `call_tool`: the tool's `call` with the permit policy minted;
+//! 5. `post_hooks`: PostToolUse(Failure) hooks add to the result.
+//!
+//! Every failure becomes an `is_error` result the model can act on (a
+//! stage's `Err`); nothing here panics or ends the session. This is the
+//! only place a tool is called.
+
+mod approval;
 
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::rc::Rc;
+
+use approval::Answer;
+pub use approval::{Approval, Approver, Update};
 
 use super::hooks::Hooks;
 use crate::json::{Map, Value};
 use crate::model::stream::ToolUse;
 use crate::obj;
-use crate::policy::{Behavior, Decision, Origin, Permit, Policy, Rule, Source};
+use crate::policy::{Decision, Permit, Policy};
 use crate::report::{Level, Mailbox, Report};
-use crate::tools::{Kind, LocalFuture, Registry, ToolContext, ToolOutput, check_input, facts};
+use crate::tools::{
+    Kind, LocalFuture, Registry, Tool, ToolContext, ToolOutput, check_input, facts,
+};
 
-/// A person's answer to a permission question.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Approval {
-    Once,
-    /// Yes, with the input changed by whoever approved (an SDK callback).
-    OnceWith(Value),
-    /// Yes, and don't ask again about calls the suggested rule covers.
-    ForSession,
-    /// Yes, and save the suggested rule in `.tern/settings.local.json`.
-    Always,
-    /// No, optionally with a reason for the model.
-    Deny(Option<String>),
-    /// No, and this text is what the model sees, as given (an SDK
-    /// callback's own message).
-    Refuse(String),
-    /// Yes from a program (an SDK's `can_use_tool`), maybe with the input
-    /// changed, and with permission changes it asks to keep
-    /// (`updatedPermissions`).
-    WithUpdates(Option<Value>, Vec<Update>),
+/// A stage's outcome: `Err` ends the call before (or instead of) its run,
+/// with the `is_error` result the model sees.
+type Step<T> = Result<T, ToolOutput>;
+
+/// One call on its way through, after its checks: `input` is what the
+/// tool will see, replaced whole when a hook or an approver changes it.
+struct Checked {
+    tool: Rc<dyn Tool>,
+    id: String,
+    name: String,
+    input: Value,
+    /// The shell's directory, for the tools that work in it (Bash, Glob,
+    /// Grep): read once, before the decision, and carried by the permit
+    /// to the run.
+    cwd: Option<PathBuf>,
 }
 
-/// A permission change an approver asks for along with its yes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Update {
-    /// Rules to add; `save` keeps allow rules in `.tern/settings.local.json`.
-    Rules {
-        behavior: Behavior,
-        rules: Vec<String>,
-        save: bool,
-    },
-    /// The permission mode from now on.
-    Mode(crate::policy::Mode),
-    /// More working directories.
-    Directories(Vec<std::path::PathBuf>),
-}
+impl Checked {
+    /// What policy decides from (and suggests a rule from).
+    fn facts(&self) -> crate::policy::Call<'_> {
+        let mut call = facts(&*self.tool, &self.id, &self.input);
+        call.cwd = self.cwd.clone();
+        call
+    }
 
-/// Answers permission questions when someone can (a terminal, an SDK).
-pub trait Approver {
-    /// `suggestion` is the rule that "for this session" and "always" would
-    /// add; without one only once/deny make sense.
-    fn approve<'a>(
-        &'a self,
-        tool: &'a str,
-        input: &'a Value,
-        question: &'a str,
-        suggestion: Option<&'a str>,
-        call_id: &'a str,
-    ) -> LocalFuture<'a, Approval>;
+    /// The fields every hook about this call receives.
+    fn hook_fields(&self) -> Map {
+        let mut m = Map::new();
+        m.insert("tool_name", self.name.as_str());
+        m.insert("tool_input", self.input.clone());
+        m.insert("tool_use_id", self.id.as_str());
+        m
+    }
 }
 
 pub struct Pipeline {
@@ -213,15 +216,49 @@ impl Pipeline {
     }
 
     async fn steps(&self, call: ToolUse, inner: bool) -> ToolOutput {
+        match self.stages(call, inner).await {
+            Ok(output) | Err(output) => output,
+        }
+    }
+
+    /// The stages of the module's doc, in order; between them, Bash's
+    /// directory is settled before the decision and after the run.
+    async fn stages(&self, call: ToolUse, inner: bool) -> Step<ToolOutput> {
+        let mut call = self.prepare(call)?;
+        let hook_says = self.pre_hooks(&mut call).await?;
+        // Bash runs, and is judged, in the shell's directory: one value
+        // read here, carried by the permit to the run. Glob and Grep
+        // search from it too, as Claude Code's do after a `cd`.
+        let bash = call.tool.name() == "Bash";
+        let here = bash || matches!(call.tool.name(), "Glob" | "Grep");
+        let cwd_note = if here { self.settle_shell_cwd() } else { None };
+        call.cwd = here.then(|| self.ctx.shell_cwd.get());
+        let (call, permit) = self.permit(call, hook_says.as_deref()).await?;
+        let mut output = self.call_tool(&call, &permit, inner).await;
+        if bash {
+            // Where the command left the shell may be somewhere it may not
+            // stay (Claude Code's words when it puts it back).
+            note_shell_cwd(&mut output, cwd_note.or_else(|| self.settle_shell_cwd()));
+        }
+        if let Some(limit) = self.ctx.result_limit {
+            fit_result(&mut output.content, limit);
+        }
+        Ok(self.post_hooks(&call, output).await)
+    }
+
+    /// Looks the tool up and checks the input the model sent.
+    fn prepare(&self, call: ToolUse) -> Step<Checked> {
         if self.ctx.abort.is_triggered() {
-            return ToolOutput::error("Interrupted by the user before it started");
+            return Err(ToolOutput::error(
+                "Interrupted by the user before it started",
+            ));
         }
         let Some(tool) = self.registry.get(&call.name) else {
-            return ToolOutput::error(format!(
+            return Err(ToolOutput::error(format!(
                 "No such tool: {:?}. Available tools: {}",
                 call.name,
                 self.registry.names().join(", ")
-            ));
+            )));
         };
         let input = match call.input {
             // What only whoever answers may fill in, the model may not.
@@ -233,254 +270,116 @@ impl Pipeline {
             }
             Ok(v) => v,
             Err(e) => {
-                return ToolOutput::error(format!(
+                return Err(ToolOutput::error(format!(
                     "Invalid input for {}: {e}. Send the call again with a valid JSON object.",
                     call.name
-                ));
+                )));
             }
         };
-        // Coerces (a "2" where the schema says integer) and checks: what
-        // the model, a hook or an approver sent, as the tool will see it.
-        let check = |mut input: Value| -> Result<Value, String> {
-            check_input(&tool.input_schema(), &mut input)
-                .map_err(|e| format!("Invalid input for {}: {e}", call.name))?;
-            tool.validate(&input, &self.ctx)?;
-            Ok(input)
-        };
-        let mut input = match check(input) {
-            Ok(input) => input,
-            Err(e) => return ToolOutput::error(e),
-        };
-        let mut hook_says: Option<String> = None;
-        if self.hooks.wants("PreToolUse", &call.name) {
-            let v = self
-                .hooks
-                .run(
-                    "PreToolUse",
-                    &call.name,
-                    tool_fields(&call.name, &call.id, &input),
-                )
-                .await;
-            self.report(&v.notices);
-            if let Some(reason) = v.block {
-                return ToolOutput::error(format!("Blocked by a PreToolUse hook: {reason}"));
-            }
-            if let Some(rewritten) = v.updated_input {
-                input = match check(rewritten) {
-                    Ok(input) => input,
-                    Err(e) => {
-                        return ToolOutput::error(format!(
-                            "A PreToolUse hook rewrote the input into something invalid ({e}); the call was not run"
-                        ));
-                    }
-                };
-            }
-            if let Some((decision, reason)) = v.permission {
-                if decision == "deny" {
-                    self.record_denial(&call.name, &call.id, &input);
-                    return ToolOutput::error(format!("Denied by a PreToolUse hook: {reason}"));
-                }
-                hook_says = Some(decision);
-            }
-        }
+        let input = check(&*tool, &call.name, input, &self.ctx).map_err(ToolOutput::error)?;
+        Ok(Checked {
+            tool,
+            id: call.id,
+            name: call.name,
+            input,
+            cwd: None,
+        })
+    }
 
-        // Bash runs, and is judged, in the shell's directory: one value
-        // read here, carried by the permit to the run. Glob and Grep
-        // search from it too, as Claude Code's do after a `cd`.
-        let bash = tool.name() == "Bash";
-        let here = bash || matches!(tool.name(), "Glob" | "Grep");
-        let mut cwd_note = if here { self.settle_shell_cwd() } else { None };
-        let cwd = here.then(|| self.ctx.shell_cwd.get());
-        let decision = match (
-            self.policy
-                .decide(&facts_in(&*tool, &call.id, &input, &cwd)),
-            hook_says.as_deref(),
-        ) {
-            // A hook may approve what would ask, never what a rule denies.
+    /// PreToolUse hooks: they may block or deny the call, rewrite its
+    /// input (checked again), or say "allow" or "ask" for the decision to
+    /// weigh (returned).
+    async fn pre_hooks(&self, call: &mut Checked) -> Step<Option<String>> {
+        if !self.hooks.wants("PreToolUse", &call.name) {
+            return Ok(None);
+        }
+        let v = self
+            .hooks
+            .run("PreToolUse", &call.name, call.hook_fields())
+            .await;
+        self.report(&v.notices);
+        if let Some(reason) = v.block {
+            return Err(ToolOutput::error(format!(
+                "Blocked by a PreToolUse hook: {reason}"
+            )));
+        }
+        if let Some(rewritten) = v.updated_input {
+            call.input = check(&*call.tool, &call.name, rewritten, &self.ctx).map_err(|e| {
+                ToolOutput::error(format!(
+                    "A PreToolUse hook rewrote the input into something invalid ({e}); the call was not run"
+                ))
+            })?;
+        }
+        match v.permission {
+            Some((decision, reason)) if decision == "deny" => {
+                Err(self.refuse(call, format!("Denied by a PreToolUse hook: {reason}")))
+            }
+            Some((decision, _)) => Ok(Some(decision)),
+            None => Ok(None),
+        }
+    }
+
+    /// The permit to run the call: the policy's decision and, when it
+    /// asks, the approval half's answer. The call comes back with the
+    /// input the yes was for.
+    async fn permit(&self, call: Checked, hook_says: Option<&str>) -> Step<(Checked, Permit)> {
+        // One set of facts for the decision and the rule a yes would add.
+        let facts = call.facts();
+        let answer = match self.decide(&facts, hook_says) {
+            Decision::Allow(permit) => Answer::Yes(permit),
+            Decision::Deny(reason) => Answer::No(reason.to_string()),
+            Decision::Ask(question) => self.ask(&call, &facts, question).await,
+        };
+        drop(facts);
+        match answer {
+            Answer::Yes(permit) => Ok((call, permit)),
+            Answer::YesTo(changed) => self.changed_input(call, changed),
+            Answer::No(why) => Err(self.refuse(&call, why)),
+        }
+    }
+
+    /// The policy's decision, weighed with a PreToolUse hook's say: a hook
+    /// may approve what would ask, never what a rule denies.
+    fn decide(&self, facts: &crate::policy::Call, hook_says: Option<&str>) -> Decision {
+        match (self.policy.decide(facts), hook_says) {
             (Decision::Ask(question), Some("allow")) => Decision::Allow(question.approve()),
             (Decision::Allow(permit), Some("ask")) => Decision::Ask(permit.into_question(format!(
                 "A PreToolUse hook asks for approval of {}",
-                call.name
+                facts.tool
             ))),
             (d, _) => d,
-        };
-        let permit: Permit = match decision {
-            Decision::Allow(permit) => permit,
-            Decision::Deny(reason) => {
-                self.record_denial(&call.name, &call.id, &input);
-                return ToolOutput::error(reason.to_string());
-            }
-            Decision::Ask(question) => {
-                // PermissionRequest hooks may answer in a person's place
-                // (headless setups too); exit 2 or a deny refuses.
-                let mut hooked = None;
-                if self.hooks.wants("PermissionRequest", &call.name) {
-                    let mut fields = tool_fields(&call.name, &call.id, &input);
-                    let suggestion = self
-                        .policy
-                        .suggest_rule(&facts_in(&*tool, &call.id, &input, &cwd));
-                    fields.insert("permission_suggestions", suggestions(suggestion.as_deref()));
-                    let v = self
-                        .hooks
-                        .run("PermissionRequest", &call.name, fields)
-                        .await;
-                    self.report(&v.notices);
-                    let refused = v.block.clone().map(|why| (why, false)).or_else(|| {
-                        v.request.as_ref().filter(|r| !r.allow).map(|r| {
-                            (
-                                r.message
-                                    .clone()
-                                    .unwrap_or_else(|| "denied by a PermissionRequest hook".into()),
-                                r.interrupt,
-                            )
-                        })
-                    });
-                    if let Some((why, interrupt)) = refused {
-                        self.record_denial(&call.name, &call.id, &input);
-                        if interrupt {
-                            self.ctx.abort.trigger(crate::abort::Reason::Requested);
-                        }
-                        return ToolOutput::error(format!(
-                            "Permission denied by a PermissionRequest hook: {why}"
-                        ));
-                    }
-                    if let Some(r) = v.request.filter(|r| r.allow) {
-                        hooked = Some(r.updated_input);
-                    }
-                }
-                if let Some(changed) = hooked {
-                    match changed {
-                        None => question.approve(),
-                        Some(changed) => {
-                            match self.changed_input(
-                                &*tool,
-                                (&call.id, &call.name),
-                                &check,
-                                changed,
-                                &cwd,
-                            ) {
-                                Ok((changed, p)) => {
-                                    input = changed;
-                                    p
-                                }
-                                Err(out) => return out,
-                            }
-                        }
-                    }
-                } else {
-                    let Some(approver) = &self.approver else {
-                        self.record_denial(&call.name, &call.id, &input);
-                        if tool.kind() == Kind::Ask {
-                            return ToolOutput::error(format!(
-                                "Nobody can answer {} in this session. Carry on with your best judgment and say what you assumed, or end your turn with your question or plan as the answer.",
-                                call.name
-                            ));
-                        }
-                        return ToolOutput::error(format!(
-                            "Permission denied. {}. Nobody can approve it in this mode; allow it with --allowedTools, a settings rule or a --permission-mode.",
-                            question.text()
-                        ));
-                    };
-                    self.notify(&format!("tern needs your permission to use {}", call.name))
-                        .await;
-                    let suggestion = self
-                        .policy
-                        .suggest_rule(&facts_in(&*tool, &call.id, &input, &cwd));
-                    self.reports.push(Report::PermissionAsked {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        question: question.text().to_string(),
-                    });
-                    let answer = approver
-                        .approve(
-                            &call.name,
-                            &input,
-                            question.text(),
-                            suggestion.as_deref(),
-                            &call.id,
-                        )
-                        .await;
-                    let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
-                    self.reports.push(Report::PermissionAnswered {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        allowed,
-                    });
-                    // A yes to leaving plan mode leaves it, for the mode the
-                    // answer chose or else the tool's own.
-                    let chose_mode = matches!(&answer, Approval::WithUpdates(_, u) if u.iter().any(|u| matches!(u, Update::Mode(_))));
-                    if allowed
-                        && !chose_mode
-                        && self.policy.mode() == crate::policy::Mode::Plan
-                        && let Some(mode) = tool.mode_after()
-                    {
-                        self.policy.set_mode(mode);
-                    }
-                    match (answer, suggestion) {
-                        (Approval::Once, _) => question.approve(),
-                        (Approval::OnceWith(changed), _) => {
-                            match self.changed_input(
-                                &*tool,
-                                (&call.id, &call.name),
-                                &check,
-                                changed,
-                                &cwd,
-                            ) {
-                                Ok((changed, p)) => {
-                                    input = changed;
-                                    p
-                                }
-                                Err(out) => return out,
-                            }
-                        }
-                        (Approval::Refuse(message), _) => {
-                            self.record_denial(&call.name, &call.id, &input);
-                            return ToolOutput::error(message);
-                        }
-                        (Approval::WithUpdates(changed, updates), _) => {
-                            self.apply(&updates);
-                            match changed {
-                                None => question.approve(),
-                                Some(changed) => {
-                                    match self.changed_input(
-                                        &*tool,
-                                        (&call.id, &call.name),
-                                        &check,
-                                        changed,
-                                        &cwd,
-                                    ) {
-                                        Ok((changed, p)) => {
-                                            input = changed;
-                                            p
-                                        }
-                                        Err(out) => return out,
-                                    }
-                                }
-                            }
-                        }
-                        (Approval::ForSession, Some(rule)) => {
-                            self.grant(&rule, false);
-                            question.approve()
-                        }
-                        (Approval::Always, Some(rule)) => {
-                            self.grant(&rule, true);
-                            question.approve()
-                        }
-                        (Approval::ForSession | Approval::Always, None) => question.approve(),
-                        (Approval::Deny(reason), _) => {
-                            self.record_denial(&call.name, &call.id, &input);
-                            let why =
-                                reason.map_or(String::new(), |r| format!(" The user said: {r}"));
-                            return ToolOutput::error(format!(
-                                "Permission denied: the user declined {}.{why}",
-                                call.name
-                            ));
-                        }
-                    }
-                }
-            }
-        };
+        }
+    }
 
+    /// A yes to a changed input, from a PermissionRequest hook or an
+    /// approver: valid, and what it now opens resolved and decided afresh
+    /// (a rule that denies it still wins; what would ask is the yes).
+    fn changed_input(&self, mut call: Checked, changed: Value) -> Step<(Checked, Permit)> {
+        call.input = check(&*call.tool, &call.name, changed, &self.ctx).map_err(|e| {
+            ToolOutput::error(format!(
+                "The approver changed the input into something invalid ({e}); the call was not run"
+            ))
+        })?;
+        let decision = self.policy.decide(&call.facts());
+        let permit = match decision {
+            Decision::Allow(p) => p,
+            Decision::Ask(q) => q.approve(),
+            Decision::Deny(reason) => return Err(self.refuse(&call, reason.to_string())),
+        };
+        Ok((call, permit))
+    }
+
+    /// A refusal: counted among the session's denials, and said to the
+    /// model.
+    fn refuse(&self, call: &Checked, why: String) -> ToolOutput {
+        self.record_denial(&call.name, &call.id, &call.input);
+        ToolOutput::error(why)
+    }
+
+    /// Runs the permitted call; an edit's file is checkpointed first, and
+    /// a REPL's inner call runs under the watchdog.
+    async fn call_tool(&self, call: &Checked, permit: &Permit, inner: bool) -> ToolOutput {
+        let tool = &*call.tool;
         if tool.kind() == Kind::Edit
             && let (Some(cp), Some(path)) = (&self.checkpoints, permit.path(0))
             && let Err(e) = cp.borrow_mut().before_write(path, &call.id)
@@ -496,164 +395,58 @@ impl Pipeline {
             ));
         }
         let watchdog = inner
-            .then(|| tool.native_timeout(&input))
+            .then(|| tool.native_timeout(&call.input))
             .flatten()
             .and_then(watchdog_for);
-        let mut output = match watchdog {
-            None => tool.call(input.clone(), &self.ctx, &permit).await,
-            // Dropping the call's future stops it (a command's processes
-            // are killed with it).
-            Some((native, limit)) => {
-                smol::future::or(tool.call(input.clone(), &self.ctx, &permit), async {
-                    smol::Timer::after(limit).await;
-                    ToolOutput::error(format!(
-                        "{} was stopped by the REPL's watchdog after {} ms (its own timeout is {} ms): \
-                         it hung past it. Effects it had before stay",
-                        call.name,
-                        limit.as_millis(),
-                        native.as_millis()
-                    ))
-                })
-                .await
-            }
+        let running = tool.call(call.input.clone(), &self.ctx, permit);
+        let Some((native, limit)) = watchdog else {
+            return running.await;
         };
-        if bash {
-            // Where the command left the shell may be somewhere it may not
-            // stay (Claude Code's words when it puts it back).
-            cwd_note = cwd_note.or_else(|| self.settle_shell_cwd());
-            if let Some(note) = cwd_note {
-                if output.content == "(no output)" {
-                    output.content.clear();
-                }
-                if !output.content.is_empty() && !output.content.ends_with('\n') {
-                    output.content.push('\n');
-                }
-                output.content.push_str(&note);
-            }
-        }
-        if let Some(limit) = self.ctx.result_limit {
-            fit_result(&mut output.content, limit);
-        }
+        // Dropping the call's future stops it (a command's processes are
+        // killed with it).
+        smol::future::or(running, async {
+            smol::Timer::after(limit).await;
+            ToolOutput::error(format!(
+                "{} was stopped by the REPL's watchdog after {} ms (its own timeout is {} ms): \
+                 it hung past it. Effects it had before stay",
+                call.name,
+                limit.as_millis(),
+                native.as_millis()
+            ))
+        })
+        .await
+    }
+
+    /// PostToolUse (or, for an error, PostToolUseFailure) hooks: what they
+    /// block or add is appended to the result.
+    async fn post_hooks(&self, call: &Checked, mut output: ToolOutput) -> ToolOutput {
         let event = if output.is_error {
             "PostToolUseFailure"
         } else {
             "PostToolUse"
         };
-        if self.hooks.wants(event, &call.name) {
-            let mut fields = tool_fields(&call.name, &call.id, &input);
-            if output.is_error {
-                fields.insert("error", output.content.as_str());
-            } else {
-                fields.insert("tool_response", output.content.as_str());
-            }
-            let v = self.hooks.run(event, &call.name, fields).await;
-            self.report(&v.notices);
-            if let Some(reason) = v.block {
-                output
-                    .content
-                    .push_str(&format!("\n\n[{event} hook] {reason}"));
-            }
-            for c in v.context {
-                output
-                    .content
-                    .push_str(&format!("\n\n[{event} hook context] {c}"));
-            }
+        if !self.hooks.wants(event, &call.name) {
+            return output;
+        }
+        let mut fields = call.hook_fields();
+        if output.is_error {
+            fields.insert("error", output.content.as_str());
+        } else {
+            fields.insert("tool_response", output.content.as_str());
+        }
+        let v = self.hooks.run(event, &call.name, fields).await;
+        self.report(&v.notices);
+        if let Some(reason) = v.block {
+            output
+                .content
+                .push_str(&format!("\n\n[{event} hook] {reason}"));
+        }
+        for c in v.context {
+            output
+                .content
+                .push_str(&format!("\n\n[{event} hook context] {c}"));
         }
         output
-    }
-
-    /// An approver's yes to a changed input: valid, and what it now opens
-    /// resolved and checked afresh (a rule that denies it still wins).
-    fn changed_input(
-        &self,
-        tool: &dyn crate::tools::Tool,
-        (id, name): (&str, &str),
-        check: &dyn Fn(Value) -> Result<Value, String>,
-        changed: Value,
-        cwd: &Option<std::path::PathBuf>,
-    ) -> Result<(Value, Permit), ToolOutput> {
-        let changed = check(changed).map_err(|e| {
-            ToolOutput::error(format!(
-                "The approver changed the input into something invalid ({e}); the call was not run"
-            ))
-        })?;
-        let permit = match self.policy.decide(&facts_in(tool, id, &changed, cwd)) {
-            Decision::Allow(p) => p,
-            Decision::Ask(q) => q.approve(),
-            Decision::Deny(reason) => {
-                self.record_denial(name, id, &changed);
-                return Err(ToolOutput::error(reason.to_string()));
-            }
-        };
-        Ok((changed, permit))
-    }
-
-    /// Permission changes that came with a yes.
-    fn apply(&self, updates: &[Update]) {
-        for u in updates {
-            match u {
-                Update::Rules {
-                    behavior,
-                    rules,
-                    save,
-                } => {
-                    for rule in rules {
-                        if *behavior == Behavior::Allow {
-                            self.grant(rule, *save);
-                        } else {
-                            self.policy.grant(Rule::parse(
-                                rule,
-                                *behavior,
-                                Some(self.granted_origin(false)),
-                            ));
-                        }
-                    }
-                }
-                Update::Mode(mode) => self.policy.set_mode(*mode),
-                Update::Directories(dirs) => {
-                    for d in dirs {
-                        self.policy.add_dir(d);
-                    }
-                }
-            }
-        }
-    }
-
-    fn granted_origin(&self, save: bool) -> Origin {
-        Origin {
-            source: Source::Cli,
-            file: if save {
-                ".tern/settings.local.json".into()
-            } else {
-                "approved in this session".into()
-            },
-            base: self.policy.cwd.clone(),
-        }
-    }
-
-    fn grant(&self, rule: &str, save: bool) {
-        self.policy.grant(Rule::parse(
-            rule,
-            Behavior::Allow,
-            Some(self.granted_origin(save)),
-        ));
-        if save {
-            let saved = match &self.local_rules {
-                Some(rules) => rules.save(rule),
-                None => crate::config::settings::add_local_allow(&self.policy.cwd, rule),
-            };
-            let notice = match saved {
-                Ok(path) => {
-                    Report::notice(Level::Info, format!("saved {rule} to {}", path.display()))
-                }
-                Err(e) => Report::notice(Level::Warning, format!("could not save {rule}: {e}")),
-            };
-            self.reports.push(notice);
-        }
-    }
-
-    async fn notify(&self, message: &str) {
-        self.notification("permission_prompt", message).await;
     }
 
     /// Runs the Notification hooks of one type (their matcher is the type).
@@ -696,46 +489,30 @@ impl Pipeline {
     }
 }
 
-/// A call's facts, with the directory a Bash line runs in.
-fn facts_in<'a>(
-    tool: &'a dyn crate::tools::Tool,
-    id: &'a str,
-    input: &'a Value,
-    cwd: &Option<std::path::PathBuf>,
-) -> crate::policy::Call<'a> {
-    let mut call = facts(tool, id, input);
-    call.cwd = cwd.clone();
-    call
+/// Coerces (a "2" where the schema says integer) and checks an input: what
+/// the model, a hook or an approver sent, as the tool will see it.
+fn check(
+    tool: &dyn Tool,
+    name: &str,
+    mut input: Value,
+    ctx: &ToolContext,
+) -> Result<Value, String> {
+    check_input(&tool.input_schema(), &mut input)
+        .map_err(|e| format!("Invalid input for {name}: {e}"))?;
+    tool.validate(&input, ctx)?;
+    Ok(input)
 }
 
-/// The rule a yes could add, as Claude Code's `permission_suggestions`.
-fn suggestions(rule: Option<&str>) -> Value {
-    let Some(rule) = rule else {
-        return Value::Array(Vec::new());
-    };
-    let (tool, content) = match rule.split_once('(') {
-        Some((t, rest)) => (t, rest.strip_suffix(')').map(str::to_string)),
-        None => (rule, None),
-    };
-    let mut r = Map::new();
-    r.insert("toolName", tool);
-    if let Some(c) = content {
-        r.insert("ruleContent", c);
+/// Adds the note that the shell's directory was put back to a Bash result.
+fn note_shell_cwd(output: &mut ToolOutput, note: Option<String>) {
+    let Some(note) = note else { return };
+    if output.content == "(no output)" {
+        output.content.clear();
     }
-    Value::Array(vec![obj! {
-        "type" => "addRules",
-        "rules" => vec![Value::Object(r)],
-        "behavior" => "allow",
-        "destination" => "session",
-    }])
-}
-
-fn tool_fields(name: &str, id: &str, input: &Value) -> Map {
-    let mut m = Map::new();
-    m.insert("tool_name", name);
-    m.insert("tool_input", input.clone());
-    m.insert("tool_use_id", id);
-    m
+    if !output.content.is_empty() && !output.content.ends_with('\n') {
+        output.content.push('\n');
+    }
+    output.content.push_str(&note);
 }
 
 /// Cuts a result to `limit` characters, keeping its start and end, with a

@@ -8,7 +8,9 @@
 //!   hands the parts values (`config::Runtime`);
 //! - the library's public face is `harness` and `json`: every plane is
 //!   `pub(crate)`, so its `pub` items are crate-visible unless the harness
-//!   names them.
+//!   names them;
+//! - the tool call's path (`agent/pipeline.rs`) is stages of at most a
+//!   screen, and its approval half neither checks, decides nor runs.
 //!
 //! All read the real sources. Test code (`#[cfg(test)] mod …` and the
 //! `tests.rs` files it names) may reach anywhere and is left out.
@@ -490,4 +492,92 @@ fn no_file_names_a_package_registry_host() {
     }
     assert!(seen > 100, "only {seen} files read");
     assert!(found.is_empty(), "registry hosts named: {found:#?}");
+}
+
+/// The longest function of a source's production text: (lines, name).
+/// A function runs from its `fn` line to the `}` on its own indent; a
+/// declaration without a body (a trait's) is not one.
+fn longest_function(code: &str) -> (usize, String) {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut longest = (0, String::new());
+    for (i, line) in lines.iter().enumerate() {
+        let item = line.trim_start();
+        let indent = &line[..line.len() - item.len()];
+        let mut item = item;
+        for prefix in ["pub(crate) ", "pub(super) ", "pub ", "async "] {
+            item = item.strip_prefix(prefix).unwrap_or(item);
+        }
+        let Some(rest) = item.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let signature_end = lines[i..]
+            .iter()
+            .position(|l| l.contains('{') || l.trim_end().ends_with(';'));
+        if signature_end.is_none_or(|e| !lines[i + e].contains('{')) {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(len) = lines[i + 1..].iter().position(|l| l.trim_end() == close) {
+            longest = longest.max((len + 2, name));
+        }
+    }
+    longest
+}
+
+/// The tool call's path reads as named stages (issue 36): no function in
+/// the pipeline or its approval half is longer than a screen.
+#[test]
+fn the_pipeline_is_stages_a_reader_can_hold() {
+    const MOST: usize = 50;
+    let files = sources();
+    let mut seen = 0;
+    for (rel, code) in &files {
+        if rel == "agent/pipeline.rs" || rel.starts_with("agent/pipeline/") {
+            seen += 1;
+            let (lines, name) = longest_function(code);
+            assert!(
+                lines <= MOST,
+                "src/{rel}: fn {name} is {lines} lines; split it into stages of at most {MOST}"
+            );
+        }
+    }
+    assert_eq!(seen, 2, "the pipeline and its approval half");
+}
+
+#[test]
+fn the_function_measure_sees_a_long_function() {
+    let code = "trait T {\n    fn declared(\n        &self,\n    ) -> u8;\n}\n\
+                impl S {\n    pub(super) async fn short(&self) {\n        a();\n    }\n\n    \
+                fn long(\n        &self,\n    ) -> u8 {\n        if x {\n            1\n        \
+                } else {\n            2\n        }\n    }\n}\n";
+    assert_eq!(longest_function(code), (9, "long".to_string()));
+}
+
+/// The approval half answers a question and changes the session's
+/// permissions; it neither checks an input, decides, nor runs the tool:
+/// those stay with the pipeline, so a changed input goes through one
+/// place. It is a module of its own, not a page of the pipeline's.
+#[test]
+fn the_approval_half_does_not_run_the_tool() {
+    let files = sources();
+    let (_, code) = files
+        .iter()
+        .find(|(rel, _)| rel == "agent/pipeline/approval.rs")
+        .expect("src/agent/pipeline/approval.rs");
+    for reach in [
+        ".call(",
+        "check_input",
+        ".validate(",
+        ".decide(",
+        "use super::*",
+    ] {
+        assert!(
+            !code.contains(reach),
+            "src/agent/pipeline/approval.rs has `{reach}`: the pipeline checks, decides and runs"
+        );
+    }
 }
