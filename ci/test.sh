@@ -19,6 +19,39 @@ step() {
 # A fresh machine gains nothing from incremental state, and it costs gigabytes.
 export CARGO_INCREMENTAL=0
 
+# Cargo's build folder is a tool cache like the others (~/.cache/tern-*), the
+# way CI caches for Rust keep target/: a fresh clone borrows it and gives it
+# back at the end, so the dependencies — most of every build — compile once
+# per Cargo.lock, toolchain and target, and cargo's fingerprints rebuild
+# whatever changed (every crate of this clone, whose sources are new). Only a
+# clone without target/ takes part: a developer's own tree is left alone.
+build_cache=${TERN_BUILD_CACHE:-$HOME/.cache/tern-build}
+borrowed=
+give_back() {
+  [ -n "$borrowed" ] && [ -d target ] || return 0
+  rm -rf target/tmp
+  # A folder that has grown past its budget (old dependency versions, other
+  # clones' crates) starts over rather than grow without bound.
+  if [ "$(du -sm target | cut -f1)" -gt "${TERN_BUILD_CACHE_MB:-12000}" ]; then
+    echo "ci/test.sh: the build folder outgrew its cache budget; the next run builds from nothing" >&2
+    rm -rf target
+    return 0
+  fi
+  mkdir -p "$(dirname "$build_cache")" && rm -rf "$build_cache" && mv target "$build_cache" \
+    && echo "ci/test.sh: cargo's build folder kept in $build_cache for the next run" >&2
+}
+if [ ! -e target ]; then
+  borrowed=1
+  trap give_back EXIT
+  # A move, not a copy: on one file system it is instant, where a copy would
+  # read and write gigabytes.
+  if [ -d "$build_cache" ] && mv "$build_cache" target 2>/dev/null; then
+    echo "ci/test.sh: cargo's build folder borrowed from $build_cache" >&2
+  else
+    echo "ci/test.sh: no kept build folder ($build_cache): every crate builds from nothing" >&2
+  fi
+fi
+
 # Runs a provisioning script and exports the TERN_* lines it prints; a failing
 # script stops the suite here, naming itself, instead of surfacing later as a
 # missing requirement.
