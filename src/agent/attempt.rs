@@ -1,7 +1,29 @@
 //! One turn's request: streamed, retried while it has produced nothing,
 //! and ended by what the stream or the user did.
+//!
+//! The loop (`agent/mod.rs`) decides what a turn's answer means; this
+//! module only gets the answer: it opens the stream, parses it (a chat
+//! completions stream becomes Messages API events), starts tools as their
+//! blocks close, and waits out retries. The loop sees [`Agent::attempts`]
+//! and how it ended, an [`AttemptEnd`].
 
-use super::*;
+use std::rc::Rc;
+use std::time::Instant;
+
+use smol::future::FutureExt;
+
+use super::executor::StreamingExecutor;
+use super::{Agent, Event, Outcome, news};
+use crate::model::sse::{Flow, SseParser};
+use crate::model::stream::{Assembler, Block, StreamError, Update};
+use crate::model::{ApiError, Detail};
+
+/// How one streamed attempt ended.
+pub(super) enum AttemptEnd {
+    Done,
+    Failed(ApiError),
+    Aborted,
+}
 
 impl<'ex> Agent<'ex> {
     /// Streams one turn, retrying failed attempts that produced nothing.
@@ -81,7 +103,7 @@ impl<'ex> Agent<'ex> {
 
     /// One HTTP attempt: open the stream, parse it, start tools as their
     /// blocks close, and keep the executor moving in between.
-    pub(super) async fn attempt(
+    async fn attempt(
         &self,
         body: &str,
         asm: &mut Assembler,

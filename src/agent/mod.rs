@@ -24,13 +24,13 @@ use smol::future::FutureExt;
 
 use crate::abort::{Abort, Reason};
 use crate::json::{Map, Value};
+use crate::model::RetryPolicy;
 use crate::model::client::Client;
-use crate::model::sse::{Flow, SseParser};
-use crate::model::stream::{Assembler, Block, StreamError, Update, Usage};
-use crate::model::{ApiError, Detail, RetryPolicy};
+use crate::model::stream::{Assembler, Block, Usage};
 use crate::obj;
 use crate::report;
 use crate::session::new_uuid;
+use attempt::AttemptEnd;
 use executor::StreamingExecutor;
 use next::{
     Calls, Counters, MAX_LENGTH_RECOVERIES, MAX_STRUCTURED_RETRIES, Next, Now, Reply, Schema, Stop,
@@ -127,13 +127,6 @@ pub struct Agent<'ex> {
     /// The conversation in API shape.
     messages: Vec<Value>,
     context: compaction::ContextState,
-}
-
-/// How one streamed attempt ended.
-enum AttemptEnd {
-    Done,
-    Failed(ApiError),
-    Aborted,
 }
 
 impl<'ex> Agent<'ex> {

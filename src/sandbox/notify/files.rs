@@ -1,7 +1,17 @@
 //! Metadata calls (chmod, chown, utimens, xattrs) performed on a descriptor
 //! of the object found beneath a writable root.
+//!
+//! The file half of the supervisor, needed where the command has no mount
+//! namespace to make the rest of the tree read-only: the object is opened
+//! once, checked (beneath a writable root, no other hard links) and the
+//! call made on that descriptor. It shares only the calling task's reader
+//! ([`Target`]) and the report of refusals with the socket half.
 
-use super::*;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+use super::{Errno, Target, fstat, self_path, sys_result};
 
 /// How a metadata call names its object.
 pub(super) enum Object {
@@ -37,7 +47,7 @@ pub(super) fn at_obj(dirfd: u64, path: u64, flags: u64) -> Object {
 }
 
 /// Opens the object and checks it lies beneath a writable root.
-pub(super) fn object(t: &Target<'_>, obj: &Object) -> Result<(OwnedFd, libc::stat), Errno> {
+fn object(t: &Target<'_>, obj: &Object) -> Result<(OwnedFd, libc::stat), Errno> {
     let fd = match *obj {
         Object::Fd(fd) => t.fd(fd)?,
         Object::Path {
@@ -79,7 +89,7 @@ pub(super) fn object(t: &Target<'_>, obj: &Object) -> Result<(OwnedFd, libc::sta
     Ok((fd, st))
 }
 
-pub(super) fn is_symlink(st: &libc::stat) -> bool {
+fn is_symlink(st: &libc::stat) -> bool {
     st.st_mode & libc::S_IFMT == libc::S_IFLNK
 }
 

@@ -30,8 +30,7 @@
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::seccomp::{Inet, Unix};
@@ -40,9 +39,12 @@ use super::syscalls::{Arch, Sys};
 mod files;
 mod net;
 
-use files::*;
+use files::{
+    Object, at_obj, chmod, chown, path_obj, read_timespecs, read_timevals, removexattr, setxattr,
+    utimens,
+};
 pub(crate) use net::socket_ids;
-use net::*;
+use net::{bind, connect};
 
 /// What the supervisor allows, fixed for the command.
 pub(crate) struct Policy {

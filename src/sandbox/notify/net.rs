@@ -1,8 +1,17 @@
 //! connect and bind: unix sockets by the file checked, TCP by port.
+//!
+//! The network half of the supervisor: the policy's rules for unix
+//! sockets (bound by the sandbox, named by `allowUnixSockets`, abstract)
+//! and TCP ports, and the kernel's own record (sock_diag) of which socket
+//! file a bind made. It shares only the calling task's reader ([`Target`])
+//! and the report of refusals with the file half.
 
-use super::*;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
 
-pub(super) fn sun(path: &[u8]) -> Result<(libc::sockaddr_un, libc::socklen_t), Errno> {
+use super::{Errno, Inet, Target, Unix, fstat, last, owned, self_path, sys_result};
+
+fn sun(path: &[u8]) -> Result<(libc::sockaddr_un, libc::socklen_t), Errno> {
     // SAFETY: an all-zero sockaddr_un is valid.
     let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     a.sun_family = libc::AF_UNIX as libc::sa_family_t;
@@ -16,7 +25,7 @@ pub(super) fn sun(path: &[u8]) -> Result<(libc::sockaddr_un, libc::socklen_t), E
     Ok((a, len as libc::socklen_t))
 }
 
-pub(super) fn sock_domain(fd: &OwnedFd) -> Result<i32, Errno> {
+fn sock_domain(fd: &OwnedFd) -> Result<i32, Errno> {
     let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `v` and `len` describe a c_int buffer.
@@ -40,7 +49,7 @@ pub(super) fn sock_domain(fd: &OwnedFd) -> Result<i32, Errno> {
 }
 
 /// The address bytes a connect or bind passed, bounded like the kernel's.
-pub(super) fn address(t: &Target<'_>, ptr: u64, len: u64) -> Result<Vec<u8>, Errno> {
+fn address(t: &Target<'_>, ptr: u64, len: u64) -> Result<Vec<u8>, Errno> {
     let len = len as u32 as usize;
     if len > std::mem::size_of::<libc::sockaddr_storage>() {
         return Err(libc::EINVAL);
@@ -48,12 +57,12 @@ pub(super) fn address(t: &Target<'_>, ptr: u64, len: u64) -> Result<Vec<u8>, Err
     t.read(ptr, len)
 }
 
-pub(super) fn family(addr: &[u8]) -> Option<i32> {
+fn family(addr: &[u8]) -> Option<i32> {
     (addr.len() >= 2).then(|| i32::from(u16::from_ne_bytes([addr[0], addr[1]])))
 }
 
 /// Connects or binds `fd` to the raw address bytes (as the caller gave).
-pub(super) fn raw(fd: &OwnedFd, addr: &[u8], bind: bool) -> Result<i64, Errno> {
+fn raw(fd: &OwnedFd, addr: &[u8], bind: bool) -> Result<i64, Errno> {
     // SAFETY: an all-zero sockaddr_storage is valid.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     // SAFETY: `addr` fits in `storage` (checked by `address`).
@@ -76,7 +85,7 @@ pub(super) fn raw(fd: &OwnedFd, addr: &[u8], bind: bool) -> Result<i64, Errno> {
     })
 }
 
-pub(super) fn connect_path(fd: &OwnedFd, path: &str, bind: bool) -> Result<i64, Errno> {
+fn connect_path(fd: &OwnedFd, path: &str, bind: bool) -> Result<i64, Errno> {
     let (a, len) = sun(path.as_bytes())?;
     let p = (&a as *const libc::sockaddr_un).cast::<libc::sockaddr>();
     // SAFETY: `p` points at a valid sockaddr_un of `len` bytes.
@@ -90,7 +99,7 @@ pub(super) fn connect_path(fd: &OwnedFd, path: &str, bind: bool) -> Result<i64, 
 }
 
 /// Where an IPv4/IPv6 address points, as (ip, port).
-pub(super) fn inet(addr: &[u8]) -> Option<(std::net::IpAddr, u16)> {
+fn inet(addr: &[u8]) -> Option<(std::net::IpAddr, u16)> {
     match family(addr)? {
         libc::AF_INET if addr.len() >= 8 => {
             let port = u16::from_be_bytes([addr[2], addr[3]]);
@@ -178,7 +187,7 @@ pub(super) fn connect(t: &Target<'_>, args: &[u64; 6]) -> Result<i64, Errno> {
 }
 
 /// The umask of `pid`, from /proc (bind creates its file with it).
-pub(super) fn umask_of(pid: libc::pid_t) -> Option<libc::mode_t> {
+fn umask_of(pid: libc::pid_t) -> Option<libc::mode_t> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("Umask:"))?;
     libc::mode_t::from_str_radix(line.trim_start_matches("Umask:").trim(), 8).ok()
@@ -251,7 +260,7 @@ pub(super) fn bind(t: &Target<'_>, args: &[u64; 6]) -> Result<i64, Errno> {
 
 /// (dev, ino) of the file a unix socket is bound to, from the kernel's
 /// own record (sock_diag), so a rename race cannot substitute another.
-pub(super) fn bound_inode(sock: &OwnedFd) -> Option<(u64, u64)> {
+fn bound_inode(sock: &OwnedFd) -> Option<(u64, u64)> {
     let ino = fstat(sock).ok()?.st_ino as u32;
     // SAFETY: plain socket creation.
     let nl = owned(unsafe {

@@ -1,10 +1,16 @@
-//! Leaf text decoded again with bash's quoting rules.
+//! Leaf text decoded again with bash's quoting rules: tree-sitter says
+//! where a word is, this says what bash makes of its characters
+//! (backslashes, quotes, `$`, a leading tilde), and refuses a character
+//! bash would read otherwise than it looks (an invisible one, or a `$` or
+//! quote the tree left inside a word). It reads text alone, never the
+//! tree, which is why it is a module of its own: the tree walker hands it
+//! a leaf's text and gets the word's parts back.
 
-use super::*;
+use super::{Ctx, Part, R};
 
 /// Characters that look like blanks or nothing at all: they make a command
 /// read differently from how it runs.
-pub(super) fn deceptive(c: char) -> bool {
+fn deceptive(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(c, '\u{a0}' | '\u{1680}' | '\u{180e}' | '\u{2000}'..='\u{200f}'
             | '\u{2028}'..='\u{202f}' | '\u{205f}'..='\u{206f}' | '\u{3000}' | '\u{feff}'
@@ -12,7 +18,7 @@ pub(super) fn deceptive(c: char) -> bool {
 }
 
 /// A run of plain text (no character in it needs a second look).
-pub(super) fn push_lit_str(out: &mut Vec<Part>, s: &str, quoted: bool) {
+fn push_lit_str(out: &mut Vec<Part>, s: &str, quoted: bool) {
     if s.is_empty() {
         return;
     }
@@ -30,7 +36,7 @@ pub(super) fn push_lit_str(out: &mut Vec<Part>, s: &str, quoted: bool) {
 
 /// How many leading bytes of `s` are printable ASCII other than those
 /// in `special`: characters that are literal text wherever they stand.
-pub(super) fn plain_run(s: &str, special: &[u8]) -> usize {
+fn plain_run(s: &str, special: &[u8]) -> usize {
     s.bytes()
         .position(|b| !(b' '..=b'~').contains(&b) || special.contains(&b))
         .unwrap_or(s.len())
@@ -50,7 +56,7 @@ pub(super) fn push_lit(out: &mut Vec<Part>, c: char, quoted: bool) {
 }
 
 /// `$` stays literal in bash only when no expansion can start with it.
-pub(super) fn dollar_is_literal(next: Option<char>, at_end: bool) -> bool {
+fn dollar_is_literal(next: Option<char>, at_end: bool) -> bool {
     match next {
         None => at_end,
         Some(c) => " \t\n/.,:;=+%^]}~|&<>".contains(c),
