@@ -69,6 +69,9 @@ impl Report {
     }
 }
 
+// Thread-local because the parts that report this way (MCP, the transcript
+// writer, sub-agents) have no pipeline to report through; the session's
+// loop, on the same thread, drains it.
 thread_local! {
     static NOTICES: std::rc::Rc<Mailbox<Report>> = std::rc::Rc::default();
 }

@@ -6,6 +6,7 @@
 //! Counting: one *turn* is one model iteration; an API retry is another
 //! attempt of the same turn.
 
+pub(crate) mod assemble;
 mod attempt;
 pub(crate) mod compaction;
 mod event;

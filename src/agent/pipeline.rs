@@ -186,7 +186,7 @@ impl Pipeline {
 
     pub fn is_concurrency_safe(&self, call: &ToolUse) -> bool {
         match (self.registry.get(&call.name), &call.input) {
-            (Some(tool), Ok(input)) => tool.is_concurrency_safe(input),
+            (Some(tool), Ok(input)) => tool.is_concurrency_safe(input, &self.ctx),
             // It will fail before doing anything.
             _ => true,
         }
@@ -575,3 +575,6 @@ impl crate::tools::InnerCalls for Pipeline {
         names
     }
 }
+
+#[cfg(test)]
+mod tests;

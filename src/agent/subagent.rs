@@ -21,22 +21,25 @@ use std::rc::Rc;
 use smol::LocalExecutor;
 
 use super::hooks::Hooks;
-use super::pipeline::{Approver, Pipeline};
-use super::{Agent, Ending, Event, Settings};
+use super::pipeline::Approver;
+use super::{Agent, Ending, Event, Settings, assemble};
 use crate::abort::{Abort, Reason};
 use crate::json::{Map, Value};
 use crate::model::RetryPolicy;
 use crate::model::client::Client;
 use crate::obj;
-use crate::policy::{Mode, Policy, Rule};
+use crate::policy::{Policy, PolicySpec};
 use crate::session::transcript;
 use crate::tools::{Registry, ToolContext, ToolOutput};
 pub use defs::AgentDef;
 
 pub const DEFAULT_MAX_TURNS: u32 = 200;
 
-/// What a child inherits from the session.
-pub struct Host {
+/// What every agent of a session is assembled from and that does not
+/// change while it runs. A child's is its parent's with the mode
+/// narrowed by its definition and the tools cut to those it got.
+#[derive(Clone)]
+pub struct Spec {
     pub ex: &'static LocalExecutor<'static>,
     pub client: Client,
     pub model: String,
@@ -44,46 +47,45 @@ pub struct Host {
     pub system: Vec<String>,
     pub retry: RetryPolicy,
     pub context_window: u64,
-    /// The parent's permissions when the session started.
-    pub mode: Mode,
-    pub rules: Vec<Rule>,
-    pub extra_dirs: Vec<PathBuf>,
-    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
-    pub sandbox_auto_allow: bool,
-    /// Paths whose writing always asks (see `config::Runtime::protected`).
-    pub protected: Vec<PathBuf>,
+    /// The permissions: mode, rules, directories, sandbox, environment.
+    pub policy: PolicySpec,
     /// Tools the parent may use (a child gets at most these).
     pub tools: Vec<String>,
     /// Tools the provider runs (web search) that children offer too.
     pub server_tools: Vec<(String, Value)>,
     pub child_env: crate::config::ChildEnv,
     pub result_limit: Option<usize>,
-    pub cwd: PathBuf,
     pub scratch: crate::tools::scratch::Scratch,
     pub hooks: Rc<Hooks>,
     pub approver: Option<Rc<dyn Approver>>,
-    /// Definitions (files, the built-in, and any an SDK `initialize` adds).
-    pub defs: RefCell<Vec<AgentDef>>,
-    /// 0 for the session's own agent.
-    pub depth: u32,
     pub max_depth: u32,
     /// Where children's transcripts go (`<session>/subagents/`).
     pub transcript_dir: Option<PathBuf>,
     pub session_id: String,
     /// Where "always" answers are saved.
     pub(crate) local_rules: Option<crate::config::settings::LocalRules>,
-    pub background: Rc<Background>,
-    /// Messages for this agent from its parent (SendMessage), read at the
-    /// start of its next iteration.
-    pub inbox: Rc<RefCell<Vec<String>>>,
-    /// This agent's background children that are still running.
-    pub workers: RefCell<HashMap<String, Worker>>,
     /// Written into every child's system prompt (the coordinator's shared
     /// scratchpad, say).
     pub child_note: Option<String>,
     /// MCP tools and the names kept out of view; a child gets them all,
     /// or those its definition's tool list names.
     pub mcp_tools: Option<(Rc<dyn crate::tools::ToolSource>, Vec<String>)>,
+}
+
+/// An agent's place in the tree: what its children are built from, and
+/// what changes while it runs.
+pub struct Host {
+    pub spec: Spec,
+    /// Definitions (files, the built-in, and any an SDK `initialize` adds).
+    pub defs: RefCell<Vec<AgentDef>>,
+    /// 0 for the session's own agent.
+    pub depth: u32,
+    pub background: Rc<Background>,
+    /// Messages for this agent from its parent (SendMessage), read at the
+    /// start of its next iteration.
+    pub inbox: Rc<RefCell<Vec<String>>>,
+    /// This agent's background children that are still running.
+    pub workers: RefCell<HashMap<String, Worker>>,
     /// What this agent's children report, for this agent's loop to pass on.
     pub relay: Rc<Relay>,
 }
@@ -199,6 +201,36 @@ impl Background {
     }
 }
 
+/// One Agent call's child, set to run: everything its run needs, owned,
+/// so a background child's run can outlive the call.
+struct Job {
+    child: Agent<'static>,
+    agent_id: String,
+    /// The agent definition's name.
+    kind: String,
+    prompt: String,
+    /// The call's description, for the task's summary.
+    label: String,
+    /// The Agent call that started it.
+    parent_call: String,
+    hooks: Rc<Hooks>,
+    relay: Rc<Relay>,
+    /// The child's transcript, when one is kept, and where it is.
+    record: Option<transcript::Transcript>,
+    output_file: String,
+    /// What the child spends is the session's.
+    spend: Rc<crate::tools::Spend>,
+}
+
+/// What an Agent call asks for, read from its input.
+struct Request<'d> {
+    def: &'d AgentDef,
+    prompt: String,
+    description: String,
+    model: String,
+    background: bool,
+}
+
 impl Host {
     /// Runs the Agent tool's call: in the foreground (the result is the
     /// child's answer) or in the background (the result is its id).
@@ -208,54 +240,116 @@ impl Host {
         parent: &ToolContext,
         call_id: &str,
     ) -> ToolOutput {
-        if self.depth + 1 > self.max_depth {
+        if self.depth + 1 > self.spec.max_depth {
             return ToolOutput::error(format!(
                 "Sub-agent depth limit reached: this agent is already {} level(s) down and the limit is {} \
                  (TERN_MAX_AGENT_DEPTH). Do this work directly with your own tools.",
-                self.depth, self.max_depth
+                self.depth, self.spec.max_depth
             ));
         }
-        let kind = input
-            .str_field("subagent_type")
-            .unwrap_or("general-purpose");
         let defs = self.defs.borrow().clone();
-        let Some(def) = defs.iter().find(|d| d.name == kind) else {
-            let known: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
-            return ToolOutput::error(format!(
-                "No agent type '{kind}'. Available: {}",
-                known.join(", ")
-            ));
+        let request = match self.request(input, &defs) {
+            Ok(r) => r,
+            Err(e) => return ToolOutput::error(e),
         };
-        let prompt = input.str_field("prompt").unwrap_or_default().to_string();
-        let description = input.str_field("description").unwrap_or(kind).to_string();
-        let model = input
-            .str_field("model")
-            .filter(|m| !m.is_empty() && *m != "inherit")
-            .map(str::to_string)
-            .or_else(|| def.model.clone().filter(|m| m != "inherit"))
-            .unwrap_or_else(|| self.model.clone());
         let agent_id = format!("agent-{}", &crate::session::new_uuid()[..8]);
-        let ack_id = agent_id.clone();
         // The child stops when its parent is interrupted, or on TaskStop.
         let child_abort = Abort::new();
         let (from_parent, to_child) = (parent.abort.clone(), child_abort.clone());
-        self.ex
+        self.spec
+            .ex
             .spawn(async move {
                 from_parent.wait().await;
                 to_child.trigger(Reason::Requested);
             })
             .detach();
         let inbox = Rc::new(RefCell::new(Vec::new()));
-        let mut child = self.child_agent(def, model, parent, &agent_id, &child_abort, &inbox);
-        // What the child spends is the session's (its side requests included).
-        let spend = Rc::clone(&parent.spend);
+        let child = self.child_agent(
+            request.def,
+            request.model.clone(),
+            parent,
+            &agent_id,
+            &child_abort,
+            &inbox,
+        );
+        let job = self.job(child, &request, &agent_id, parent, call_id);
+        self.relay.push(Relayed::TaskStarted {
+            task_id: agent_id.clone(),
+            tool_use_id: call_id.to_string(),
+            description: request.description.clone(),
+            subagent_type: request.def.name.clone(),
+            prompt: request.prompt.clone(),
+            background: request.background,
+            depth: self.depth + 1,
+        });
+        if request.background {
+            self.in_background(job, &request, child_abort, inbox, call_id);
+            return ToolOutput::ok(format!(
+                "Started the {kind_name} agent in the background (id {agent_id}). Its result will arrive \
+                 as a <task-notification> message when it finishes; carry on meanwhile.",
+                kind_name = request.def.name,
+            ));
+        }
+        let (id, outcome) = job.run().await;
+        let (status, text) = summary(&outcome.ending, &outcome.result);
+        let body = format!(
+            "{text}\n\n[agent {id} ({}) {status} after {} turns]",
+            request.def.name, outcome.num_turns
+        );
+        if status == "completed" {
+            ToolOutput::ok(body)
+        } else {
+            ToolOutput::error(body)
+        }
+    }
+
+    /// The call's input read against the definitions: which agent, with
+    /// what prompt and model (the call's, else the definition's, else the
+    /// session's), and whether in the background.
+    fn request<'d>(&self, input: &Value, defs: &'d [AgentDef]) -> Result<Request<'d>, String> {
+        let kind = input
+            .str_field("subagent_type")
+            .unwrap_or("general-purpose");
+        let Some(def) = defs.iter().find(|d| d.name == kind) else {
+            let known: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "No agent type '{kind}'. Available: {}",
+                known.join(", ")
+            ));
+        };
+        let model = input
+            .str_field("model")
+            .filter(|m| !m.is_empty() && *m != "inherit")
+            .map(str::to_string)
+            .or_else(|| def.model.clone().filter(|m| m != "inherit"))
+            .unwrap_or_else(|| self.spec.model.clone());
+        Ok(Request {
+            def,
+            prompt: input.str_field("prompt").unwrap_or_default().to_string(),
+            description: input.str_field("description").unwrap_or(kind).to_string(),
+            model,
+            background: input.get("run_in_background").and_then(Value::as_bool) == Some(true),
+        })
+    }
+
+    /// The child's run, with its transcript opened (following its shell's
+    /// directory) under the session's.
+    fn job(
+        &self,
+        child: Agent<'static>,
+        request: &Request<'_>,
+        agent_id: &str,
+        parent: &ToolContext,
+        call_id: &str,
+    ) -> Job {
         let transcript_path = self
+            .spec
             .transcript_dir
             .as_ref()
             .map(|dir| dir.join(format!("{agent_id}.jsonl")));
-        let mut record = transcript_path
-            .as_ref()
-            .and_then(|path| transcript::create_at(path, &self.cwd, &self.session_id).ok());
+        let mut record = transcript_path.as_ref().and_then(|path| {
+            transcript::create_at(path, &self.spec.policy.cwd, &self.spec.session_id).ok()
+        });
         if let Some(t) = record.as_mut() {
             t.follow_cwd(child.pipeline().ctx().shell_cwd.clone());
         }
@@ -263,129 +357,44 @@ impl Host {
             .filter(|_| record.is_some())
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        let hooks = Rc::clone(&self.hooks);
-        let kind = def.name.clone();
-        let background = input.get("run_in_background").and_then(Value::as_bool) == Some(true);
-        let relay = Rc::clone(&self.relay);
-        relay.push(Relayed::TaskStarted {
-            task_id: agent_id.clone(),
-            tool_use_id: call_id.to_string(),
-            description: description.clone(),
-            subagent_type: kind.clone(),
-            prompt: prompt.clone(),
-            background,
-            depth: self.depth + 1,
-        });
-        let parent_call = call_id.to_string();
-        let started = std::time::Instant::now();
-        let label = description.clone();
-        let run = async move {
-            let mut prompt_blocks = vec![obj! { "type" => "text", "text" => prompt }];
-            // SubagentStart hooks may give the child context of their own.
-            if hooks.wants("SubagentStart", &kind) {
-                let mut fields = Map::new();
-                fields.insert("agent_id", agent_id.as_str());
-                fields.insert("agent_type", kind.as_str());
-                let v = hooks.run("SubagentStart", &kind, fields).await;
-                for n in &v.notices {
-                    crate::report::notice(crate::report::Level::Warning, format!("hook: {n}"));
-                }
-                for c in v.context {
-                    prompt_blocks.push(obj! { "type" => "text", "text" => c });
-                }
-            }
-            let prompt_blocks = Value::Array(prompt_blocks);
-            let mut tool_uses = 0u64;
-            let outcome = child
-                .run(prompt_blocks, &mut |ev| {
-                    if let Some(t) = record.as_mut() {
-                        super::record(t, &ev);
-                    }
-                    let (kind, ids, message) = match ev {
-                        Event::Assistant { id, message } => {
-                            (MessageKind::Assistant, vec![id.to_string()], message)
-                        }
-                        Event::ToolResults { ids, message } => {
-                            (MessageKind::ToolResults, ids.to_vec(), message)
-                        }
-                        // A grandchild's report goes up unchanged.
-                        Event::Relayed(r) => {
-                            relay.push(r.clone());
-                            return;
-                        }
-                        // The child's notices reach whoever watches the session.
-                        Event::Report(crate::report::Report::Notice { level, text }) => {
-                            crate::report::notice(*level, text.clone());
-                            return;
-                        }
-                        _ => return,
-                    };
-                    if kind == MessageKind::Assistant {
-                        tool_uses +=
-                            message
-                                .get("content")
-                                .and_then(Value::as_array)
-                                .map_or(0, |b| {
-                                    b.iter()
-                                        .filter(|b| b.str_field("type") == Some("tool_use"))
-                                        .count() as u64
-                                });
-                    }
-                    relay.push(Relayed::Message {
-                        parent_tool_use_id: parent_call.clone(),
-                        kind,
-                        ids,
-                        message: message.clone(),
-                    });
-                })
-                .await;
-            // What the child left running in the background ends with it.
-            child.pipeline.ctx().shells.shutdown().await;
-            for m in &outcome.model_usage {
-                spend.record(&m.model, &m.usage, m.cost_usd);
-            }
-            let (status, text) = summary(&outcome.ending, &outcome.result);
-            let u = &outcome.usage;
-            relay.push(Relayed::TaskFinished {
-                task_id: agent_id.clone(),
-                tool_use_id: parent_call.clone(),
-                status: match outcome.ending {
-                    Ending::Completed => "completed",
-                    Ending::Aborted(_) => "stopped",
-                    _ => "failed",
-                },
-                summary: format!("{label}: {status}. {}", first_chars(&text, 500)),
-                output_file,
-                total_tokens: u.input_tokens
-                    + u.output_tokens
-                    + u.cache_creation_input_tokens
-                    + u.cache_read_input_tokens,
-                tool_uses,
-                duration: started.elapsed(),
-            });
-            if hooks.wants("SubagentStop", &kind) {
-                let mut fields = Map::new();
-                fields.insert("agent_id", agent_id.as_str());
-                fields.insert("agent_type", kind.as_str());
-                fields.insert("stop_hook_active", false);
-                let _ = hooks.run("SubagentStop", &kind, fields).await;
-            }
-            (agent_id, outcome)
-        };
-        if background {
-            let bg = Rc::clone(&self.background);
-            bg.started();
-            self.workers.borrow_mut().insert(
-                ack_id.clone(),
-                Worker {
-                    abort: child_abort,
-                    inbox,
-                },
-            );
-            let host = Rc::clone(self);
-            let call_id = call_id.to_string();
-            let task = self.ex.spawn(async move {
-                let (id, outcome) = run.await;
+        Job {
+            child,
+            agent_id: agent_id.to_string(),
+            kind: request.def.name.clone(),
+            prompt: request.prompt.clone(),
+            label: request.description.clone(),
+            parent_call: call_id.to_string(),
+            hooks: Rc::clone(&self.spec.hooks),
+            relay: Rc::clone(&self.relay),
+            record,
+            output_file,
+            spend: Rc::clone(&parent.spend),
+        }
+    }
+
+    /// Runs `job` on the executor; its notification reaches this agent's
+    /// loop when it ends, and until then it can be sent messages and
+    /// stopped by id.
+    fn in_background(
+        self: &Rc<Host>,
+        job: Job,
+        request: &Request<'_>,
+        abort: Abort,
+        inbox: Rc<RefCell<Vec<String>>>,
+        call_id: &str,
+    ) {
+        let bg = Rc::clone(&self.background);
+        bg.started();
+        self.workers
+            .borrow_mut()
+            .insert(job.agent_id.clone(), Worker { abort, inbox });
+        let host = Rc::clone(self);
+        let call_id = call_id.to_string();
+        let description = request.description.clone();
+        self.spec
+            .ex
+            .spawn(async move {
+                let (id, outcome) = job.run().await;
                 host.workers.borrow_mut().remove(&id);
                 let (status, text) = summary(&outcome.ending, &outcome.result);
                 bg.done(format!(
@@ -394,25 +403,8 @@ impl Host {
                      <result>\n{text}\n</result>\n<turns>{}</turns>\n</task-notification>",
                     outcome.num_turns
                 ));
-            });
-            task.detach();
-            return ToolOutput::ok(format!(
-                "Started the {kind_name} agent in the background (id {ack_id}). Its result will arrive \
-                 as a <task-notification> message when it finishes; carry on meanwhile.",
-                kind_name = def.name,
-            ));
-        }
-        let (id, outcome) = run.await;
-        let (status, text) = summary(&outcome.ending, &outcome.result);
-        let body = format!(
-            "{text}\n\n[agent {id} ({}) {status} after {} turns]",
-            def.name, outcome.num_turns
-        );
-        if status == "completed" {
-            ToolOutput::ok(body)
-        } else {
-            ToolOutput::error(body)
-        }
+            })
+            .detach();
     }
 
     /// SendMessage: queues `message` for a running background child.
@@ -451,6 +443,22 @@ impl Host {
         )
     }
 
+    /// The session's own host: depth 0, nothing running yet.
+    pub fn new(spec: Spec, defs: Vec<AgentDef>) -> Host {
+        Host {
+            spec,
+            defs: RefCell::new(defs),
+            depth: 0,
+            background: Rc::default(),
+            inbox: Rc::default(),
+            workers: RefCell::new(HashMap::new()),
+            relay: Rc::default(),
+        }
+    }
+
+    /// The child `def` describes, assembled like the session's agent
+    /// from this host's spec, with the narrower of the two modes and the
+    /// tools both allow.
     fn child_agent(
         &self,
         def: &AgentDef,
@@ -460,16 +468,67 @@ impl Host {
         abort: &Abort,
         inbox: &Rc<RefCell<Vec<String>>>,
     ) -> Agent<'static> {
+        let (registry, repl_tools) = self.child_tools(def);
+        let spec = Spec {
+            policy: self.spec.policy.narrowed(def.permission_mode),
+            tools: registry.names(),
+            ..self.spec.clone()
+        };
+        let policy = Policy::from_spec(spec.policy.clone());
+        let ctx = self.child_context(parent, agent_id, abort, repl_tools);
+        let mut system = self.spec.system.clone();
+        if !def.prompt.trim().is_empty() {
+            system.push(def.prompt.clone());
+        }
+        if let Some(note) = &self.spec.child_note {
+            system.push(note.clone());
+        }
+        let settings = Settings {
+            model,
+            max_tokens: spec.max_tokens,
+            system,
+            max_turns: Some(def.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
+            retry: spec.retry,
+            fallback_models: Vec::new(),
+            max_budget_usd: None,
+            context_window: spec.context_window,
+            fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
+            structured: None,
+        };
+        let host = Rc::new(Host {
+            spec,
+            defs: RefCell::new(self.defs.borrow().clone()),
+            depth: self.depth + 1,
+            background: Rc::default(),
+            inbox: Rc::clone(inbox),
+            workers: RefCell::new(HashMap::new()),
+            relay: Rc::default(),
+        });
+        let parts = assemble::Parts {
+            policy,
+            registry,
+            ctx,
+            settings,
+            history: Vec::new(),
+            abort: abort.clone(),
+        };
+        assemble::assemble(host, parts, assemble::SessionOnly::default())
+    }
+
+    /// The tools a child offers: those its parent may use that its
+    /// definition allows, the REPL when the session has it (the tools its
+    /// scripts register offered to this child alone), and the MCP tools
+    /// its definition names (a tool, or `mcp__server` for all of a
+    /// server's).
+    fn child_tools(&self, def: &AgentDef) -> (Registry, ChildRepl) {
         let mut registry = Registry::builtin();
-        for (name, definition) in &self.server_tools {
+        for (name, definition) in &self.spec.server_tools {
             registry.add_server_tool(name, definition.clone());
         }
-        // The REPL, when the session has it: a context of the child's own,
-        // and the tools its scripts register offered to the child alone.
         #[cfg(feature = "repl")]
         let repl_tools = Rc::new(RefCell::new(Vec::new()));
         #[cfg(feature = "repl")]
-        if self.tools.iter().any(|t| t == "REPL") {
+        if self.spec.tools.iter().any(|t| t == "REPL") {
             registry.add(Rc::new(crate::tools::repl::Repl));
             registry.set_dynamic(
                 Rc::new(crate::tools::repl::RegisteredTools(Rc::clone(&repl_tools))),
@@ -477,16 +536,14 @@ impl Host {
             );
         }
         registry.retain(|name| {
-            self.tools.iter().any(|t| t == name)
+            self.spec.tools.iter().any(|t| t == name)
                 && def
                     .tools
                     .as_ref()
                     .is_none_or(|only| only.iter().any(|t| t == name))
                 && !def.disallowed.iter().any(|t| t == name)
         });
-        // MCP tools: all of them, or those the definition's list names
-        // (a tool, or `mcp__server` for all of a server's).
-        if let Some((source, hidden)) = &self.mcp_tools {
+        if let Some((source, hidden)) = &self.spec.mcp_tools {
             let mut hidden = hidden.clone();
             hidden.extend(def.disallowed.iter().cloned());
             if let Some(only) = &def.tools {
@@ -494,114 +551,160 @@ impl Host {
             }
             registry.set_dynamic(Rc::clone(source), hidden);
         }
-        let mut policy = Policy::new(
-            self.mode.narrower(def.permission_mode),
-            self.rules.clone(),
-            &self.cwd,
-            &self.extra_dirs,
-        );
-        policy.set_command_env(crate::policy::CommandEnv::new(self.child_env.vars()));
-        policy.sandbox = self.sandbox.clone();
-        policy.sandbox_auto_allow = self.sandbox_auto_allow;
-        policy.protected = self.protected.clone();
-        let mut ctx = ToolContext {
-            child_env: self.child_env.clone(),
-            sandbox: self.sandbox.clone(),
-            result_limit: self.result_limit,
-            context_window: Some(self.context_window),
-            shells: Rc::new(crate::tools::Shells::new(self.ex)),
+        #[cfg(feature = "repl")]
+        return (registry, repl_tools);
+        #[cfg(not(feature = "repl"))]
+        (registry, ())
+    }
+
+    /// What a child's tools run with: the session's environment, sandbox
+    /// and limits, shells of its own, a scratch folder under the
+    /// session's, and — shared with its parent — what the parent has read
+    /// (it may edit it), the skills, the web cache and the REPL's model.
+    fn child_context(
+        &self,
+        parent: &ToolContext,
+        agent_id: &str,
+        abort: &Abort,
+        #[cfg_attr(not(feature = "repl"), allow(unused_variables))] repl_tools: ChildRepl,
+    ) -> ToolContext {
+        let spec = &self.spec;
+        let ctx = ToolContext {
+            child_env: spec.child_env.clone(),
+            result_limit: spec.result_limit,
+            context_window: Some(spec.context_window),
+            shells: Rc::new(crate::tools::Shells::new(spec.ex)),
             skills: Rc::clone(&parent.skills),
             home: parent.home.clone(),
             shell: parent.shell.clone(),
-            ..ToolContext::new(self.cwd.clone(), self.scratch.sub(agent_id), abort.clone())
+            #[cfg(feature = "web")]
+            web: parent.web.clone(),
+            #[cfg(feature = "repl")]
+            sampler: parent.sampler.clone(),
+            #[cfg(feature = "repl")]
+            repl: parent.repl.for_child(repl_tools),
+            ..ToolContext::new(
+                spec.policy.cwd.clone(),
+                spec.scratch.sub(agent_id),
+                abort.clone(),
+            )
         };
-        // The child knows what the parent has read (and may edit it).
         *ctx.files.borrow_mut() = parent.files.borrow().clone();
-        // And shares its web cache and HTTP agents.
-        #[cfg(feature = "web")]
-        {
-            ctx.web = parent.web.clone();
-        }
-        #[cfg(feature = "repl")]
-        {
-            ctx.sampler = parent.sampler.clone();
-            ctx.repl = parent.repl.for_child(repl_tools);
-        }
-        let background = Rc::new(Background::default());
-        let host = Rc::new(Host {
-            ex: self.ex,
-            client: self.client.clone(),
-            model: model.clone(),
-            max_tokens: self.max_tokens,
-            system: self.system.clone(),
-            retry: self.retry,
-            context_window: self.context_window,
-            mode: policy.mode,
-            rules: self.rules.clone(),
-            extra_dirs: self.extra_dirs.clone(),
-            sandbox: self.sandbox.clone(),
-            sandbox_auto_allow: self.sandbox_auto_allow,
-            protected: self.protected.clone(),
-            tools: registry.names(),
-            server_tools: self.server_tools.clone(),
-            child_env: self.child_env.clone(),
-            result_limit: self.result_limit,
-            cwd: self.cwd.clone(),
-            scratch: self.scratch.clone(),
-            hooks: Rc::clone(&self.hooks),
-            approver: self.approver.clone(),
-            defs: RefCell::new(self.defs.borrow().clone()),
-            depth: self.depth + 1,
-            max_depth: self.max_depth,
-            transcript_dir: self.transcript_dir.clone(),
-            session_id: self.session_id.clone(),
-            local_rules: self.local_rules.clone(),
-            background,
-            inbox: Rc::clone(inbox),
-            workers: RefCell::new(HashMap::new()),
-            child_note: self.child_note.clone(),
-            mcp_tools: self.mcp_tools.clone(),
-            relay: Rc::default(),
-        });
-        ctx.subagents = Some(Rc::clone(&host) as Rc<dyn crate::tools::Subagents>);
-        let mut pipeline = Pipeline::new(
-            registry,
-            policy,
-            ctx,
-            self.approver.clone(),
-            Rc::clone(&self.hooks),
-        );
-        pipeline.set_subagents(host);
-        if let Some(rules) = &self.local_rules {
-            pipeline.set_local_rules(rules.clone());
-        }
-        let mut system = self.system.clone();
-        if !def.prompt.trim().is_empty() {
-            system.push(def.prompt.clone());
-        }
-        if let Some(note) = &self.child_note {
-            system.push(note.clone());
-        }
-        Agent::new(
-            self.ex,
-            self.client.clone(),
-            Settings {
-                model,
-                max_tokens: self.max_tokens,
-                system,
-                max_turns: Some(def.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
-                retry: self.retry,
-                fallback_models: Vec::new(),
-                max_budget_usd: None,
-                context_window: self.context_window,
-                fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
-                structured: None,
-            },
-            pipeline.share(),
-            abort.clone(),
-            Vec::new(),
-        )
+        ctx
     }
+}
+
+/// The tools a child's REPL scripts register (nothing without the REPL).
+#[cfg(feature = "repl")]
+type ChildRepl = Rc<RefCell<Vec<Rc<crate::tools::repl::Registered>>>>;
+#[cfg(not(feature = "repl"))]
+type ChildRepl = ();
+
+impl Job {
+    /// The child's whole run: SubagentStart hooks' context with the
+    /// prompt, every message relayed (and recorded) as it happens, its
+    /// background shells stopped and its spending counted when it ends,
+    /// then SubagentStop hooks. Returns the child's id and outcome.
+    async fn run(mut self) -> (String, super::Outcome) {
+        let started = std::time::Instant::now();
+        let prompt = self.prompt_blocks().await;
+        let mut tool_uses = 0u64;
+        let (relay, parent_call, record) = (&self.relay, &self.parent_call, &mut self.record);
+        let outcome = self
+            .child
+            .run(prompt, &mut |ev| {
+                if let Some(t) = record.as_mut() {
+                    super::record(t, &ev);
+                }
+                relay_event(relay, parent_call, &ev, &mut tool_uses);
+            })
+            .await;
+        // What the child left running in the background ends with it.
+        self.child.pipeline.ctx().shells.shutdown().await;
+        for m in &outcome.model_usage {
+            self.spend.record(&m.model, &m.usage, m.cost_usd);
+        }
+        let (status, text) = summary(&outcome.ending, &outcome.result);
+        let u = &outcome.usage;
+        self.relay.push(Relayed::TaskFinished {
+            task_id: self.agent_id.clone(),
+            tool_use_id: self.parent_call.clone(),
+            status: match outcome.ending {
+                Ending::Completed => "completed",
+                Ending::Aborted(_) => "stopped",
+                _ => "failed",
+            },
+            summary: format!("{}: {status}. {}", self.label, first_chars(&text, 500)),
+            output_file: std::mem::take(&mut self.output_file),
+            total_tokens: u.input_tokens
+                + u.output_tokens
+                + u.cache_creation_input_tokens
+                + u.cache_read_input_tokens,
+            tool_uses,
+            duration: started.elapsed(),
+        });
+        if self.hooks.wants("SubagentStop", &self.kind) {
+            let mut fields = Map::new();
+            fields.insert("agent_id", self.agent_id.as_str());
+            fields.insert("agent_type", self.kind.as_str());
+            fields.insert("stop_hook_active", false);
+            let _ = self.hooks.run("SubagentStop", &self.kind, fields).await;
+        }
+        (self.agent_id, outcome)
+    }
+
+    /// The prompt, then what SubagentStart hooks give the child.
+    async fn prompt_blocks(&self) -> Value {
+        let mut blocks = vec![obj! { "type" => "text", "text" => self.prompt.as_str() }];
+        if self.hooks.wants("SubagentStart", &self.kind) {
+            let mut fields = Map::new();
+            fields.insert("agent_id", self.agent_id.as_str());
+            fields.insert("agent_type", self.kind.as_str());
+            let v = self.hooks.run("SubagentStart", &self.kind, fields).await;
+            for n in &v.notices {
+                crate::report::notice(crate::report::Level::Warning, format!("hook: {n}"));
+            }
+            for c in v.context {
+                blocks.push(obj! { "type" => "text", "text" => c });
+            }
+        }
+        Value::Array(blocks)
+    }
+}
+
+/// Passes one event of a child's loop up: its messages, tagged with the
+/// Agent call that started it (tool uses counted), a grandchild's reports
+/// unchanged, its notices to whoever watches the session.
+fn relay_event(relay: &Relay, parent_call: &str, ev: &Event<'_>, tool_uses: &mut u64) {
+    let (kind, ids, message) = match ev {
+        Event::Assistant { id, message } => (MessageKind::Assistant, vec![id.to_string()], message),
+        Event::ToolResults { ids, message } => (MessageKind::ToolResults, ids.to_vec(), message),
+        Event::Relayed(r) => {
+            relay.push((*r).clone());
+            return;
+        }
+        Event::Report(crate::report::Report::Notice { level, text }) => {
+            crate::report::notice(*level, text.clone());
+            return;
+        }
+        _ => return,
+    };
+    if kind == MessageKind::Assistant {
+        *tool_uses += message
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(0, |b| {
+                b.iter()
+                    .filter(|b| b.str_field("type") == Some("tool_use"))
+                    .count() as u64
+            });
+    }
+    relay.push(Relayed::Message {
+        parent_tool_use_id: parent_call.to_string(),
+        kind,
+        ids,
+        message: (*message).clone(),
+    });
 }
 
 impl crate::tools::Subagents for Host {

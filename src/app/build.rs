@@ -18,8 +18,7 @@ use smol::LocalExecutor;
 use super::exit::Failure;
 use crate::abort::Abort;
 use crate::agent::hooks::{Hooks, SessionFacts};
-use crate::agent::pipeline::Pipeline;
-use crate::agent::{Agent, Settings, subagent};
+use crate::agent::{Agent, Settings, assemble, subagent};
 use crate::config::Runtime;
 use crate::config::prompt::SystemParts;
 use crate::frontend::line;
@@ -28,7 +27,7 @@ use crate::frontend::{Printer, SessionInfo};
 use crate::json::{Map, Value};
 use crate::model::client::Client;
 use crate::obj;
-use crate::policy::Policy;
+use crate::policy::{Policy, PolicySpec};
 use crate::report::{Level, Report};
 use crate::session::checkpoint;
 use crate::session::transcript::Transcript;
@@ -171,11 +170,20 @@ pub(super) async fn build(
     let hooks = session_hooks(rt, &opened);
     let first_prompt = first_prompt(rt, &hooks, notes).await;
     let skills = tools.skills.iter().map(|s| s.name.clone()).collect();
+    let policy = session_policy(rt);
     let host = subagent_host(
-        &given, &opened, &tools, &window, &scratch, &hooks, &answerers, &mcp, notes,
+        &given, &opened, &tools, &window, &scratch, &hooks, &answerers, &mcp, &policy, notes,
     );
-    let pipeline = pipeline(&given, &mut opened, tools, &window, host, &mcp);
-    let agent = agent(&given, &window, &structured, pipeline, opened.history);
+    let agent = session_agent(
+        &given,
+        &mut opened,
+        tools,
+        &window,
+        &structured,
+        host,
+        &mcp,
+        policy,
+    );
     let printer = printer(rt, info, &agent, skills);
     Ok(Parts {
         hooks,
@@ -325,9 +333,10 @@ async fn first_prompt(rt: &Runtime, hooks: &Hooks, notes: &mut Notes) -> Vec<Val
     blocks
 }
 
-/// What a sub-agent is built from: the session's model, limits, rules,
-/// sandbox, hooks and approver, the workers' tools, and the agent
-/// definitions. The session's own pipeline is built from it too.
+/// What a sub-agent is built from: the session's model, limits,
+/// permissions (with the coordinator's scratchpad as a working
+/// directory), hooks and approver, the workers' tools, and the agent
+/// definitions. The session's own agent is assembled from it too.
 #[allow(clippy::too_many_arguments)]
 fn subagent_host(
     given: &Given<'_>,
@@ -338,6 +347,7 @@ fn subagent_host(
     hooks: &Rc<Hooks>,
     answerers: &answer::Answerers,
     mcp: &tools::Mcp,
+    policy: &PolicySpec,
     notes: &mut Notes,
 ) -> Rc<subagent::Host> {
     let rt = given.rt;
@@ -346,7 +356,7 @@ fn subagent_host(
         notes.warning(format!("warning: agent definition {w}"));
     }
     let scratchpad = &tools.scratchpad;
-    Rc::new(subagent::Host {
+    let spec = subagent::Spec {
         ex: given.ex,
         client: given.client.clone(),
         model: rt.model.clone(),
@@ -354,27 +364,22 @@ fn subagent_host(
         system: window.worker_system.clone(),
         retry: rt.retry,
         context_window: window.context_window,
-        mode: rt.mode,
-        rules: rt.rules.clone(),
-        extra_dirs: rt
-            .extra_dirs
-            .iter()
-            .cloned()
-            .chain(scratchpad.clone())
-            .collect(),
-        sandbox: rt.sandbox.clone(),
-        sandbox_auto_allow: rt.sandbox_auto_allow,
-        protected: rt.protected.clone(),
+        policy: PolicySpec {
+            extra_dirs: policy
+                .extra_dirs
+                .iter()
+                .cloned()
+                .chain(scratchpad.clone())
+                .collect(),
+            ..policy.clone()
+        },
         tools: tools.worker_tools.clone(),
         server_tools: tools.server_tools.clone(),
         child_env: rt.child_env.clone(),
         result_limit: window.result_limit,
-        cwd: rt.cwd.clone(),
         scratch: scratch.clone(),
         hooks: Rc::clone(hooks),
         approver: answerers.approver.clone(),
-        defs: std::cell::RefCell::new(defs),
-        depth: 0,
         max_depth: rt.max_agent_depth,
         transcript_dir: opened
             .transcript
@@ -382,14 +387,10 @@ fn subagent_host(
             .map(|t| t.path().with_extension("").join("subagents")),
         session_id: opened.session_id.clone(),
         local_rules: Some(rt.local_rules()),
-        background: Rc::default(),
-        inbox: Rc::default(),
-        workers: Default::default(),
         mcp_tools: mcp
             .tools
             .clone()
             .map(|source| (source, tools.hidden.clone())),
-        relay: Rc::default(),
         child_note: scratchpad.as_ref().map(|dir| {
             format!(
                 "You are a worker for a coordinating agent. Shared scratchpad directory: {} \
@@ -397,64 +398,82 @@ fn subagent_host(
                 dir.display()
             )
         }),
-    })
+    };
+    Rc::new(subagent::Host::new(spec, defs))
 }
 
-/// The session's policy from the resolved rules, mode, directories and
-/// sandbox, and Bash's directory: where the resumed session's shell was,
-/// if that is still a directory inside the working directories.
-fn session_policy(
-    rt: &Runtime,
-    resumed_cwd: Option<std::path::PathBuf>,
-) -> (Policy, crate::session::ShellCwd) {
-    let mut policy = Policy::new(rt.mode, rt.rules.clone(), &rt.cwd, &rt.extra_dirs);
-    policy.set_command_env(crate::policy::CommandEnv::new(rt.child_env.vars()));
-    policy.sandbox = rt.sandbox.clone();
-    policy.sandbox_auto_allow = rt.sandbox_auto_allow;
-    policy.protected = rt.protected.clone();
-    let shell_cwd = crate::session::ShellCwd::new(&rt.cwd);
-    if let Some(dir) = resumed_cwd.filter(|d| d.is_dir() && policy.inside(d)) {
-        shell_cwd.set(&crate::policy::canonical(&dir));
+/// The session's permissions, from the resolved rules, mode,
+/// directories, sandbox and the environment its commands start with.
+fn session_policy(rt: &Runtime) -> PolicySpec {
+    PolicySpec {
+        command_env: Some(Rc::new(crate::policy::CommandEnv::new(rt.child_env.vars()))),
+        sandbox: rt.sandbox.clone(),
+        sandbox_auto_allow: rt.sandbox_auto_allow,
+        protected: rt.protected.clone(),
+        ..PolicySpec::new(rt.mode, rt.rules.clone(), &rt.cwd, &rt.extra_dirs)
     }
-    (policy, shell_cwd)
 }
 
-/// The pipeline every call of the session's agent passes through: the
-/// session's policy, the tools' context, checkpoints of the files they
-/// change, and the host's hooks and approver. The record follows Bash's
-/// directory.
-fn pipeline(
+/// The session's agent: its policy, the tools' context, checkpoints of
+/// the files they change, the model settings and the conversation so
+/// far, assembled as every sub-agent is. Bash starts where the resumed
+/// session's shell was, if that is still a directory inside the working
+/// directories, and the record follows it.
+#[allow(clippy::too_many_arguments)]
+fn session_agent(
     given: &Given<'_>,
     opened: &mut session::OpenedSession,
     tools: tools::Tools,
     window: &Window,
+    structured: &Rc<Structured>,
     host: Rc<subagent::Host>,
     mcp: &tools::Mcp,
-) -> Pipeline {
+    spec: PolicySpec,
+) -> Agent<'static> {
     let rt = given.rt;
-    let (policy, shell_cwd) = session_policy(rt, opened.shell_cwd.take());
+    let policy = Policy::from_spec(spec);
+    let shell_cwd = crate::session::ShellCwd::new(&rt.cwd);
+    if let Some(dir) = opened
+        .shell_cwd
+        .take()
+        .filter(|d| d.is_dir() && policy.inside(d))
+    {
+        shell_cwd.set(&crate::policy::canonical(&dir));
+    }
     if let Some(t) = opened.transcript.as_mut() {
         t.follow_cwd(shell_cwd.clone());
     }
     let ctx = tool_context(given, opened, &tools, window, &host, &policy, shell_cwd);
     // A server's sampling requests are counted with the tools' model use.
     mcp.set_sampler(rt, given.client, window, &ctx.spend);
-    let mut pipeline = Pipeline::new(
-        tools.registry,
+    let settings = Settings {
+        model: rt.model.clone(),
+        max_tokens: window.max_tokens,
+        system: window.system.clone(),
+        max_turns: rt.max_turns,
+        retry: rt.retry,
+        fallback_models: rt.fallback_models.clone(),
+        max_budget_usd: rt.max_budget_usd,
+        context_window: window.context_window,
+        fallback_after: rt.fallback_after,
+        structured: Some(Rc::clone(structured)),
+    };
+    let own = assemble::SessionOnly {
+        checkpoints: opened
+            .transcript
+            .as_ref()
+            .map(|t| checkpoint::Checkpoints::open(t.path())),
+        reports: Some(crate::report::notices()),
+    };
+    let parts = assemble::Parts {
         policy,
+        registry: tools.registry,
         ctx,
-        host.approver.clone(),
-        Rc::clone(&host.hooks),
-    );
-    pipeline.set_subagents(host);
-    pipeline.set_local_rules(rt.local_rules());
-    // The session's own loop also carries what parts without a pipeline
-    // (MCP, the transcript writer, sub-agents) have to say.
-    pipeline.set_reports(crate::report::notices());
-    if let Some(t) = &opened.transcript {
-        pipeline.set_checkpoints(checkpoint::Checkpoints::open(t.path()));
-    }
-    pipeline
+        settings,
+        history: std::mem::take(&mut opened.history),
+        abort: given.abort.clone(),
+    };
+    assemble::assemble(host, parts, own)
 }
 
 /// What the session's tools run with: its directories, scratch folder,
@@ -476,10 +495,8 @@ fn tool_context(
         // Model use inside tool calls, counted by the agent.
         spend: Rc::default(),
         child_env: rt.child_env.clone(),
-        sandbox: rt.sandbox.clone(),
         result_limit: window.result_limit,
         context_window: Some(window.context_window),
-        subagents: Some(Rc::clone(host) as Rc<dyn crate::tools::Subagents>),
         shells: Rc::new(crate::tools::Shells::new(given.ex)),
         skills: Rc::clone(&tools.skills),
         #[cfg(feature = "web")]
@@ -504,39 +521,12 @@ fn tool_context(
             &opened.history,
             rt.repl_memory_mib,
         ),
-        ..ToolContext::new(rt.cwd.clone(), host.scratch.clone(), given.abort.clone())
+        ..ToolContext::new(
+            rt.cwd.clone(),
+            host.spec.scratch.clone(),
+            given.abort.clone(),
+        )
     }
-}
-
-/// The session's agent: its model settings and the conversation so far.
-fn agent(
-    given: &Given<'_>,
-    window: &Window,
-    structured: &Rc<Structured>,
-    pipeline: Pipeline,
-    history: Vec<Value>,
-) -> Agent<'static> {
-    let rt = given.rt;
-    let settings = Settings {
-        model: rt.model.clone(),
-        max_tokens: window.max_tokens,
-        system: window.system.clone(),
-        max_turns: rt.max_turns,
-        retry: rt.retry,
-        fallback_models: rt.fallback_models.clone(),
-        max_budget_usd: rt.max_budget_usd,
-        context_window: window.context_window,
-        fallback_after: rt.fallback_after,
-        structured: Some(Rc::clone(structured)),
-    };
-    Agent::new(
-        given.ex,
-        given.client.clone(),
-        settings,
-        pipeline.share(),
-        given.abort.clone(),
-        history,
-    )
 }
 
 /// The printer for the chosen output format, with what `system/init`

@@ -263,10 +263,12 @@ mod tests {
         };
         let rules = deny_read_rules(&settings);
         let decide = |sandboxed: bool, command: &str| {
-            let mut p = Policy::new(Mode::Default, rules.clone(), &d, &[]);
-            if sandboxed {
-                p.sandbox = sandbox_policy(&settings, &[], &d, &[], &|_| None);
-            }
+            let p = Policy::from_spec(crate::policy::PolicySpec {
+                sandbox: sandboxed
+                    .then(|| sandbox_policy(&settings, &[], &d, &[], &|_| None))
+                    .flatten(),
+                ..crate::policy::PolicySpec::new(Mode::Default, rules.clone(), &d, &[])
+            });
             let reg = crate::tools::Registry::builtin();
             let tool = reg.get("Bash").unwrap();
             let input = obj! { "command" => command };

@@ -104,6 +104,8 @@ fn attachment_tokens(image: bool, data: &str) -> u64 {
     tokens
 }
 
+// Thread-local because pricing is asked by the context accounting of
+// every request, far from anything that could own the table.
 thread_local! {
     /// Documents already priced: decoding and scanning a 20 MB PDF
     /// before every request would be waste. Keyed by length and a

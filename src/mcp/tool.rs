@@ -147,7 +147,7 @@ impl Tool for McpTool {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         self.read_only
     }
     fn call<'a>(
@@ -425,13 +425,18 @@ mod tests {
         let listing = parse(r#"{"name":"peek","annotations":{"readOnlyHint":true}}"#).unwrap();
         let hinted = McpTool::from_listing(&server, &listing).unwrap();
         let input = obj! {};
-        assert!(hinted.is_concurrency_safe(&input));
+        let ctx = crate::tools::ToolContext::new(
+            "/x".into(),
+            std::path::PathBuf::from("/x"),
+            crate::abort::Abort::new(),
+        );
+        assert!(hinted.is_concurrency_safe(&input, &ctx));
         assert!(
             !hinted.is_read_only(&input),
             "the server's claim allowed a call"
         );
         let plain = McpTool::from_listing(&server, &parse(r#"{"name":"act"}"#).unwrap()).unwrap();
-        assert!(!plain.is_concurrency_safe(&input) && !plain.is_read_only(&input));
+        assert!(!plain.is_concurrency_safe(&input, &ctx) && !plain.is_read_only(&input));
     }
 
     #[test]

@@ -76,6 +76,9 @@ struct Memo {
     walks: Map<OsString, Result<Walk, String>>,
 }
 
+// Thread-local because the lookups it saves are made deep inside the
+// analysis, whose every function would otherwise carry it; `scope` bounds
+// it to one decision, which runs on one thread.
 thread_local! {
     static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
 }

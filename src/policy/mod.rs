@@ -39,6 +39,7 @@ mod memo;
 mod path;
 mod permit;
 mod rules;
+mod spec;
 pub mod url;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,7 @@ pub use path::{Base, canonical, resolve};
 pub use permit::{Access, Call, Decision, Kind, PathUse, Permit, Question, ReadFilter, Reason};
 use rules::PathPattern;
 pub use rules::{Behavior, Mode, Origin, Rule, Source, split_tool_list};
+pub use spec::PolicySpec;
 use url::WebUrl;
 
 pub struct Policy {
@@ -59,11 +61,12 @@ pub struct Policy {
     /// Rules added while the session runs ("yes, for this session", an
     /// SDK's `updatedPermissions`).
     granted: std::cell::RefCell<Vec<Rule>>,
-    /// The Bash sandbox, when on.
-    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// The Bash sandbox, when on (shared with the permits of the lines
+    /// that run in it).
+    sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
     /// `autoAllowBashIfSandboxed`: a sandboxed command that would only be
     /// asked about (no rule, no check class) runs.
-    pub sandbox_auto_allow: bool,
+    sandbox_auto_allow: bool,
     /// Where reading (and, in acceptEdits, editing) needs no question:
     /// the working directory and any added ones, symlinks resolved.
     pub working_dirs: Vec<PathBuf>,
@@ -77,7 +80,7 @@ pub struct Policy {
     /// Files and folders beyond the built-in list whose change can make
     /// tern or git run code or allow more (hook scripts, the user's
     /// settings folders): writing them always asks, outside bypass mode.
-    pub protected: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
 }
 
 /// The internal verdict, before a permit is minted.
@@ -145,39 +148,49 @@ pub fn protected_names() -> Vec<String> {
 }
 
 impl Policy {
-    /// A policy with the working directory as its only root.
+    /// A policy with the working directory as its only root, no
+    /// sandbox and tern's own environment (tests, benchmarks, tools that
+    /// ask about one call); sessions build theirs with [`Policy::from_spec`].
     pub fn new(mode: Mode, rules: Vec<Rule>, cwd: &Path, extra_dirs: &[PathBuf]) -> Policy {
-        let mut working_dirs = vec![canonical(cwd)];
-        for d in extra_dirs {
+        Policy::from_spec(PolicySpec::new(mode, rules, cwd, extra_dirs))
+    }
+
+    /// The policy `spec` describes, whole.
+    pub fn from_spec(spec: PolicySpec) -> Policy {
+        let mut working_dirs = vec![canonical(&spec.cwd)];
+        for d in &spec.extra_dirs {
             let c = canonical(d);
             if !working_dirs.contains(&c) {
                 working_dirs.push(c);
             }
         }
-        // Until the session's environment is set, tern's own stands in.
-        let env = CommandEnv::inherited();
+        // Without the session's environment tern's own stands in, its
+        // HOME taken as it is (no account lookup).
+        let (env, home) = match spec.command_env {
+            Some(env) => {
+                let home = env.home();
+                (env, home)
+            }
+            None => {
+                let env = CommandEnv::inherited();
+                let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+                (std::rc::Rc::new(env), home)
+            }
+        };
         Policy {
-            mode,
+            mode: spec.mode,
             mode_now: std::cell::Cell::new(None),
-            rules,
+            rules: spec.rules,
             granted: std::cell::RefCell::new(Vec::new()),
-            sandbox: None,
-            sandbox_auto_allow: false,
+            sandbox: spec.sandbox.map(std::sync::Arc::new),
+            sandbox_auto_allow: spec.sandbox_auto_allow,
             working_dirs,
             added_dirs: std::cell::RefCell::new(Vec::new()),
-            cwd: cwd.to_path_buf(),
-            home: env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
-            env: std::rc::Rc::new(env),
-            protected: Vec::new(),
+            cwd: spec.cwd,
+            home,
+            env,
+            protected: spec.protected,
         }
-    }
-
-    /// The environment the session's commands start with (by default,
-    /// tern's own): the Bash analysis finds programs on its `PATH` and
-    /// reads `~` as its `HOME`, and so do paths in rules and tool inputs.
-    pub fn set_command_env(&mut self, env: CommandEnv) {
-        self.home = env.home();
-        self.env = std::rc::Rc::new(env);
     }
 
     /// The mode in force now.
@@ -288,6 +301,15 @@ impl Policy {
             Target::Web(u) => self.web_reaches_local(call, &target, u),
             _ => false,
         };
+        // A line the sandbox would not hold (an excluded command, one
+        // that asked to leave it) runs outside it only by this decision.
+        let sandbox = match &target {
+            Target::Command(_) => self
+                .sandbox
+                .clone()
+                .filter(|p| bash::sandbox_applies(p, call.input)),
+            _ => None,
+        };
         let paths: Vec<PathBuf> = match target {
             Target::Paths(paths) => paths.into_iter().map(|(_, p)| p).collect(),
             _ => Vec::new(),
@@ -300,6 +322,7 @@ impl Policy {
             reach_local,
             command,
             cwd: call.cwd.clone(),
+            sandbox,
         };
         match verdict {
             Verdict::Allow => Decision::Allow(permit(false, None)),
@@ -353,7 +376,7 @@ impl Policy {
             return Verdict::Deny(format!("{name} will not fetch that URL: {why}"));
         }
         if let Target::Command(cmd) = target {
-            return match self.decide_bash(input, cmd, call.cwd.as_deref()) {
+            return match self.decide_bash(call, cmd) {
                 bash::decide::BashVerdict::Allow { hardened: false } => Verdict::Allow,
                 bash::decide::BashVerdict::Allow { hardened: true } => Verdict::AllowHardened,
                 bash::decide::BashVerdict::AllowPinned { hardened, command } => {
@@ -609,10 +632,9 @@ impl Policy {
         let tool = call.tool;
         match self.target(call) {
             Target::Command(cmd) => {
-                // In the session's environment, as the decision was made.
-                let cwd = call.cwd.as_deref().unwrap_or(&self.cwd);
-                let a = bash::analyse_in(&cmd, cwd, None, &self.env);
-                let p = a.planned.ok()?;
+                // The analysis the decision was made from.
+                let a = self.bash_analysis(call, &cmd);
+                let p = a.planned.as_ref().ok()?;
                 let [c] = p.commands.as_slice() else {
                     return None;
                 };

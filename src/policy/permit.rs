@@ -64,8 +64,8 @@ pub struct Call<'a> {
     pub tool: &'a str,
     pub kind: Kind,
     /// True when this input cannot change anything outside tern; worked
-    /// out only when a branch of the decision asks (the Bash branch does
-    /// its own analysis, so a Bash line is analysed once per decision).
+    /// out only when a branch of the decision asks (never for Bash, whose
+    /// line the analysis below judges).
     pub read_only: std::cell::LazyCell<bool, Box<dyn FnOnce() -> bool + 'a>>,
     pub input: &'a Value,
     /// What the tool will open, in the order the tool asks for them back.
@@ -75,6 +75,11 @@ pub struct Call<'a> {
     /// The permit carries it to the run, so the line runs where it was
     /// judged.
     pub cwd: Option<PathBuf>,
+    /// Bash: the line's analysis, made at the first need in the session's
+    /// environment and `cwd`, then shared by the decision and the rule a
+    /// yes would add. It lives and dies with these facts: a changed input
+    /// is new facts, and a later decision looks at the files again.
+    pub bash: std::cell::OnceCell<std::rc::Rc<super::bash::Analysis>>,
 }
 
 /// Paths a search must leave out: those read rules deny or ask about.
@@ -114,6 +119,9 @@ pub struct Permit {
     pub(super) command: Option<String>,
     /// Bash: the directory the line was judged in, to run it there.
     pub(super) cwd: Option<PathBuf>,
+    /// Bash: the sandbox the line runs in, as decided (None: the session
+    /// has none, or a person let this call leave it).
+    pub(super) sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
 }
 
 impl Permit {
@@ -144,6 +152,12 @@ impl Permit {
     /// session's working directory).
     pub fn cwd(&self) -> Option<&Path> {
         self.cwd.as_deref()
+    }
+
+    /// Bash: the sandbox to run the line in, the one its decision
+    /// assumed (an auto-allow because sandboxed holds only inside it).
+    pub fn sandbox(&self) -> Option<&crate::sandbox::SandboxPolicy> {
+        self.sandbox.as_deref()
     }
 
     /// The `i`th path of the call, as policy resolved and checked it.
@@ -190,6 +204,7 @@ impl Permit {
             reach_local: false,
             command: None,
             cwd: None,
+            sandbox: None,
         }
     }
 }

@@ -21,6 +21,23 @@ fn policy(mode: Mode, cwd: &Path, rules: &[(&str, Behavior)]) -> Policy {
     Policy::new(mode, rules, cwd, &[])
 }
 
+/// The same, its commands starting with `vars` (and nothing else).
+fn policy_in_env(
+    mode: Mode,
+    cwd: &Path,
+    rules: &[(&str, Behavior)],
+    vars: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Policy {
+    let rules = rules
+        .iter()
+        .map(|(t, b)| Rule::parse(t, *b, None))
+        .collect();
+    Policy::from_spec(super::PolicySpec {
+        command_env: Some(std::rc::Rc::new(super::CommandEnv::new(vars))),
+        ..super::PolicySpec::new(mode, rules, cwd, &[])
+    })
+}
+
 fn facts<'a>(tool: &'a dyn crate::tools::Tool, input: &'a Value) -> Call<'a> {
     crate::tools::facts(tool, "toolu_1", input)
 }
@@ -550,3 +567,47 @@ fn search_filters_leave_out_what_read_rules_cover_but_not_the_root() {
 mod web_fetch;
 
 mod bash_resolution;
+
+/// The sandbox a Bash line runs in comes with its permit, from the same
+/// decision that may have let it run because it is sandboxed: a line the
+/// sandbox excludes, or one a person let leave it, carries none; every
+/// other tool's permit carries none either.
+#[test]
+fn the_permit_names_the_sandbox_the_line_runs_in() {
+    let cwd = temp("permit-sandbox");
+    let p = Policy::from_spec(super::PolicySpec {
+        sandbox: Some(crate::sandbox::SandboxPolicy {
+            excluded: vec!["docker".into()],
+            allow_unsandboxed: true,
+            ..crate::sandbox::SandboxPolicy::new(vec![cwd.clone()])
+        }),
+        sandbox_auto_allow: true,
+        ..super::PolicySpec::new(Mode::Default, Vec::new(), &cwd, &[])
+    });
+    let reg = Registry::builtin();
+    let permit = |tool: &str, input: Value| {
+        let tool = reg.get(tool).unwrap();
+        match p.decide(&facts(&*tool, &input)) {
+            Decision::Allow(permit) => permit,
+            Decision::Ask(q) => q.approve(),
+            Decision::Deny(r) => panic!("{r}"),
+        }
+    };
+    let inside = permit("Bash", obj! { "command" => "touch made" });
+    assert_eq!(
+        inside.sandbox().map(|s| s.write_roots.clone()),
+        Some(vec![cwd.clone()])
+    );
+    assert!(
+        permit("Bash", obj! { "command" => "docker ps" })
+            .sandbox()
+            .is_none()
+    );
+    let leaving = obj! { "command" => "touch made", "dangerouslyDisableSandbox" => true };
+    assert!(permit("Bash", leaving).sandbox().is_none());
+    assert!(
+        permit("Read", obj! { "file_path" => "made" })
+            .sandbox()
+            .is_none()
+    );
+}

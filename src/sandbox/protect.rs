@@ -62,6 +62,8 @@ fn canonical(p: &Path) -> Option<PathBuf> {
     RESOLVED.with(|r| r.borrow_mut().canon(p))
 }
 
+// Thread-local because the resolver is reached from every helper of one
+// `plan` (cleared at its start), and a plan runs on one thread.
 thread_local! {
     /// Canonical forms found during one `plan` (cleared at its start).
     static RESOLVED: std::cell::RefCell<Resolver> = std::cell::RefCell::new(Resolver::default());

@@ -38,7 +38,7 @@ impl Tool for AgentTool {
         // The child's own tool calls go through its own permission checks.
         true
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         true
     }
     fn call<'a>(

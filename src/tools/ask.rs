@@ -111,7 +111,7 @@ impl Tool for AskUserQuestion {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         // One question at a time on a person's screen.
         false
     }
@@ -175,7 +175,7 @@ impl Tool for ExitPlanMode {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         false
     }
     fn mode_after(&self) -> Option<Mode> {

@@ -113,8 +113,9 @@ pub trait Tool {
     /// True when this input cannot change anything outside tern.
     fn is_read_only(&self, input: &Value) -> bool;
     /// True when this call may run alongside others. Decided once, on the
-    /// model's original input, when its block closes.
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
+    /// model's original input, when its block closes (`ctx` says where
+    /// the shell is then).
+    fn is_concurrency_safe(&self, input: &Value, _ctx: &ToolContext) -> bool {
         self.is_read_only(input)
     }
     /// The paths this input will open, as written. Policy resolves and
@@ -160,6 +161,7 @@ pub fn facts<'a>(tool: &'a dyn Tool, id: &'a str, input: &'a Value) -> crate::po
         input,
         paths: tool.paths(input),
         cwd: None,
+        bash: std::cell::OnceCell::new(),
     }
 }
 
@@ -179,8 +181,6 @@ pub struct ToolContext {
     /// The environment of the commands tern runs: the settings' `env`
     /// set, provider credentials removed.
     pub(crate) child_env: crate::config::ChildEnv,
-    /// When set, Bash commands run inside this sandbox.
-    pub(crate) sandbox: Option<crate::sandbox::SandboxPolicy>,
     /// Longest tool result in characters (small context windows).
     pub(crate) result_limit: Option<usize>,
     /// The model's context window in tokens, when known: images and
@@ -250,7 +250,6 @@ impl ToolContext {
             todos: RefCell::new(Value::Array(Vec::new())),
             abort,
             child_env: crate::config::ChildEnv::new(Vec::new(), "", &[], &[]),
-            sandbox: None,
             result_limit: None,
             context_window: None,
             subagents: None,

@@ -33,7 +33,7 @@ impl Tool for TodoWrite {
         // It changes only tern's own state, never the outside world.
         true
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         false
     }
     fn call<'a>(

@@ -391,8 +391,8 @@ const ENVIRONMENT_READERS: &[(&str, &str)] = &[
     ),
     (
         "policy/command_env.rs",
-        "CommandEnv::inherited: the stand-in for callers with no session (a Policy before \
-         set_command_env, bash::analyse for tests and benchmarks); sessions set theirs",
+        "CommandEnv::inherited: the stand-in for callers with no session (a Policy without \
+         the session's environment, bash::analyse for tests and benchmarks); sessions set theirs",
     ),
 ];
 
@@ -580,4 +580,197 @@ fn the_approval_half_does_not_run_the_tool() {
             "src/agent/pipeline/approval.rs has `{reach}`: the pipeline checks, decides and runs"
         );
     }
+}
+
+/// Where an agent or its pipeline is put together outside
+/// `agent/assemble.rs`, as (file, line). (A policy cannot be patched
+/// after it is built: its sandbox, protected paths and environment are
+/// private to `policy` and come whole from a `PolicySpec`.)
+fn second_assemblies(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, code) in files {
+        for (n, line) in code.lines().enumerate() {
+            let makes = |what: &str| line.contains(what) && !line.contains(&format!("fn {what}"));
+            let outside = rel != "agent/assemble.rs";
+            if outside && (makes("Pipeline::new(") || makes("Agent::new(")) {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// One assembler (issue 36): the session and every sub-agent are put
+/// together by `agent::assemble`.
+#[test]
+fn an_agent_is_assembled_in_one_place() {
+    let files = sources();
+    assert!(files.iter().any(|(rel, _)| rel == "agent/assemble.rs"));
+    let found = second_assemblies(&files);
+    assert!(
+        found.is_empty(),
+        "an agent or pipeline assembled outside src/agent/assemble.rs (use agent::assemble):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_assembly_check_sees_a_second_assembly() {
+    let mut files = sources();
+    for (rel, code) in &mut files {
+        if rel == "agent/subagent.rs" {
+            code.push_str("fn planted() {\n    let p = Pipeline::new(r, p, c, a, h);\n}\n");
+        }
+        if rel == "app/build.rs" {
+            code.push_str("fn planted() {\n    Agent::new(ex, c, s, p, a, Vec::new())\n}\n");
+        }
+    }
+    let found = second_assemblies(&files);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("src/agent/subagent.rs:")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|f| f.starts_with("src/app/build.rs:")),
+        "{found:?}"
+    );
+}
+
+/// Where a production file pulls in all of its parent with `use super::*;`,
+/// as (file, line): a continuation page, split from its parent for length
+/// rather than along a seam. Files under a test module (`policy/tests/…`,
+/// which `sources` keeps because only their parent is named `mod tests;`)
+/// are test code and left out.
+fn continuation_pages(files: &[(String, String)]) -> Vec<String> {
+    // The file that declares `rel`'s module: a/b.rs or a/b/mod.rs for a/b/c.rs.
+    let parent = |rel: &str| -> Option<String> {
+        let path = Path::new(rel);
+        let dir = if path.file_name().is_some_and(|n| n == "mod.rs") {
+            path.parent()?.parent()?
+        } else {
+            path.parent()?
+        };
+        let name = dir.to_str().filter(|d| !d.is_empty())?;
+        [format!("{name}.rs"), format!("{name}/mod.rs")]
+            .into_iter()
+            .find(|p| src().join(p).exists())
+    };
+    let kept = |rel: &str| files.iter().any(|(r, _)| r == rel);
+    let under_tests = |rel: &str| {
+        let mut at = rel.to_string();
+        while let Some(up) = parent(&at) {
+            if !kept(&up) {
+                return true;
+            }
+            at = up;
+        }
+        false
+    };
+    let mut found = Vec::new();
+    for (rel, code) in files {
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("use super::*;") && !under_tests(rel) {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// Files are sized by concept (issue 36): a module is split along a seam
+/// and imports what it uses by name; a long file that is one thing stays
+/// one file.
+#[test]
+fn no_continuation_pages() {
+    let found = continuation_pages(&sources());
+    assert!(
+        found.is_empty(),
+        "`use super::*;` outside test code: merge the file into its parent, or make it a \
+         module with its own interface and explicit imports:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_continuation_check_sees_a_planted_glob_import() {
+    let mut files = sources();
+    for (rel, code) in &mut files {
+        if rel == "sandbox/notify/net.rs" {
+            code.push_str("use super::*;\n");
+        }
+    }
+    let found = continuation_pages(&files);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("src/sandbox/notify/net.rs:")),
+        "{found:?}"
+    );
+    // The pages of `policy/tests.rs` are test code, though `sources` keeps them.
+    assert!(
+        files
+            .iter()
+            .any(|(rel, _)| rel == "policy/tests/web_fetch.rs")
+    );
+    assert!(
+        !found.iter().any(|f| f.starts_with("src/policy/tests/")),
+        "{found:?}"
+    );
+}
+
+/// `thread_local!`s without a comment right above them (attributes
+/// between are fine), as (file, line), in raw source text: state a
+/// reader cannot see must say why it exists.
+fn unexplained_thread_locals(raw: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, text) in raw {
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if !line.contains("thread_local!") {
+                continue;
+            }
+            let above = lines[..n]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .find(|l| !l.starts_with("#["));
+            if !above.is_some_and(|l| l.starts_with("//")) {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// The thread-local caches that remain say why they must exist (issue 36).
+#[test]
+fn every_thread_local_says_why_it_exists() {
+    let raw: Vec<(String, String)> = sources()
+        .into_iter()
+        .map(|(rel, _)| {
+            let text = std::fs::read_to_string(src().join(&rel)).unwrap();
+            (rel, text)
+        })
+        .collect();
+    assert!(raw.iter().any(|(_, t)| t.contains("thread_local!")));
+    let found = unexplained_thread_locals(&raw);
+    assert!(
+        found.is_empty(),
+        "a thread_local! with no comment above it saying why it must be one:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_thread_local_check_sees_one_unexplained() {
+    let planted = |text: &str| vec![("x.rs".to_string(), text.to_string())];
+    let bare = "fn f() {}\n\nthread_local! {\n    static A: u8 = 0;\n}\n";
+    assert_eq!(unexplained_thread_locals(&planted(bare)).len(), 1);
+    let far = "// Why, but above something else.\nfn f() {}\nthread_local! {\n}\n";
+    assert_eq!(unexplained_thread_locals(&planted(far)).len(), 1);
+    let explained =
+        "// Thread-local because one parser per thread.\n#[allow(x)]\nthread_local! {\n}\n";
+    assert!(unexplained_thread_locals(&planted(explained)).is_empty());
 }

@@ -12,12 +12,13 @@
 //! environment ([`super::env::hardened`]).
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::Analysis;
 use super::rules::{self, Match};
 use crate::json::Value;
 use crate::policy::Behavior;
-use crate::policy::{Mode, Policy, Rule, Verdict};
+use crate::policy::{Call, Mode, Policy, Rule, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BashVerdict {
@@ -89,20 +90,28 @@ impl Analysis {
 }
 
 impl Policy {
-    /// `cwd`: where the line will run, when not the session's working
-    /// directory (the Bash tool's shell moved).
-    pub(crate) fn decide_bash(&self, input: &Value, cmd: &str, cwd: Option<&Path>) -> BashVerdict {
-        let a = match cwd {
-            Some(dir) => super::analyse_in(cmd, dir, None, &self.env),
-            None => super::analyse_in(
-                cmd,
-                &self.cwd,
-                self.working_dirs.first().map(PathBuf::as_path),
-                &self.env,
-            ),
-        };
-        let verdict = self.decide_analysed(input, &a);
-        self.hold_globs(input, cmd, &a, verdict)
+    /// Decides the line `cmd` of a Bash call.
+    pub(crate) fn decide_bash(&self, call: &Call, cmd: &str) -> BashVerdict {
+        let a = self.bash_analysis(call, cmd);
+        let verdict = self.decide_analysed(call.input, a);
+        self.hold_globs(call.input, cmd, a, verdict)
+    }
+
+    /// The call's analysis of `cmd`, made once: where the line will run
+    /// (the call's `cwd`, the shell's; else the session's working
+    /// directory), in the environment the session's commands start with.
+    pub(crate) fn bash_analysis<'c>(&self, call: &'c Call, cmd: &str) -> &'c Analysis {
+        call.bash.get_or_init(|| {
+            Rc::new(match call.cwd.as_deref() {
+                Some(dir) => super::analyse_in(cmd, dir, None, &self.env),
+                None => super::analyse_in(
+                    cmd,
+                    &self.cwd,
+                    self.working_dirs.first().map(PathBuf::as_path),
+                    &self.env,
+                ),
+            })
+        })
     }
 
     fn decide_analysed(&self, input: &Value, a: &Analysis) -> BashVerdict {
@@ -376,9 +385,11 @@ impl Policy {
                 .collect();
             (entries, volatile)
         };
+        type Kept = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
         // Kept across decisions (keyed by PATH and the working
         // directories) unless it could change; then once per decision.
-        type Kept = Option<(String, Vec<PathBuf>, Vec<Option<PathBuf>>)>;
+        // Thread-local: a policy is shared, not mutable, and one session's
+        // decisions run on its thread.
         thread_local! {
             static KEPT: std::cell::RefCell<Kept> = const { std::cell::RefCell::new(None) };
         }

@@ -48,6 +48,10 @@ use syntax::{Block, RedirOp};
 /// several times in one call).
 pub(crate) fn parse_cached(text: &str) -> Result<Rc<Block>, String> {
     type Cache = Vec<(String, Result<Rc<Block>, String>)>;
+    // Thread-local because the text is parsed at three moments no value
+    // spans (concurrency when the block closes, the decision, the
+    // sandbox's excluded commands) and a syntax tree does not depend on
+    // the files: keeping the last few is always sound.
     thread_local! {
         static CACHE: RefCell<Cache> = const { RefCell::new(Vec::new()) };
     }
@@ -129,6 +133,8 @@ pub(crate) fn analyse_in(
     physical: Option<&Path>,
     env: &crate::policy::CommandEnv,
 ) -> Analysis {
+    #[cfg(test)]
+    ANALYSES.with(|n| n.set(n.get() + 1));
     let planned = parse_cached(command).and_then(|block| {
         let physical = physical.map_or_else(
             || std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
@@ -294,11 +300,21 @@ impl Analysis {
     }
 }
 
-/// Does this command line only read? (Where it reads is the policy's
-/// question; this is for running read-only calls side by side.)
-pub fn read_only(command: &str) -> bool {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    analyse(command, &cwd).read_only()
+/// Does this command line only read, started in `cwd` with `env`? (Where
+/// it reads is the policy's question; this is for running read-only
+/// calls side by side.) Asked when the call's block closes, which may be
+/// long before its decision: calls before it may change the files it
+/// names (a symlink planted where it reads), so the decision makes its
+/// own analysis then rather than trust this one.
+pub fn read_only_in(command: &str, cwd: &Path, env: &crate::policy::CommandEnv) -> bool {
+    analyse_in(command, cwd, None, env).read_only()
+}
+
+// Analyses made on this thread, for tests that count them (one per
+// decision). Per thread, since tests run side by side.
+#[cfg(test)]
+thread_local! {
+    pub(crate) static ANALYSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// One simple command of a line, for `sandbox.excludedCommands`.

@@ -18,9 +18,12 @@ fn script(p: &Path, body: &str) {
 
 /// A policy whose commands start with `PATH=path` (and nothing else).
 fn with_path(cwd: &Path, path: &str, rules: &[(&str, Behavior)]) -> Policy {
-    let mut p = policy(Mode::Default, cwd, rules);
-    p.set_command_env(CommandEnv::new(vec![("PATH".into(), path.into())]));
-    p
+    policy_in_env(
+        Mode::Default,
+        cwd,
+        rules,
+        vec![("PATH".into(), path.into())],
+    )
 }
 
 fn system_path() -> String {
@@ -263,11 +266,15 @@ fn git_reads_another_repository_only_with_a_question() {
     assert_eq!(decide(&p, "Bash", bash(&cmd)), Verdict::Allow);
     // GIT_DIR in the environment points git at a repository tern did not
     // look at.
-    let mut p = policy(Mode::Default, &proj, &[]);
-    p.set_command_env(CommandEnv::new(vec![
-        ("PATH".into(), system_path().into()),
-        ("GIT_DIR".into(), outside.join(".git").into()),
-    ]));
+    let p = policy_in_env(
+        Mode::Default,
+        &proj,
+        &[],
+        vec![
+            ("PATH".into(), system_path().into()),
+            ("GIT_DIR".into(), outside.join(".git").into()),
+        ],
+    );
     assert!(is_ask(&decide(&p, "Bash", bash("git log"))));
 }
 
@@ -341,11 +348,15 @@ fn git_object_reads_are_held_to_read_rules() {
 fn options_from_the_environment_s_files_ask() {
     let proj = temp("option-files");
     std::fs::write(proj.join("a.txt"), "x\n").unwrap();
-    let mut p = policy(Mode::Default, &proj, &[]);
-    p.set_command_env(CommandEnv::new(vec![
-        ("PATH".into(), system_path().into()),
-        ("RIPGREP_CONFIG_PATH".into(), proj.join(".ripgreprc").into()),
-    ]));
+    let p = policy_in_env(
+        Mode::Default,
+        &proj,
+        &[],
+        vec![
+            ("PATH".into(), system_path().into()),
+            ("RIPGREP_CONFIG_PATH".into(), proj.join(".ripgreprc").into()),
+        ],
+    );
     if which("rg").is_some() {
         assert!(is_ask(&decide(&p, "Bash", bash("rg x"))));
         assert_eq!(decide(&p, "Bash", bash("rg --no-config x")), Verdict::Allow);

@@ -84,16 +84,22 @@ impl Tool for Bash {
     fn kind(&self) -> super::Kind {
         super::Kind::Execute
     }
-    fn is_read_only(&self, input: &Value) -> bool {
-        // Paths do not matter for read-only-ness; the policy checks them.
-        let command = input.str_field("command").unwrap_or("");
-        crate::policy::bash::read_only(command)
+    fn is_read_only(&self, _: &Value) -> bool {
+        // Never asked: what a line does depends on where it runs, so
+        // policy judges Bash from the line's analysis, and concurrency
+        // asks below, with the shell's directory.
+        false
     }
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
+    fn is_concurrency_safe(&self, input: &Value, ctx: &ToolContext) -> bool {
         // A line that may move the shell runs alone, so the calls after
         // it start (and are judged) in the directory it left.
         let command = input.str_field("command").unwrap_or("");
-        self.is_read_only(input) && !may_change_directory(command)
+        !may_change_directory(command)
+            && crate::policy::bash::read_only_in(
+                command,
+                &ctx.shell_cwd.get(),
+                &crate::policy::CommandEnv::new(ctx.child_env.vars()),
+            )
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
         if input.str_field("command").unwrap_or("").trim().is_empty() {
@@ -136,7 +142,7 @@ impl Tool for Bash {
                     return ToolOutput::error(why);
                 }
                 // It starts where the shell is; its own `cd`s stay its own.
-                return match start(&command, &input, ctx, &cwd, hardened, None) {
+                return match start(&command, permit.sandbox(), ctx, &cwd, hardened, None) {
                     Ok(process) => ctx
                         .shells
                         // Shown as the model wrote it (a pinned line may be long).
@@ -150,6 +156,7 @@ impl Tool for Bash {
                     command: &command,
                     written,
                     input: &input,
+                    sandbox: permit.sandbox(),
                     cwd: &cwd,
                     hardened,
                 },
@@ -198,21 +205,17 @@ fn may_change_directory(command: &str) -> bool {
     ["cd", "pushd", "popd"].iter().any(|w| command.contains(w))
 }
 
-/// Starts `command` in `cwd` as this call's input and context say:
-/// sandboxed unless the call leaves the sandbox (which policy asked
-/// about); with `record`, saying where its shell ended.
+/// Starts `command` in `cwd`, in the sandbox its permit names (none when
+/// the session has none or policy let the call leave it); with `record`,
+/// saying where its shell ended.
 fn start(
     command: &str,
-    input: &Value,
+    sandbox: Option<&crate::sandbox::SandboxPolicy>,
     ctx: &ToolContext,
     cwd: &Path,
     hardened: bool,
     record: Option<&cwd::Record>,
 ) -> Result<Process, String> {
-    let sandbox = ctx
-        .sandbox
-        .as_ref()
-        .filter(|p| crate::policy::bash::sandbox_applies(p, input));
     Process::start(
         &ctx.shell,
         command,
@@ -230,6 +233,8 @@ struct Line<'a> {
     /// What the model wrote (shown for a shell moved to the background).
     written: &'a str,
     input: &'a Value,
+    /// The sandbox its permit names.
+    sandbox: Option<&'a crate::sandbox::SandboxPolicy>,
     /// Where it runs: where policy judged it.
     cwd: &'a Path,
     hardened: bool,
@@ -254,7 +259,7 @@ async fn run(
     let mut record = cwd::Record::new(&ctx.shell);
     let started = start(
         line.command,
-        line.input,
+        line.sandbox,
         ctx,
         line.cwd,
         line.hardened,

@@ -396,7 +396,14 @@ fn notebook_edit_is_a_write_of_its_path() {
         obj! { "notebook_path" => "/x/nb.ipynb", "cell_number" => 0i64, "new_source" => "" };
     let tool = NotebookEdit;
     assert!(!crate::tools::Tool::is_read_only(&tool, &input));
-    assert!(!crate::tools::Tool::is_concurrency_safe(&tool, &input));
+    let ctx = crate::tools::ToolContext::new(
+        "/x".into(),
+        std::path::PathBuf::from("/x"),
+        crate::abort::Abort::new(),
+    );
+    assert!(!crate::tools::Tool::is_concurrency_safe(
+        &tool, &input, &ctx
+    ));
     assert_eq!(crate::tools::Tool::kind(&tool), crate::tools::Kind::Edit);
     assert_eq!(
         crate::tools::Tool::paths(&tool, &input),

@@ -183,7 +183,7 @@ impl Tool for Repl {
         // Entering only: each inner call is decided on its own.
         true
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         false
     }
     fn call<'a>(

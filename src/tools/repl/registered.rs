@@ -56,7 +56,7 @@ impl Tool for Registered {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
+    fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         false
     }
     fn call<'a>(

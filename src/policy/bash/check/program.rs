@@ -200,6 +200,10 @@ const KEPT: usize = 512;
 /// What PATH found for a name: the path as found and the file.
 type Found = Option<(String, PathBuf)>;
 
+// Thread-local because every bare program name searches PATH and reads
+// the file it finds; kept across decisions (each use re-checks where a
+// name leads, see `locate` and `kind`), where threading a table through
+// the checks would touch every one of them.
 thread_local! {
     static FOUND: std::cell::RefCell<std::collections::HashMap<String, Found>> =
         std::cell::RefCell::new(std::collections::HashMap::new());

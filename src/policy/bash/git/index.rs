@@ -23,6 +23,9 @@ const KEPT: usize = 16;
 type Identity = (u64, u64, u64, i64, i64, i64, i64, usize);
 type Kept = Vec<(PathBuf, Identity, Rc<Vec<Vec<u8>>>)>;
 
+// Thread-local because reading a large index for every git line would
+// dominate its decision; kept by the file's identity, so a changed index
+// is read again.
 thread_local! {
     static CACHE: RefCell<Kept> = const { RefCell::new(Vec::new()) };
 }

@@ -123,6 +123,8 @@ struct Listing {
 
 type DirId = (u64, u64, i64, i64, i64, i64);
 
+// Thread-local because listing `.git` on every git line would dominate its
+// decision; kept by the directory's identity, so a change is seen.
 thread_local! {
     /// Listings without links, by directory and identity.
     static LISTINGS: std::cell::RefCell<Vec<(PathBuf, DirId, Rc<Listing>)>> =

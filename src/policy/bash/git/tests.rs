@@ -938,18 +938,20 @@ fn hooks_paths_and_git_config_folders_are_protected() {
         "{got:?}"
     );
     // Policy: a write there asks even in acceptEdits with Edit allowed.
-    use crate::policy::{Behavior, Decision, Mode, Policy, Rule};
-    let mut p = Policy::new(
-        Mode::AcceptEdits,
-        vec![Rule::parse("Edit", Behavior::Allow, None)],
-        &proj,
-        &[],
-    );
-    p.set_command_env(crate::policy::CommandEnv::new(vec![
-        ("HOME".into(), home.clone().into()),
-        ("XDG_CONFIG_HOME".into(), xdg.clone().into()),
-        ("PATH".into(), "/usr/bin:/bin".into()),
-    ]));
+    use crate::policy::{Behavior, Decision, Mode, Policy, PolicySpec, Rule};
+    let p = Policy::from_spec(PolicySpec {
+        command_env: Some(std::rc::Rc::new(crate::policy::CommandEnv::new(vec![
+            ("HOME".into(), home.clone().into()),
+            ("XDG_CONFIG_HOME".into(), xdg.clone().into()),
+            ("PATH".into(), "/usr/bin:/bin".into()),
+        ]))),
+        ..PolicySpec::new(
+            Mode::AcceptEdits,
+            vec![Rule::parse("Edit", Behavior::Allow, None)],
+            &proj,
+            &[],
+        )
+    });
     let reg = crate::tools::Registry::builtin();
     let write = reg.get("Write").unwrap();
     for (f, protected) in [
