@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit + end-to-end + constrained-
-# host tests, the suite again under qemu for aarch64 and armv7, a release
-# smoke run per target, and the static binaries against their size budget.
-# Everything it needs is installed through apt-get, pip, npm and cargo by
-# package name (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/claude.sh, ci/mcp.sh,
-# ci/voice.sh).
+# host tests, the architecture-dependent tests under qemu for aarch64 and
+# armv7 (built beside the host's build), a release smoke run per target,
+# and the static binaries against their size budget. Everything it needs
+# is installed through apt-get, pip, npm and cargo by package name
+# (ci/setup.sh, cross/setup.sh, ci/llama.sh, ci/sdk.sh, ci/claude.sh,
+# ci/mcp.sh, ci/voice.sh); cargo's build folder is kept between runs in
+# ~/.cache/tern-build, like those tools' caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +29,18 @@ export CARGO_INCREMENTAL=0
 # clone without target/ takes part: a developer's own tree is left alone.
 build_cache=${TERN_BUILD_CACHE:-$HOME/.cache/tern-build}
 borrowed=
+arm_pid=
+# The background ARM builds (below) end with the run, whichever way it ends.
+stop_arm_builds() {
+  [ -n "$arm_pid" ] || return 0
+  # Its own process group (setsid below): cargo, rustc and the linkers too.
+  kill -- "-$arm_pid" 2>/dev/null || true
+  wait "$arm_pid" 2>/dev/null || true
+  arm_pid=
+}
 give_back() {
+  # Nothing may still write into the folder being given back.
+  stop_arm_builds
   [ -n "$borrowed" ] && [ -d target ] || return 0
   rm -rf target/tmp
   # A folder that has grown past its budget (old dependency versions, other
@@ -40,9 +53,9 @@ give_back() {
   mkdir -p "$(dirname "$build_cache")" && rm -rf "$build_cache" && mv target "$build_cache" \
     && echo "ci/test.sh: cargo's build folder kept in $build_cache for the next run" >&2
 }
+trap give_back EXIT
 if [ ! -e target ]; then
   borrowed=1
-  trap give_back EXIT
   # A move, not a copy: on one file system it is instant, where a copy would
   # read and write gigabytes.
   if [ -d "$build_cache" ] && mv "$build_cache" target 2>/dev/null; then
@@ -84,18 +97,43 @@ export TERN_REQUIRE_ALL=1
 
 step "cargo fmt --check"
 cargo fmt --check
+
+# What is built for ARM (static binaries and tests, in a build folder of
+# their own: cross/common.sh) builds beside the host's builds: the release
+# builds end in a long single-threaded link-time optimisation, which
+# leaves a core free on the 2-core machine. Nothing runs a test until both
+# are built, so no test's timing shares the machine with a compiler.
+arm_log=$(mktemp)
+arm_started=$(date +%s)
+setsid bash -c 'bash cross/test.sh aarch64 --build-only && bash cross/test.sh armv7 --build-only' \
+  >"$arm_log" 2>&1 &
+arm_pid=$!
+step "ARM builds started beside the host's (static binaries and tests; log: $arm_log)"
+
 step "cargo clippy"
 cargo clippy --all-features --all-targets -- -D warnings
 # The constrained-host tests run the static binary in an empty root.
 step "static release build (x86_64)"
 bash cross/build.sh x86_64 >/dev/null
-step "cargo test --all-features"
-cargo test --all-features
+step "cargo test --all-features --no-run (the host suite's build)"
+cargo test --all-features --no-run
 step "cargo clippy (core only, no default features)"
 cargo clippy --no-default-features --all-targets -- -D warnings
-step "cross/test.sh aarch64"
+step "waiting for the ARM builds"
+if ! wait "$arm_pid"; then
+  arm_pid=
+  cat "$arm_log" >&2
+  echo "ci/test.sh: the ARM builds failed (their output is above)" >&2
+  exit 1
+fi
+arm_pid=
+echo "ci/test.sh: the ARM builds took $(( $(date +%s) - arm_started ))s beside the host's" >&2
+rm -f "$arm_log"
+step "cargo test --all-features"
+cargo test --all-features
+step "cross/test.sh aarch64 (built above)"
 bash cross/test.sh aarch64
-step "cross/test.sh armv7"
+step "cross/test.sh armv7 (built above)"
 bash cross/test.sh armv7
 for target in x86_64 aarch64 armv7; do
   step "cross/smoke.sh $target"

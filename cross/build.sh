@@ -10,6 +10,6 @@ name=${1:?usage: cross/build.sh x86_64|aarch64|armv7 [cargo args]}
 shift
 bash cross/setup.sh "$name" >&2
 cargo_for "$name" build --release --quiet "$@" >&2
-bin="target/$(triple "$name")/release/tern"
+bin="$(target_dir "$name")/$(triple "$name")/release/tern"
 file "$bin" | grep -q "statically linked" || { echo "cross/build.sh: $bin is not static: $(file "$bin")" >&2; exit 1; }
 echo "$bin $(stat -c %s "$bin")"

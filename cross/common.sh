@@ -11,6 +11,21 @@ triple() {
   esac
 }
 
+# target_dir NAME -> cargo's build folder for the target. Everything built
+# for the ARM targets (release binaries and tests) has a folder of its own,
+# target/qemu (they run under qemu), for two reasons: the host build scripts
+# they compile are fingerprinted on RUSTC_BOOTSTRAP, which the host suite
+# runs without, so sharing target/ rebuilt them back and forth (and the
+# smoke run's stand-in from nothing after them); and cargo locks a build
+# folder whole, so with a folder of its own ARM can build while the host
+# suite builds (ci/test.sh does).
+target_dir() {
+  case "$1" in
+    x86_64) echo target ;;
+    *) echo target/qemu ;;
+  esac
+}
+
 # emulator NAME -> the qemu-user binary that runs it here (empty for the host)
 emulator() {
   case "$1" in
@@ -48,11 +63,8 @@ cargo_for() {
   # (proc-macro2's among them) are fingerprinted on it, and a build without
   # it after one with it rebuilt everything that depends on them (CI built
   # the x86_64 static binary again after the aarch64 one, 95 s each time).
-  # The ARM tests keep a target folder of their own for the same reason:
-  # the host build scripts they compile would otherwise be the host
-  # suite's, which runs without it (and the smoke run's stand-in was
-  # rebuilt from nothing after them).
-  local qemu_dir=target/qemu
+  local arm_dir
+  arm_dir=$(target_dir "$name")
   case "$name" in
     x86_64)
       if [ "$sub" = build ]; then
@@ -63,17 +75,17 @@ cargo_for() {
       ;;
     aarch64)
       if [ "$sub" = build ]; then
-        RUSTC_BOOTSTRAP=1 cargo-zigbuild zigbuild --target "$t" "$@"
+        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$arm_dir cargo-zigbuild zigbuild --target "$t" "$@"
       else
-        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$qemu_dir cargo-zigbuild "$sub" --target "$t" "$@"
+        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$arm_dir cargo-zigbuild "$sub" --target "$t" "$@"
       fi
       ;;
     armv7)
       if [ "$sub" = build ]; then
-        RUSTC_BOOTSTRAP=1 cargo-zigbuild zigbuild "${small[@]}" --target "$t" "$@"
+        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$arm_dir cargo-zigbuild zigbuild "${small[@]}" --target "$t" "$@"
       else
         # the test harness catches panics
-        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$qemu_dir cargo-zigbuild "$sub" -Z build-std=std,panic_unwind --target "$t" "$@"
+        RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$arm_dir cargo-zigbuild "$sub" -Z build-std=std,panic_unwind --target "$t" "$@"
       fi
       ;;
   esac

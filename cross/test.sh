@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# cross/test.sh TARGET [--all] — builds the tests for the target and runs
-# them, under qemu-user for the ARM targets (the tests start tern through
-# the same emulator).
+# cross/test.sh TARGET [--all | --build-only] — builds the tests for the
+# target and runs them, under qemu-user for the ARM targets (the tests
+# start tern through the same emulator). --build-only builds everything a
+# run needs (the static binary too) and runs nothing: ci/test.sh builds
+# ARM while the host suite builds.
 #
 # On x86_64, and with --all, that is the whole suite. Under qemu it is what
 # depends on the architecture, since the rest is the same code on the same
@@ -10,14 +12,20 @@
 # sizes on armv7), the static binary in an empty root (constrained), a
 # whole session end to end, the sandbox and its escapes, the shell's
 # processes and the child environment, file tools against hostile trees,
-# the command line and sessions on disk. Building the other ~40 test
-# binaries for a foreign target and running them in the emulator took
-# two thirds of CI's time. cross/smoke.sh runs the release binary.
+# the command line and sessions on disk (tests/arch: those modules of
+# tests/it, built alone). Building every test for a foreign target and
+# running them in the emulator took two thirds of CI's time.
+# cross/smoke.sh runs the release binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source cross/common.sh
 name=${1:?usage: cross/test.sh x86_64|aarch64|armv7 [--all]}
 all=${2:-}
+no_run=
+if [ "$all" = --build-only ]; then
+  no_run=--no-run
+  all=
+fi
 bash cross/setup.sh "$name" >&2
 t=$(triple "$name")
 emu=$(emulator "$name")
@@ -31,12 +39,11 @@ if [ -n "$emu" ]; then
   export TERN_TEST_RUNNER="$emu"
 fi
 if [ -n "$emu" ] && [ "$all" != --all ]; then
-  echo "cross/test.sh: running the architecture-dependent tests for $t under $emu (--all for every test)" >&2
-  cargo_for "$name" test --no-fail-fast --lib
-  # The integration tests are one binary (tests/it): its modules by name.
-  cargo_for "$name" test --no-fail-fast --test it -- \
-    constrained:: e2e:: sandbox:: sandbox_escapes:: bash_session:: child_env:: file_attacks:: cli:: sessions::
+  echo "cross/test.sh: ${no_run:+building }the architecture-dependent tests for $t under $emu (--all for every test)" >&2
+  cargo_for "$name" test --no-fail-fast --lib $no_run
+  # The integration tests that depend on the architecture (tests/arch).
+  cargo_for "$name" test --no-fail-fast --test arch $no_run
 else
   [ -z "$emu" ] || echo "cross/test.sh: running the whole suite for $t under $emu" >&2
-  cargo_for "$name" test --no-fail-fast
+  cargo_for "$name" test --no-fail-fast $no_run
 fi
