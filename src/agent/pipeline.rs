@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use approval::Answer;
-pub use approval::{Approval, Approver, Update};
+pub use approval::{Approval, Approver, Asking, Update};
 
 use super::hooks::Hooks;
 use crate::json::{Map, Value};

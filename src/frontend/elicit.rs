@@ -10,12 +10,12 @@ use std::rc::Rc;
 
 use super::line::LineApprover;
 use super::sdk::Control;
-use crate::agent::pipeline::{Approval, Approver};
+use crate::agent::pipeline::{Approval, Approver, Asking};
 use crate::json::{Map, Value};
 use crate::mcp::elicit::{Elicited, Form};
 use crate::mcp::serve::{Grant, SAMPLING_RULE};
 use crate::report::{Level, notice};
-use crate::tools::LocalFuture;
+use crate::tools::{LocalFuture, Topic};
 
 pub(crate) enum Forms {
     #[cfg(feature = "tui")]
@@ -75,10 +75,15 @@ impl crate::mcp::serve::Asker for Asker {
             // What the person sees: the server's request as it came, so
             // they know what the model would be asked.
             let call_id = format!("mcp-sampling-{}", crate::session::new_uuid());
-            match approver
-                .approve(SAMPLING_RULE, request, question, Some(&rule), &call_id)
-                .await
-            {
+            let asking = Asking {
+                tool: SAMPLING_RULE,
+                input: request,
+                question,
+                suggestion: Some(&rule),
+                call_id: &call_id,
+                topic: Topic::Permission,
+            };
+            match approver.approve(asking).await {
                 Approval::Once | Approval::OnceWith(_) | Approval::WithUpdates(..) => Grant::Once,
                 Approval::ForSession | Approval::Always => Grant::Session,
                 Approval::Deny(_) | Approval::Refuse(_) => Grant::No,

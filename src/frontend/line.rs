@@ -15,10 +15,10 @@ use std::io::{Read, Write};
 use std::sync::Mutex;
 
 use crate::abort::Abort;
-use crate::agent::pipeline::{Approval, Approver};
+use crate::agent::pipeline::{Approval, Approver, Asking};
 use crate::frontend::approve::{parse_answer, parse_choice, parse_plan_answer};
 use crate::json::Value;
-use crate::tools::LocalFuture;
+use crate::tools::{LocalFuture, Topic};
 
 /// The terminal settings found at start, put back on every way out.
 static SAVED: Mutex<Option<libc::termios>> = Mutex::new(None);
@@ -635,20 +635,21 @@ impl LineApprover {
 }
 
 impl Approver for LineApprover {
-    fn approve<'a>(
-        &'a self,
-        tool: &'a str,
-        input: &'a Value,
-        question: &'a str,
-        suggestion: Option<&'a str>,
-        _call_id: &'a str,
-    ) -> LocalFuture<'a, Approval> {
+    fn approve<'a>(&'a self, asking: Asking<'a>) -> LocalFuture<'a, Approval> {
+        let Asking {
+            tool,
+            input,
+            question,
+            suggestion,
+            topic,
+            ..
+        } = asking;
         Box::pin(async move {
             let _one_at_a_time = self.lock.lock().await;
-            match tool {
-                "AskUserQuestion" => return self.ask_questions(input).await,
-                "ExitPlanMode" => return self.ask_plan(input).await,
-                _ => {}
+            match topic {
+                Topic::Answers => return self.ask_questions(input).await,
+                Topic::Plan => return self.ask_plan(input).await,
+                Topic::Permission | Topic::Edit => {}
             }
             let options = match suggestion {
                 Some(rule) => format!(

@@ -22,7 +22,7 @@ use smol::io::AsyncBufReadExt;
 
 use crate::abort::{Abort, Reason};
 use crate::agent::hooks::Callbacks;
-use crate::agent::pipeline::{Approval, Approver, Pipeline, Update};
+use crate::agent::pipeline::{Approval, Approver, Asking, Pipeline, Update};
 use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::tools::LocalFuture;
@@ -135,14 +135,16 @@ fn suggestion_update(rule: &str) -> Value {
 }
 
 impl Approver for SdkApprover {
-    fn approve<'a>(
-        &'a self,
-        tool: &'a str,
-        input: &'a Value,
-        question: &'a str,
-        suggestion: Option<&'a str>,
-        call_id: &'a str,
-    ) -> LocalFuture<'a, Approval> {
+    fn approve<'a>(&'a self, asking: Asking<'a>) -> LocalFuture<'a, Approval> {
+        // The SDK's callback is told the tool by name, as Claude Code tells it.
+        let Asking {
+            tool,
+            input,
+            question,
+            suggestion,
+            call_id,
+            ..
+        } = asking;
         Box::pin(async move {
             let mut fields = Map::new();
             fields.insert("tool_name", tool);

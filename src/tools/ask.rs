@@ -108,6 +108,9 @@ impl Tool for AskUserQuestion {
     fn kind(&self) -> Kind {
         Kind::Ask
     }
+    fn topic(&self) -> super::Topic {
+        super::Topic::Answers
+    }
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
@@ -171,6 +174,9 @@ impl Tool for ExitPlanMode {
     }
     fn kind(&self) -> Kind {
         Kind::Ask
+    }
+    fn topic(&self) -> super::Topic {
+        super::Topic::Plan
     }
     fn is_read_only(&self, _: &Value) -> bool {
         true

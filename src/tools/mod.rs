@@ -105,6 +105,24 @@ pub(crate) async fn ask_side(
 /// Glob, Grep): not a limit they enforce, the base of the REPL's watchdog.
 pub(crate) const FILE_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// What a question about a call is about, for whoever answers it: the
+/// approvers show and offer by this, never by a tool's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    /// Whether the call may run: its preview, yes or no, and the rule a
+    /// yes may add.
+    Permission,
+    /// Whether it may change files: a yes may also accept edits for the
+    /// rest of the session.
+    Edit,
+    /// Questions only a person answers (AskUserQuestion): the answers
+    /// become the call's input.
+    Answers,
+    /// A plan to approve (ExitPlanMode): a yes also says which mode
+    /// follows.
+    Plan,
+}
+
 pub trait Tool {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
@@ -127,6 +145,13 @@ pub trait Tool {
     /// answers to AskUserQuestion): removed from what the model sends.
     fn approver_fields(&self) -> &[&str] {
         &[]
+    }
+    /// What a question about this call is about.
+    fn topic(&self) -> Topic {
+        match self.kind() {
+            Kind::Edit => Topic::Edit,
+            _ => Topic::Permission,
+        }
     }
     /// The permission mode a person's yes to this call moves a session in
     /// plan mode to, unless the answer names one (ExitPlanMode).
@@ -673,6 +698,31 @@ mod tests {
                     .is_some(),
                 "{name}"
             );
+        }
+    }
+
+    /// What the approvers go by: a question's topic, from the tool.
+    #[test]
+    fn each_builtin_says_what_a_question_about_it_is() {
+        let reg = Registry::builtin();
+        let topic = |name: &str| reg.get(name).unwrap().topic();
+        assert_eq!(topic("AskUserQuestion"), Topic::Answers);
+        assert_eq!(topic("ExitPlanMode"), Topic::Plan);
+        for name in ["Edit", "Write"] {
+            assert_eq!(topic(name), Topic::Edit, "{name}");
+        }
+        #[cfg(feature = "notebooks")]
+        assert_eq!(topic("NotebookEdit"), Topic::Edit);
+        for name in [
+            "Bash",
+            "Read",
+            "Glob",
+            "Grep",
+            "Agent",
+            "TodoWrite",
+            "Skill",
+        ] {
+            assert_eq!(topic(name), Topic::Permission, "{name}");
         }
     }
 

@@ -774,3 +774,52 @@ fn the_thread_local_check_sees_one_unexplained() {
         "// Thread-local because one parser per thread.\n#[allow(x)]\nthread_local! {\n}\n";
     assert!(unexplained_thread_locals(&planted(explained)).is_empty());
 }
+
+/// Where an approver (or anything else in the frontends) tells questions
+/// apart by a tool's name, as (file, line): they go by `tools::Topic`, so
+/// a tool of the same kind under another name (an MCP tool, a renamed
+/// one) is asked about the same way.
+fn approvals_by_tool_name(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, code) in files {
+        if !rel.starts_with("frontend/") {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            let by_name = ["\"AskUserQuestion\"", "\"ExitPlanMode\""]
+                .iter()
+                .any(|t| line.contains(t))
+                || line.contains("matches!(tool, \"Edit\"");
+            if by_name {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// Approvers match on a typed question topic (issue 36 item 3).
+#[test]
+fn approvers_go_by_the_question_s_topic_not_the_tool_s_name() {
+    let found = approvals_by_tool_name(&sources());
+    assert!(
+        found.is_empty(),
+        "frontend code branching on a tool's name (use the question's Topic):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_topic_check_sees_a_name_match() {
+    let mut files = sources();
+    for (rel, code) in &mut files {
+        if rel == "frontend/line.rs" {
+            code.push_str("fn planted(tool: &str) -> bool {\n    tool == \"ExitPlanMode\"\n}\n");
+        }
+    }
+    let found = approvals_by_tool_name(&files);
+    assert!(
+        found.iter().any(|f| f.starts_with("src/frontend/line.rs:")),
+        "{found:?}"
+    );
+}

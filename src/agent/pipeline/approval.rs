@@ -12,7 +12,7 @@ use crate::json::{Map, Value};
 use crate::obj;
 use crate::policy::{Behavior, Origin, Permit, Question, Rule, Source};
 use crate::report::{Level, Report};
-use crate::tools::{Kind, LocalFuture};
+use crate::tools::{Kind, LocalFuture, Topic};
 
 /// A person's answer to a permission question.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,18 +50,23 @@ pub enum Update {
     Directories(Vec<std::path::PathBuf>),
 }
 
+/// One question about a call, as whoever answers it sees it.
+pub struct Asking<'a> {
+    pub tool: &'a str,
+    pub input: &'a Value,
+    /// What is asked, in words.
+    pub question: &'a str,
+    /// The rule "for this session" and "always" would add; without one
+    /// only once/deny make sense.
+    pub suggestion: Option<&'a str>,
+    pub call_id: &'a str,
+    /// What it is about: how to show it and what to offer.
+    pub topic: Topic,
+}
+
 /// Answers permission questions when someone can (a terminal, an SDK).
 pub trait Approver {
-    /// `suggestion` is the rule that "for this session" and "always" would
-    /// add; without one only once/deny make sense.
-    fn approve<'a>(
-        &'a self,
-        tool: &'a str,
-        input: &'a Value,
-        question: &'a str,
-        suggestion: Option<&'a str>,
-        call_id: &'a str,
-    ) -> LocalFuture<'a, Approval>;
+    fn approve<'a>(&'a self, asking: Asking<'a>) -> LocalFuture<'a, Approval>;
 }
 
 /// What came of the decision, or of its question, for the pipeline to
@@ -164,13 +169,14 @@ impl Pipeline {
             question: question.text().to_string(),
         });
         let answer = approver
-            .approve(
-                &call.name,
-                &call.input,
-                question.text(),
+            .approve(Asking {
+                tool: &call.name,
+                input: &call.input,
+                question: question.text(),
                 suggestion,
-                &call.id,
-            )
+                call_id: &call.id,
+                topic: call.tool.topic(),
+            })
             .await;
         let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
         self.reports.push(Report::PermissionAnswered {

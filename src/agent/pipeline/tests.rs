@@ -5,9 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{Approval, Approver, Pipeline};
+use super::{Approval, Approver, Asking, Pipeline};
 use crate::agent::hooks::Hooks;
-use crate::json::Value;
 use crate::model::stream::ToolUse;
 use crate::obj;
 use crate::policy::bash::ANALYSES;
@@ -20,15 +19,10 @@ use crate::tools::{LocalFuture, Registry};
 struct Yes(RefCell<Vec<Option<String>>>);
 
 impl Approver for Yes {
-    fn approve<'a>(
-        &'a self,
-        _tool: &'a str,
-        _input: &'a Value,
-        _question: &'a str,
-        suggestion: Option<&'a str>,
-        _call_id: &'a str,
-    ) -> LocalFuture<'a, Approval> {
-        self.0.borrow_mut().push(suggestion.map(str::to_string));
+    fn approve<'a>(&'a self, asking: Asking<'a>) -> LocalFuture<'a, Approval> {
+        self.0
+            .borrow_mut()
+            .push(asking.suggestion.map(str::to_string));
         Box::pin(async { Approval::Once })
     }
 }

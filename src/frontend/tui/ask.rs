@@ -7,12 +7,12 @@ use std::rc::Rc;
 use super::Tui;
 use super::dialog::{Dialog, Picked};
 use crate::abort::{Abort, Reason};
-use crate::agent::pipeline::{Approval, Approver, Update};
+use crate::agent::pipeline::{Approval, Approver, Asking, Update};
 use crate::frontend::approve::parse_choice;
 use crate::frontend::preview::{preview, visible};
 use crate::json::Value;
 use crate::policy::Mode;
-use crate::tools::LocalFuture;
+use crate::tools::{LocalFuture, Topic};
 
 pub struct TuiApprover {
     tui: Rc<Tui>,
@@ -38,13 +38,14 @@ impl TuiApprover {
         Approval::Deny(comment)
     }
 
-    async fn call(
-        &self,
-        tool: &str,
-        input: &Value,
-        question: &str,
-        suggestion: Option<&str>,
-    ) -> Approval {
+    async fn call(&self, asking: &Asking<'_>) -> Approval {
+        let Asking {
+            tool,
+            input,
+            question,
+            suggestion,
+            ..
+        } = *asking;
         let color = self.tui.color;
         let mut shown = vec![self.tui.paint("1", &format!("{}.", visible(question)))];
         shown.extend(
@@ -52,7 +53,7 @@ impl TuiApprover {
                 .iter()
                 .map(|l| l.render(color)),
         );
-        let edits = matches!(tool, "Edit" | "Write" | "NotebookEdit");
+        let edits = asking.topic == Topic::Edit;
         let mut options = vec!["Yes".to_string()];
         let second = if edits {
             options.push("Yes, and don't ask again this session (accept edits)".into());
@@ -195,21 +196,14 @@ impl TuiApprover {
 }
 
 impl Approver for TuiApprover {
-    fn approve<'a>(
-        &'a self,
-        tool: &'a str,
-        input: &'a Value,
-        question: &'a str,
-        suggestion: Option<&'a str>,
-        _call_id: &'a str,
-    ) -> LocalFuture<'a, Approval> {
+    fn approve<'a>(&'a self, asking: Asking<'a>) -> LocalFuture<'a, Approval> {
         Box::pin(async move {
             // One dialog at a time: concurrent calls wait their turn.
             let _one = self.lock.lock().await;
-            match tool {
-                "AskUserQuestion" => self.questions(input).await,
-                "ExitPlanMode" => self.plan(input).await,
-                _ => self.call(tool, input, question, suggestion).await,
+            match asking.topic {
+                Topic::Answers => self.questions(asking.input).await,
+                Topic::Plan => self.plan(asking.input).await,
+                Topic::Permission | Topic::Edit => self.call(&asking).await,
             }
         })
     }
