@@ -137,8 +137,11 @@ fn the_sse_transport_by_name_by_fallback_and_after_its_stream_drops() {
         );
         assert_ok(&out);
         let reqs = api.requests();
-        assert!(result_texts(&reqs[1]).contains("echo: one"), "{entry:?}");
-        assert!(result_texts(&reqs[2]).contains("echo: two"), "{entry:?}");
+        // What came back is in the message: this has failed about once in
+        // thirty runs on a loaded machine, cause not yet found.
+        let (one, two) = (result_texts(&reqs[1]), result_texts(&reqs[2]));
+        assert!(one.contains("echo: one"), "{entry:?}: {one}");
+        assert!(two.contains("echo: two"), "{entry:?}: {two}");
     }
     let streams = srv
         .requests()
