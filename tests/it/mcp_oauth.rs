@@ -93,9 +93,18 @@ impl Login {
         }
     }
 
+    /// Waits for tern, then reads what it said to the end of both streams: the readers may
+    /// still hold its last lines when it exits (a bare `try_iter` lost them once in CI).
     fn finish(mut self) -> (bool, String) {
         let status = self.child.wait().unwrap();
-        let said: Vec<String> = self.lines.try_iter().collect();
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut said = Vec::new();
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => said.push(line),
+                Err(_) => break,
+            }
+        }
         (status.success(), said.join("\n"))
     }
 }
