@@ -239,8 +239,8 @@ mod tests {
         fn description(&self) -> &str {
             "test"
         }
-        fn input_schema(&self) -> Value {
-            obj! { "type" => "object" }
+        fn input_schema(&self) -> std::borrow::Cow<'_, Value> {
+            std::borrow::Cow::Owned(obj! { "type" => "object" })
         }
         fn kind(&self) -> Kind {
             Kind::Other
@@ -412,8 +412,8 @@ mod tests {
         fn description(&self) -> &str {
             "test"
         }
-        fn input_schema(&self) -> Value {
-            obj! { "type" => "object" }
+        fn input_schema(&self) -> std::borrow::Cow<'_, Value> {
+            std::borrow::Cow::Owned(obj! { "type" => "object" })
         }
         fn kind(&self) -> Kind {
             Kind::Other

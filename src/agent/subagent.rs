@@ -30,6 +30,7 @@ use crate::model::client::Client;
 use crate::obj;
 use crate::policy::{Policy, PolicySpec};
 use crate::session::transcript;
+use crate::tools::agent::AgentCall;
 use crate::tools::{Registry, ToolContext, ToolOutput};
 pub use defs::AgentDef;
 
@@ -236,7 +237,7 @@ impl Host {
     /// child's answer) or in the background (the result is its id).
     pub async fn call(
         self: &Rc<Host>,
-        input: &Value,
+        input: AgentCall<'_>,
         parent: &ToolContext,
         call_id: &str,
     ) -> ToolOutput {
@@ -306,10 +307,12 @@ impl Host {
     /// The call's input read against the definitions: which agent, with
     /// what prompt and model (the call's, else the definition's, else the
     /// session's), and whether in the background.
-    fn request<'d>(&self, input: &Value, defs: &'d [AgentDef]) -> Result<Request<'d>, String> {
-        let kind = input
-            .str_field("subagent_type")
-            .unwrap_or("general-purpose");
+    fn request<'d>(
+        &self,
+        input: AgentCall<'_>,
+        defs: &'d [AgentDef],
+    ) -> Result<Request<'d>, String> {
+        let kind = input.subagent_type.unwrap_or("general-purpose");
         let Some(def) = defs.iter().find(|d| d.name == kind) else {
             let known: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
             return Err(format!(
@@ -318,17 +321,16 @@ impl Host {
             ));
         };
         let model = input
-            .str_field("model")
-            .filter(|m| !m.is_empty() && *m != "inherit")
+            .model
             .map(str::to_string)
             .or_else(|| def.model.clone().filter(|m| m != "inherit"))
             .unwrap_or_else(|| self.spec.model.clone());
         Ok(Request {
             def,
-            prompt: input.str_field("prompt").unwrap_or_default().to_string(),
-            description: input.str_field("description").unwrap_or(kind).to_string(),
+            prompt: input.prompt.to_string(),
+            description: input.description.unwrap_or(kind).to_string(),
             model,
-            background: input.get("run_in_background").and_then(Value::as_bool) == Some(true),
+            background: input.run_in_background,
         })
     }
 
@@ -710,11 +712,11 @@ fn relay_event(relay: &Relay, parent_call: &str, ev: &Event<'_>, tool_uses: &mut
 impl crate::tools::Subagents for Host {
     fn run<'a>(
         self: Rc<Self>,
-        input: &'a Value,
+        call: AgentCall<'a>,
         ctx: &'a ToolContext,
         call_id: &'a str,
     ) -> crate::tools::LocalFuture<'a, ToolOutput> {
-        Box::pin(async move { self.call(input, ctx, call_id).await })
+        Box::pin(async move { self.call(call, ctx, call_id).await })
     }
     fn send(&self, to: &str, message: &str) -> Result<(), String> {
         Host::send(self, to, message)

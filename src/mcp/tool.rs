@@ -138,8 +138,8 @@ impl Tool for McpTool {
     fn description(&self) -> &str {
         &self.description
     }
-    fn input_schema(&self) -> Value {
-        self.schema.clone()
+    fn input_schema(&self) -> std::borrow::Cow<'_, Value> {
+        std::borrow::Cow::Borrowed(&self.schema)
     }
     fn kind(&self) -> Kind {
         Kind::Other

@@ -1,13 +1,41 @@
 //! Agent: hands a self-contained task to a sub-agent (see
 //! `agent::subagent`), in the foreground or the background.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
+use super::input::{Fields, Schema};
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::Permit;
 
 pub struct AgentTool;
+
+/// An Agent call's input, as the sub-agent host gets it.
+pub struct AgentCall<'a> {
+    pub description: Option<&'a str>,
+    pub prompt: &'a str,
+    /// Which defined agent; general-purpose when absent.
+    pub subagent_type: Option<&'a str>,
+    /// A model for this agent only ("inherit" and "" mean none).
+    pub model: Option<&'a str>,
+    pub run_in_background: bool,
+}
+
+impl<'a> AgentCall<'a> {
+    fn decode(input: &'a Value) -> Result<AgentCall<'a>, String> {
+        let f = Fields::of(input)?;
+        Ok(AgentCall {
+            description: f.opt_text("description")?,
+            prompt: f.text("prompt")?,
+            subagent_type: f.opt_text("subagent_type")?,
+            model: f
+                .opt_text("model")?
+                .filter(|m| !m.is_empty() && *m != "inherit"),
+            run_in_background: f.flag("run_in_background")?,
+        })
+    }
+}
 
 impl Tool for AgentTool {
     fn name(&self) -> &str {
@@ -20,16 +48,16 @@ impl Tool for AgentTool {
          defined agent (default general-purpose). With `run_in_background` the call returns at \
          once and the result arrives later as a <task-notification> message."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["description","prompt"],"properties":{
             "description":{"type":"string","description":"A short (3-5 word) label for the task"},
             "prompt":{"type":"string","description":"The complete task for the agent"},
             "subagent_type":{"type":"string","description":"Which agent to use"},
             "model":{"type":"string","description":"A model for this agent only"},
             "run_in_background":{"type":"boolean"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Other
@@ -41,6 +69,9 @@ impl Tool for AgentTool {
     fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         true
     }
+    fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
+        AgentCall::decode(input).map(drop)
+    }
     fn call<'a>(
         &'a self,
         input: Value,
@@ -48,8 +79,12 @@ impl Tool for AgentTool {
         permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
+            let call = match AgentCall::decode(&input) {
+                Ok(c) => c,
+                Err(e) => return ToolOutput::error(e),
+            };
             match &ctx.subagents {
-                Some(host) => Rc::clone(host).run(&input, ctx, permit.call_id()).await,
+                Some(host) => Rc::clone(host).run(call, ctx, permit.call_id()).await,
                 None => ToolOutput::error("Sub-agents are not available in this session"),
             }
         })
@@ -68,19 +103,22 @@ impl Tool for SendMessage {
         "Send a message to a running background agent (by its id, e.g. agent-1a2b3c4d). It \
          reads the message at the start of its next step: use it to redirect or add to its task."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["to","message"],"properties":{
             "to":{"type":"string","description":"The agent id"},
             "message":{"type":"string"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Other
     }
     fn is_read_only(&self, _: &Value) -> bool {
         true
+    }
+    fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
+        message_args(input).map(drop)
     }
     fn call<'a>(
         &'a self,
@@ -89,8 +127,11 @@ impl Tool for SendMessage {
         _: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let to = input.str_field("to").unwrap_or_default();
-            let message = input.str_field("message").unwrap_or_default();
+            let (to, message) =
+                match Fields::of(&input).and_then(|f| Ok((f.text("to")?, f.text("message")?))) {
+                    Ok(found) => found,
+                    Err(e) => return ToolOutput::error(e),
+                };
             match ctx.subagents.as_ref().map(|h| h.send(to, message)) {
                 Some(Ok(())) => {
                     ToolOutput::ok(format!("Delivered to {to}; it reads it on its next step."))
@@ -113,18 +154,21 @@ impl Tool for TaskStop {
         "Stop a running background agent by its id. Its notification then arrives with status \
          interrupted."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["task_id"],"properties":{
             "task_id":{"type":"string","description":"The agent id"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Other
     }
     fn is_read_only(&self, _: &Value) -> bool {
         true
+    }
+    fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
+        stop_args(input).map(drop)
     }
     fn call<'a>(
         &'a self,
@@ -133,7 +177,10 @@ impl Tool for TaskStop {
         _: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let id = input.str_field("task_id").unwrap_or_default();
+            let id = match stop_args(&input) {
+                Ok(id) => id,
+                Err(e) => return ToolOutput::error(e),
+            };
             match ctx.subagents.as_ref().map(|h| h.stop(id)) {
                 Some(Ok(())) => ToolOutput::ok(format!("Stopping {id}.")),
                 Some(Err(e)) => ToolOutput::error(e),
@@ -141,4 +188,15 @@ impl Tool for TaskStop {
             }
         })
     }
+}
+
+/// A SendMessage call's input: to whom, and what.
+fn message_args(input: &Value) -> Result<(&str, &str), String> {
+    let f = Fields::of(input)?;
+    Ok((f.text("to")?, f.text("message")?))
+}
+
+/// A TaskStop call's input: the agent's id.
+fn stop_args(input: &Value) -> Result<&str, String> {
+    Fields::of(input)?.text("task_id")
 }

@@ -9,8 +9,11 @@
 //! its own questions: `answers` is an approver field, removed from what
 //! the model sends.
 
+use std::borrow::Cow;
+
+use super::input::{Fields, Schema};
 use super::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::{Mode, Permit};
 
 pub struct AskUserQuestion;
@@ -25,8 +28,8 @@ pub(crate) struct Question<'a> {
 
 /// Reads and checks the questions (1–4, each with 2–4 distinct options).
 pub(crate) fn questions(input: &Value) -> Result<Vec<Question<'_>>, String> {
-    let list = input
-        .get("questions")
+    let list = Fields::of(input)?
+        .value("questions")
         .and_then(Value::as_array)
         .ok_or("questions must be an array")?;
     if !(1..=4).contains(&list.len()) {
@@ -37,27 +40,27 @@ pub(crate) fn questions(input: &Value) -> Result<Vec<Question<'_>>, String> {
     }
     let mut out: Vec<Question<'_>> = Vec::new();
     for q in list {
-        let question = q.str_field("question").unwrap_or("").trim();
+        let q = Fields::of(q)?;
+        let question = q.opt_text("question")?.unwrap_or("").trim();
         if question.is_empty() {
             return Err("every question needs its text".into());
         }
         if out.iter().any(|o| o.question == question) {
             return Err(format!("the question {question:?} is asked twice"));
         }
-        let options: Vec<(&str, &str)> = q
-            .get("options")
+        let options = q
+            .value("options")
             .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
             .map(|o| {
-                o.iter()
-                    .map(|o| {
-                        (
-                            o.str_field("label").unwrap_or("").trim(),
-                            o.str_field("description").unwrap_or("").trim(),
-                        )
-                    })
-                    .collect()
+                let o = Fields::of(o)?;
+                Ok((
+                    o.opt_text("label")?.unwrap_or("").trim(),
+                    o.opt_text("description")?.unwrap_or("").trim(),
+                ))
             })
-            .unwrap_or_default();
+            .collect::<Result<Vec<(&str, &str)>, String>>()?;
         if !(2..=4).contains(&options.len()) {
             return Err(format!(
                 "{question:?} needs 2 to 4 options (an \"other\" answer is always offered)"
@@ -72,9 +75,9 @@ pub(crate) fn questions(input: &Value) -> Result<Vec<Question<'_>>, String> {
         }
         out.push(Question {
             question,
-            header: q.str_field("header").unwrap_or("").trim(),
+            header: q.opt_text("header")?.unwrap_or("").trim(),
             options,
-            multi: q.get("multiSelect").and_then(Value::as_bool) == Some(true),
+            multi: q.flag("multiSelect")?,
         });
     }
     Ok(out)
@@ -91,8 +94,8 @@ impl Tool for AskUserQuestion {
          description, and multiSelect when several may apply; the user can always give \
          another answer instead. Do not ask what you can find out yourself."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["questions"],"properties":{
             "questions":{"type":"array","description":"1 to 4 questions","items":{"type":"object","additionalProperties":false,"required":["question","header","options","multiSelect"],"properties":{
               "question":{"type":"string","description":"The whole question, ending with a question mark"},
@@ -102,8 +105,8 @@ impl Tool for AskUserQuestion {
                 "description":{"type":"string","description":"What choosing it means"}}}},
               "multiSelect":{"type":"boolean","description":"Whether several options may be chosen"}}}},
             "answers":{"type":"object","description":"Filled in by whoever answers; leave it out"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> Kind {
         Kind::Ask
@@ -132,7 +135,10 @@ impl Tool for AskUserQuestion {
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
             let asked = questions(&input).unwrap_or_default();
-            let answers = input.get("answers").and_then(Value::as_object);
+            let answers = Fields::of(&input)
+                .ok()
+                .and_then(|f| f.value("answers"))
+                .and_then(Value::as_object);
             let given: Vec<String> = asked
                 .iter()
                 .filter_map(|q| {
@@ -165,12 +171,12 @@ impl Tool for ExitPlanMode {
          approve it and leave plan mode. Not for research-only questions: just answer \
          those."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["plan"],"properties":{
             "plan":{"type":"string","description":"The plan, in markdown"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> Kind {
         Kind::Ask
@@ -188,7 +194,7 @@ impl Tool for ExitPlanMode {
         Some(Mode::Default)
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
-        if input.str_field("plan").unwrap_or("").trim().is_empty() {
+        if Fields::of(input)?.text("plan")?.trim().is_empty() {
             return Err("the plan is empty".into());
         }
         Ok(())

@@ -1,11 +1,32 @@
 //! Edit: replace an exact string in a file the model has read.
 
-use super::{
-    Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, files::write_atomically,
-};
-use crate::json::{Value, parse};
+use std::borrow::Cow;
+
+use super::input::{Fields, Schema};
+use super::{Access, LocalFuture, Permit, Tool, ToolContext, ToolOutput, files::write_atomically};
+use crate::json::Value;
 
 pub struct Edit;
+
+/// An Edit call's input.
+struct Args<'a> {
+    file_path: &'a str,
+    old_string: &'a str,
+    new_string: &'a str,
+    replace_all: bool,
+}
+
+impl<'a> Args<'a> {
+    fn decode(input: &'a Value) -> Result<Args<'a>, String> {
+        let f = Fields::of(input)?;
+        Ok(Args {
+            file_path: f.text("file_path")?,
+            old_string: f.text("old_string")?,
+            new_string: f.text("new_string")?,
+            replace_all: f.flag("replace_all")?,
+        })
+    }
+}
 
 impl Tool for Edit {
     fn name(&self) -> &str {
@@ -20,15 +41,15 @@ impl Tool for Edit {
          quotes match the file's typographic ones. An empty `old_string` creates a new \
          file with `new_string` as its content."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["file_path","old_string","new_string"],"properties":{
             "file_path":{"type":"string","description":"Absolute path of the file to change"},
             "old_string":{"type":"string","description":"The exact text to replace"},
             "new_string":{"type":"string","description":"The text to put in its place"},
             "replace_all":{"type":"boolean","description":"Replace every occurrence (default false)"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Edit
@@ -36,19 +57,16 @@ impl Tool for Edit {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
-    fn paths(&self, input: &Value) -> Vec<PathUse> {
-        vec![PathUse::new(
-            Access::Write,
-            input.str_field("file_path").unwrap_or(""),
-        )]
+    fn path_field(&self) -> Option<(Access, &'static str)> {
+        Some((Access::Write, "file_path"))
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        let old = input.str_field("old_string").unwrap_or("");
-        let new = input.str_field("new_string").unwrap_or("");
+        let args = Args::decode(input)?;
+        let (old, new) = (args.old_string, args.new_string);
         if old == new {
             return Err("old_string and new_string are identical; nothing to change".into());
         }
-        let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
+        let path = ctx.resolve(args.file_path);
         let shown = ctx.display(&path);
         if old.is_empty() {
             if path.exists() {
@@ -92,12 +110,14 @@ impl Tool for Edit {
                 Err(e) => return ToolOutput::error(e),
             };
             let shown = ctx.display(&path);
-            let old = input.str_field("old_string").unwrap_or("").to_string();
-            let new = input.str_field("new_string").unwrap_or("").to_string();
-            let all = input
-                .get("replace_all")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let (old, new, all) = match Args::decode(&input) {
+                Ok(a) => (
+                    a.old_string.to_string(),
+                    a.new_string.to_string(),
+                    a.replace_all,
+                ),
+                Err(e) => return ToolOutput::error(e),
+            };
             let p = path.clone();
             let result = smol::unblock(move || apply(&p, &old, &new, all)).await;
             match result {

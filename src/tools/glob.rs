@@ -4,14 +4,16 @@
 //! listed, and results come oldest first. `.git` and what the Read rules
 //! withhold stay out.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::input::{Fields, Schema};
 use super::{Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::ReadFilter;
 
 pub struct Glob;
@@ -35,13 +37,13 @@ impl Tool for Glob {
          at most 100 paths, least recently modified first; past that, a note says the \
          list was cut."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
             "pattern":{"type":"string","description":"The glob pattern to match files against"},
             "path":{"type":"string","description":"The directory to search in (default: the working directory)"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Read
@@ -50,11 +52,13 @@ impl Tool for Glob {
         true
     }
     fn paths(&self, input: &Value) -> Vec<PathUse> {
-        let (dir, _) = split(input);
-        vec![PathUse::new(Access::Search, dir)]
+        split(input).map_or_else(
+            |_| Vec::new(),
+            |(dir, _)| vec![PathUse::new(Access::Search, dir)],
+        )
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
-        let (_, pattern) = split(input);
+        let (_, pattern) = split(input)?;
         compile(Path::new("."), &pattern).map(drop)
     }
     fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
@@ -71,7 +75,10 @@ impl Tool for Glob {
                 Ok(p) => p.to_path_buf(),
                 Err(e) => return ToolOutput::error(e),
             };
-            let (_, pattern) = split(&input);
+            let pattern = match split(&input) {
+                Ok((_, pattern)) => pattern,
+                Err(e) => return ToolOutput::error(e),
+            };
             if !root.is_dir() {
                 return ToolOutput::error(format!("{} is not a directory", ctx.display(&root)));
             }
@@ -99,16 +106,18 @@ impl Tool for Glob {
     }
 }
 
-/// The directory searched and the pattern matched below it. An absolute
+/// Reads a Glob call's input into the directory searched and the pattern
+/// matched below it. An absolute
 /// pattern names its own directory: the components before the first one
 /// with a glob character (for a plain path, its parent), as Claude Code
 /// splits it; `path` is then not used.
-fn split(input: &Value) -> (String, String) {
-    let pattern = input.str_field("pattern").unwrap_or("");
-    let dir = input.str_field("path").unwrap_or(".");
+fn split(input: &Value) -> Result<(String, String), String> {
+    let f = Fields::of(input)?;
+    let pattern = f.text("pattern")?;
+    let dir = f.opt_text("path")?.unwrap_or(".");
     if !pattern.starts_with('/') {
         let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
-        return (dir.to_string(), pattern.to_string());
+        return Ok((dir.to_string(), pattern.to_string()));
     }
     let parts: Vec<&str> = pattern.split('/').collect();
     let first_glob = parts
@@ -122,7 +131,7 @@ fn split(input: &Value) -> (String, String) {
     } else {
         base
     };
-    (base, rest)
+    Ok((base, rest))
 }
 
 /// The pattern as ripgrep's `--glob` reads it (gitignore syntax): without

@@ -6,13 +6,14 @@
 //! calls (`is_concurrency_safe`), and runs. It never asks the user anything:
 //! permission is decided before `call` by the policy plane.
 
-mod agent;
+pub(crate) mod agent;
 mod ask;
 mod bash;
 mod edit;
 mod files;
 mod glob;
 mod grep;
+pub(crate) mod input;
 #[cfg(feature = "notebooks")]
 mod notebook;
 mod read;
@@ -126,7 +127,9 @@ pub enum Topic {
 pub trait Tool {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
-    fn input_schema(&self) -> Value;
+    /// Borrowed for every tool whose schema is fixed: built-in ones parse
+    /// theirs once ([`input::Schema`]), MCP ones keep what the server sent.
+    fn input_schema(&self) -> std::borrow::Cow<'_, Value>;
     fn kind(&self) -> Kind;
     /// True when this input cannot change anything outside tern.
     fn is_read_only(&self, input: &Value) -> bool;
@@ -136,10 +139,20 @@ pub trait Tool {
     fn is_concurrency_safe(&self, input: &Value, _ctx: &ToolContext) -> bool {
         self.is_read_only(input)
     }
+    /// The input field naming the one file this tool opens, and how it
+    /// opens it: what `paths` reads by default.
+    fn path_field(&self) -> Option<(Access, &'static str)> {
+        None
+    }
     /// The paths this input will open, as written. Policy resolves and
-    /// checks them; `call` gets them back, resolved, on its permit.
-    fn paths(&self, _input: &Value) -> Vec<PathUse> {
-        Vec::new()
+    /// checks them; `call` gets them back, resolved, on its permit. Read
+    /// from the path field alone, so a question about a call whose other
+    /// fields are wrong still names its file.
+    fn paths(&self, input: &Value) -> Vec<PathUse> {
+        self.path_field().map_or_else(Vec::new, |(access, field)| {
+            let raw = input::Fields::of(input).and_then(|f| f.text(field));
+            vec![PathUse::new(access, raw.unwrap_or_default())]
+        })
     }
     /// Input fields only whoever answers the call's question may set (the
     /// answers to AskUserQuestion): removed from what the model sends.
@@ -255,7 +268,7 @@ pub trait Subagents {
     /// Runs an Agent call: its answer, or for a background one its id.
     fn run<'a>(
         self: Rc<Self>,
-        input: &'a Value,
+        call: agent::AgentCall<'a>,
         ctx: &'a ToolContext,
         call_id: &'a str,
     ) -> LocalFuture<'a, ToolOutput>;
@@ -611,7 +624,7 @@ impl Registry {
             .cloned()
             .chain(self.dynamic_tools())
             .map(|t| {
-                let schema = t.input_schema();
+                let schema = t.input_schema().into_owned();
                 if self.compact {
                     obj! {
                         "name" => t.name(),
@@ -661,14 +674,6 @@ fn without_descriptions(schema: &Value) -> Value {
     Value::Object(out)
 }
 
-/// Reads an optional non-negative integer field.
-fn opt_usize(input: &Value, key: &str) -> Option<usize> {
-    input
-        .get(key)
-        .and_then(Value::as_i64)
-        .and_then(|n| usize::try_from(n).ok())
-}
-
 /// Cuts `s` to at most `max` bytes on a character boundary.
 pub fn cut_str(s: &str, max: usize) -> &str {
     if s.len() <= max {
@@ -689,7 +694,7 @@ mod tests {
     fn builtin_schemas_are_objects_with_properties() {
         let reg = Registry::builtin();
         for name in reg.names() {
-            let schema = &reg.get(&name).unwrap().input_schema();
+            let schema = reg.get(&name).unwrap().input_schema().into_owned();
             assert_eq!(schema.str_field("type"), Some("object"), "{name}");
             assert!(
                 schema
@@ -698,6 +703,56 @@ mod tests {
                     .is_some(),
                 "{name}"
             );
+        }
+    }
+
+    /// Each tool's reader takes every input its schema lets through: a
+    /// field read as the wrong type would fail calls the schema allowed.
+    #[test]
+    fn every_builtin_reads_what_its_schema_allows() {
+        fn sample(schema: &Value) -> Value {
+            if let Some(first) = schema.get("enum").and_then(Value::as_array) {
+                return first[0].clone();
+            }
+            match schema.str_field("type") {
+                Some("string") => Value::from("x"),
+                Some("integer" | "number") => Value::from(1i64),
+                Some("boolean") => Value::Bool(true),
+                Some("array") => Value::Array(Vec::new()),
+                _ => obj! {},
+            }
+        }
+        let (ctx, _dir) = testing::context();
+        let mut tools = Registry::builtin().tools;
+        tools.extend(Registry::coordinator().tools);
+        #[cfg(feature = "repl")]
+        tools.push(Rc::new(repl::Repl));
+        for tool in tools {
+            let schema = tool.input_schema().into_owned();
+            let props = schema.get("properties").and_then(Value::as_object).unwrap();
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut least = crate::json::Map::new();
+            let mut all = crate::json::Map::new();
+            for (name, sub) in props.iter() {
+                if required.contains(&name) {
+                    least.insert(name, sample(sub));
+                }
+                all.insert(name, sample(sub));
+            }
+            for input in [Value::Object(least), Value::Object(all)] {
+                check_input(&schema, &mut input.clone()).unwrap();
+                if let Err(e) = tool.validate(&input, &ctx) {
+                    assert!(
+                        !e.contains("` must be") && !e.contains("` is required"),
+                        "{}: its reader refused {input:?}: {e}",
+                        tool.name()
+                    );
+                }
+            }
         }
     }
 

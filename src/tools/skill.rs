@@ -2,8 +2,11 @@
 //! `config::skills`) — its instructions, and the names of the files in its
 //! folder for the model to read when the instructions refer to them.
 
+use std::borrow::Cow;
+
+use super::input::{Fields, Schema};
 use super::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::Permit;
 
 /// Files of a skill's folder named at most.
@@ -20,12 +23,12 @@ impl Tool for Skill {
          of task, and the files in its folder. Load it when the task matches the skill's \
          description, then follow it."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["skill"],"properties":{
             "skill":{"type":"string","description":"The skill's name"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> Kind {
         Kind::Other
@@ -35,7 +38,7 @@ impl Tool for Skill {
         true
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        find(ctx, input.str_field("skill").unwrap_or("")).map(|_| ())
+        find(ctx, Fields::of(input)?.text("skill")?).map(|_| ())
     }
     fn call<'a>(
         &'a self,
@@ -44,7 +47,10 @@ impl Tool for Skill {
         _: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let skill = match find(ctx, input.str_field("skill").unwrap_or("")) {
+            let skill = match Fields::of(&input)
+                .and_then(|f| f.text("skill"))
+                .and_then(|name| find(ctx, name))
+            {
                 Ok(s) => s,
                 Err(e) => return ToolOutput::error(e),
             };

@@ -54,12 +54,16 @@ impl Tool for StructuredOutput {
          this tool exactly once, at the end, with an input that matches its schema; the input \
          is the answer. If it is refused, read the error and call it again with a corrected input."
     }
-    fn input_schema(&self) -> Value {
-        self.slot
-            .schema
-            .borrow()
-            .clone()
-            .unwrap_or_else(|| crate::obj! { "type" => "object" })
+    /// Owned: the schema can be set while the session runs (`--json-schema`
+    /// through the SDK), so it is read from its cell at each use.
+    fn input_schema(&self) -> std::borrow::Cow<'_, Value> {
+        std::borrow::Cow::Owned(
+            self.slot
+                .schema
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| crate::obj! { "type" => "object" }),
+        )
     }
     fn kind(&self) -> Kind {
         Kind::Other

@@ -1,7 +1,10 @@
 //! TodoWrite: the model's own task list for the session.
 
+use std::borrow::Cow;
+
+use super::input::Schema;
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::Permit;
 
 pub struct TodoWrite;
@@ -16,15 +19,15 @@ impl Tool for TodoWrite {
          as soon as it is done. Each item has `content` (imperative, e.g. \"Run the \
          tests\"), `activeForm` (e.g. \"Running the tests\") and `status`."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["todos"],"properties":{
             "todos":{"type":"array","items":{"type":"object","required":["content","status","activeForm"],"properties":{
               "content":{"type":"string"},
               "status":{"type":"string","enum":["pending","in_progress","completed"]},
               "activeForm":{"type":"string"}}}}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Other

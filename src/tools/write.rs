@@ -1,11 +1,28 @@
 //! Write: create a file or replace one the model has read.
 
-use super::{
-    Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, files::write_atomically,
-};
-use crate::json::{Value, parse};
+use std::borrow::Cow;
+
+use super::input::{Fields, Schema};
+use super::{Access, LocalFuture, Permit, Tool, ToolContext, ToolOutput, files::write_atomically};
+use crate::json::Value;
 
 pub struct Write;
+
+/// A Write call's input.
+struct Args<'a> {
+    file_path: &'a str,
+    content: &'a str,
+}
+
+impl<'a> Args<'a> {
+    fn decode(input: &'a Value) -> Result<Args<'a>, String> {
+        let f = Fields::of(input)?;
+        Ok(Args {
+            file_path: f.text("file_path")?,
+            content: f.text("content")?,
+        })
+    }
+}
 
 impl Tool for Write {
     fn name(&self) -> &str {
@@ -17,13 +34,13 @@ impl Tool for Write {
          changed since. Prefer Edit for changes to existing files, and NotebookEdit for \
          existing Jupyter notebooks."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["file_path","content"],"properties":{
             "file_path":{"type":"string","description":"Absolute path of the file to write"},
             "content":{"type":"string","description":"The complete new content"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Edit
@@ -31,14 +48,11 @@ impl Tool for Write {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
-    fn paths(&self, input: &Value) -> Vec<PathUse> {
-        vec![PathUse::new(
-            Access::Write,
-            input.str_field("file_path").unwrap_or(""),
-        )]
+    fn path_field(&self) -> Option<(Access, &'static str)> {
+        Some((Access::Write, "file_path"))
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        let path = ctx.resolve(input.str_field("file_path").unwrap_or(""));
+        let path = ctx.resolve(Args::decode(input)?.file_path);
         if path.is_dir() {
             return Err(format!("{} is a directory", ctx.display(&path)));
         }
@@ -69,7 +83,10 @@ impl Tool for Write {
                 Ok(p) => p.to_path_buf(),
                 Err(e) => return ToolOutput::error(e),
             };
-            let content = input.str_field("content").unwrap_or("").to_string();
+            let content = match Args::decode(&input) {
+                Ok(a) => a.content.to_string(),
+                Err(e) => return ToolOutput::error(e),
+            };
             let existed = path.exists();
             let lines = content.lines().count();
             let p = path.clone();

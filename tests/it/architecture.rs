@@ -823,3 +823,50 @@ fn the_topic_check_sees_a_name_match() {
         "{found:?}"
     );
 }
+
+/// Where a tool reads a field of its input by hand, as (file, line): each
+/// tool reads its input in one function, through `tools::input::Fields`,
+/// so a field's name, type and default are written once and a wrong type
+/// is an error naming the field rather than a silent default.
+fn hand_read_inputs(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, code) in files {
+        if !rel.starts_with("tools/") || rel == "tools/input.rs" {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            let by_hand = ["input.str_field(", "input.get(", "input.as_object("]
+                .iter()
+                .any(|t| line.contains(t));
+            if by_hand {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn tools_read_their_input_through_one_typed_reader() {
+    let found = hand_read_inputs(&sources());
+    assert!(
+        found.is_empty(),
+        "a tool input read field by field: read it into the tool's own struct with \
+         tools::input::Fields:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_input_check_sees_a_hand_read_field() {
+    let mut files = sources();
+    let before = hand_read_inputs(&files).len();
+    for (rel, code) in &mut files {
+        if rel == "tools/edit.rs" {
+            code.push_str(
+                "\nfn f(input: &Value) -> &str { input.str_field(\"x\").unwrap_or(\"\") }\n",
+            );
+        }
+    }
+    assert_eq!(hand_read_inputs(&files).len(), before + 1);
+}

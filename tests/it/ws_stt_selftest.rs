@@ -229,7 +229,10 @@ fn dropping_the_server_closes_the_port() {
     // close soon, not at once.
     let until = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(addr).is_ok() {
-        assert!(Instant::now() < until, "the port stayed open after the drop");
+        assert!(
+            Instant::now() < until,
+            "the port stayed open after the drop"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -12,6 +12,7 @@
 //! when it ends ([`Shells::shutdown`]), and if it is dropped without that,
 //! dropping the tasks still kills every process group.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -24,8 +25,9 @@ use super::super::{LocalFuture, Tool, ToolContext, ToolOutput};
 use super::INLINE_LIMIT;
 use super::process::Process;
 use crate::abort::{Abort, Reason};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::Permit;
+use crate::tools::input::{Fields, Schema};
 
 /// New output kept in memory per shell; older unread bytes are dropped
 /// (the log still has them).
@@ -397,13 +399,13 @@ impl Tool for BashOutput {
          regular expression) only the lines that match are shown; the others are \
          discarded."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["bash_id"],"properties":{
             "bash_id":{"type":"string","description":"The shell id Bash returned"},
             "filter":{"type":"string","description":"Regular expression: show only matching lines"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::super::Kind {
         super::super::Kind::Other
@@ -413,12 +415,8 @@ impl Tool for BashOutput {
         true
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        if let Some(f) = input.str_field("filter") {
-            regex::Regex::new(f).map_err(|e| format!("filter is not a valid regex: {e}"))?;
-        }
-        shells(ctx)
-            .find(input.str_field("bash_id").unwrap_or(""))
-            .map(|_| ())
+        let (id, _) = output_args(input)?;
+        shells(ctx).find(id).map(|_| ())
     }
     fn call<'a>(
         &'a self,
@@ -427,14 +425,11 @@ impl Tool for BashOutput {
         _: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let shell = match shells(ctx).find(input.str_field("bash_id").unwrap_or("")) {
-                Ok(s) => s,
+            let (shell, filter) = match output_args(&input)
+                .and_then(|(id, filter)| Ok((shells(ctx).find(id)?, filter)))
+            {
+                Ok(found) => found,
                 Err(e) => return ToolOutput::error(e),
-            };
-            let filter = match input.str_field("filter").map(regex::Regex::new) {
-                None => None,
-                Some(Ok(r)) => Some(r),
-                Some(Err(e)) => return ToolOutput::error(format!("bad filter: {e}")),
             };
             let mut st = shell.state.borrow_mut();
             let running = st.status == Status::Running;
@@ -501,6 +496,16 @@ fn cut_middle(text: String) -> String {
     format!("{head}\n… [{omitted} bytes omitted] …\n{}", &text[from..])
 }
 
+/// A BashOutput call's input: the shell's id and its filter, compiled.
+fn output_args(input: &Value) -> Result<(&str, Option<regex::Regex>), String> {
+    let f = Fields::of(input)?;
+    let filter = f
+        .opt_text("filter")?
+        .map(|r| regex::Regex::new(r).map_err(|e| format!("filter is not a valid regex: {e}")))
+        .transpose()?;
+    Ok((f.text("bash_id")?, filter))
+}
+
 pub struct KillShell;
 
 impl Tool for KillShell {
@@ -510,12 +515,12 @@ impl Tool for KillShell {
     fn description(&self) -> &str {
         "Stop a background shell (Bash with run_in_background) and everything it started."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["shell_id"],"properties":{
             "shell_id":{"type":"string","description":"The shell id Bash returned"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::super::Kind {
         super::super::Kind::Other
@@ -526,7 +531,7 @@ impl Tool for KillShell {
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
         shells(ctx)
-            .find(input.str_field("shell_id").unwrap_or(""))
+            .find(Fields::of(input)?.text("shell_id")?)
             .map(|_| ())
     }
     fn call<'a>(
@@ -536,7 +541,10 @@ impl Tool for KillShell {
         _: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let shell = match shells(ctx).find(input.str_field("shell_id").unwrap_or("")) {
+            let shell = match Fields::of(&input)
+                .and_then(|f| f.text("shell_id"))
+                .and_then(|id| shells(ctx).find(id))
+            {
                 Ok(s) => s,
                 Err(e) => return ToolOutput::error(e),
             };

@@ -18,14 +18,16 @@ mod exit;
 mod output;
 mod process;
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::Duration;
 
 use smol::future::FutureExt;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::json::{Value, parse};
+use crate::json::Value;
 use crate::policy::Permit;
+use crate::tools::input::{Fields, Schema};
 pub use background::{BashOutput, KillShell, Shells};
 use output::Collector;
 use process::Process;
@@ -39,15 +41,33 @@ pub const INLINE_LIMIT: usize = 30_000;
 /// How often a running command's latest line is reported (ToolProgress).
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// How long a foreground command may run: its `timeout`, or 120 s.
-fn foreground_timeout(input: &Value) -> Duration {
-    let ms = input
-        .get("timeout")
-        .and_then(Value::as_i64)
-        .map_or(DEFAULT_TIMEOUT_MS, |t| {
+/// A Bash call's input (`dangerouslyDisableSandbox` is policy's to read).
+struct Args<'a> {
+    command: &'a str,
+    /// Milliseconds, as the model wrote them.
+    timeout: Option<i64>,
+    description: &'a str,
+    background: bool,
+}
+
+impl<'a> Args<'a> {
+    fn decode(input: &'a Value) -> Result<Args<'a>, String> {
+        let f = Fields::of(input)?;
+        Ok(Args {
+            command: f.text("command")?,
+            timeout: f.opt_int("timeout")?,
+            description: f.opt_text("description")?.unwrap_or(""),
+            background: f.flag("run_in_background")?,
+        })
+    }
+
+    /// How long a foreground command may run: its `timeout`, or 120 s.
+    fn timeout(&self) -> Duration {
+        let ms = self.timeout.map_or(DEFAULT_TIMEOUT_MS, |t| {
             t.clamp(1, MAX_TIMEOUT_MS as i64) as u64
         });
-    Duration::from_millis(ms)
+        Duration::from_millis(ms)
+    }
 }
 
 impl Tool for Bash {
@@ -70,16 +90,16 @@ impl Tool for Bash {
          it for servers and long builds, not with `&`. Prefer Read, Grep and Glob for \
          reading and searching files."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["command"],"properties":{
             "command":{"type":"string","description":"The command to run"},
             "timeout":{"type":"integer","description":"Timeout in milliseconds (default 120000, max 600000)"},
             "description":{"type":"string","description":"Five to ten words saying what the command does"},
             "run_in_background":{"type":"boolean","description":"Run in the background and return a shell id at once"},
             "dangerouslyDisableSandbox":{"type":"boolean","description":"Ask to run outside the sandbox"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Execute
@@ -93,7 +113,9 @@ impl Tool for Bash {
     fn is_concurrency_safe(&self, input: &Value, ctx: &ToolContext) -> bool {
         // A line that may move the shell runs alone, so the calls after
         // it start (and are judged) in the directory it left.
-        let command = input.str_field("command").unwrap_or("");
+        let Ok(Args { command, .. }) = Args::decode(input) else {
+            return false;
+        };
         !may_change_directory(command)
             && crate::policy::bash::read_only_in(
                 command,
@@ -102,15 +124,16 @@ impl Tool for Bash {
             )
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        if input.str_field("command").unwrap_or("").trim().is_empty() {
+        let args = Args::decode(input)?;
+        if args.command.trim().is_empty() {
             return Err("command is empty".into());
         }
-        if let Some(t) = input.get("timeout").and_then(Value::as_i64)
+        if let Some(t) = args.timeout
             && !(1..=MAX_TIMEOUT_MS as i64).contains(&t)
         {
             return Err(format!("timeout must be between 1 and {MAX_TIMEOUT_MS} ms"));
         }
-        if background(input) && !ctx.shells.available() {
+        if args.background && !ctx.shells.available() {
             return Err(
                 "background shells are not available here; run the command in the foreground"
                     .into(),
@@ -120,7 +143,8 @@ impl Tool for Bash {
     }
     fn native_timeout(&self, input: &Value) -> Option<Duration> {
         // A background command is answered at once with a shell id.
-        (!background(input)).then(|| foreground_timeout(input))
+        let args = Args::decode(input).ok()?;
+        (!args.background).then(|| args.timeout())
     }
     fn call<'a>(
         &'a self,
@@ -129,14 +153,18 @@ impl Tool for Bash {
         permit: &'a Permit,
     ) -> LocalFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let written = input.str_field("command").unwrap_or("");
+            let args = match Args::decode(&input) {
+                Ok(a) => a,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let written = args.command;
             // The line as policy decided it (globs already expanded), or as written.
             let command = permit.command().unwrap_or(written).to_string();
             let hardened = permit.hardened();
             // Where policy judged it: the shell's directory.
             let cwd = permit.cwd().unwrap_or(&ctx.cwd).to_path_buf();
-            if background(&input) {
-                let description = input.str_field("description").unwrap_or("");
+            if args.background {
+                let description = args.description;
                 // Refused before anything starts, so nothing is left half-checked.
                 if let Some(why) = ctx.shells.refuse_another() {
                     return ToolOutput::error(why);
@@ -155,12 +183,12 @@ impl Tool for Bash {
                 &Line {
                     command: &command,
                     written,
-                    input: &input,
+                    description: args.description,
                     sandbox: permit.sandbox(),
                     cwd: &cwd,
                     hardened,
                 },
-                foreground_timeout(&input),
+                args.timeout(),
                 ctx,
                 &progress,
             )
@@ -192,10 +220,6 @@ fn command_env(ctx: &ToolContext, hardened: bool) -> Vec<(std::ffi::OsString, st
         }
     }
     env
-}
-
-fn background(input: &Value) -> bool {
-    input.get("run_in_background").and_then(Value::as_bool) == Some(true)
 }
 
 /// Might this line change its shell's directory? Read loosely (any
@@ -232,7 +256,8 @@ struct Line<'a> {
     command: &'a str,
     /// What the model wrote (shown for a shell moved to the background).
     written: &'a str,
-    input: &'a Value,
+    /// The model's few words on what it does.
+    description: &'a str,
     /// The sandbox its permit names.
     sandbox: Option<&'a crate::sandbox::SandboxPolicy>,
     /// Where it runs: where policy judged it.
@@ -300,7 +325,7 @@ async fn run(
     let collector = collector.into_inner();
     let mut kill_note = None;
     if let Ending::TimedOut = ending {
-        let description = line.input.str_field("description").unwrap_or("");
+        let description = line.description;
         let so_far = collector.so_far();
         match ctx
             .shells

@@ -4,6 +4,7 @@
 //! without `multiline`, and the answer paged by `offset` and `head_limit`
 //! (250 entries unless told).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -12,11 +13,10 @@ use regex::bytes::{Regex, RegexBuilder};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{
-    Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, cut_str as cut, opt_usize,
-};
-use crate::json::{Value, parse};
+use super::{Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, cut_str as cut};
+use crate::json::Value;
 use crate::policy::ReadFilter;
+use crate::tools::input::{Fields, Schema};
 
 mod lines;
 
@@ -48,8 +48,8 @@ impl Tool for Grep {
          files; default 250, 0 for all) after skipping `offset` entries (default 0): page \
          through a long answer with both."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
             "pattern":{"type":"string","description":"Regular expression to search for"},
             "path":{"type":"string","description":"File or directory to search (default: the working directory)"},
@@ -64,8 +64,8 @@ impl Tool for Grep {
             "multiline":{"type":"boolean","description":"Let matches span lines"},
             "head_limit":{"type":"integer","description":"Show only the first N entries (lines, counts or files) after offset; default 250, 0 for no limit"},
             "offset":{"type":"integer","description":"Skip the first N entries before applying head_limit (default 0)"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Read
@@ -74,10 +74,12 @@ impl Tool for Grep {
         true
     }
     fn paths(&self, input: &Value) -> Vec<PathUse> {
-        vec![PathUse::new(
-            Access::Search,
-            input.str_field("path").unwrap_or("."),
-        )]
+        Fields::of(input)
+            .and_then(|f| f.opt_text("path"))
+            .map_or_else(
+                |_| Vec::new(),
+                |path| vec![PathUse::new(Access::Search, path.unwrap_or("."))],
+            )
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
         Query::from_input(input, PathBuf::new(), Arc::default()).map(drop)
@@ -139,12 +141,10 @@ struct Query {
 
 impl Query {
     fn from_input(input: &Value, root: PathBuf, filter: Arc<ReadFilter>) -> Result<Query, String> {
-        let pattern = input.str_field("pattern").unwrap_or("");
-        let multiline = input
-            .get("multiline")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let case_insensitive = input.get("-i").and_then(Value::as_bool).unwrap_or(false);
+        let f = Fields::of(input)?;
+        let pattern = f.text("pattern")?;
+        let multiline = f.flag("multiline")?;
+        let case_insensitive = f.flag("-i")?;
         let build = |pattern: &str| {
             RegexBuilder::new(pattern)
                 .case_insensitive(case_insensitive)
@@ -158,34 +158,31 @@ impl Query {
         if !multiline && let Some(one_line) = one_line(pattern, case_insensitive)? {
             regex = build(&one_line)?;
         }
-        let mode = match input
-            .str_field("output_mode")
-            .unwrap_or("files_with_matches")
-        {
+        let mode = match f.opt_text("output_mode")?.unwrap_or("files_with_matches") {
             "content" => Mode::Content,
             "count" => Mode::Count,
             _ => Mode::Files,
         };
-        let context = opt_usize(input, "-C").unwrap_or(0);
+        let context = f.opt_count("-C")?.unwrap_or(0);
         Ok(Query {
             regex,
             root,
             mode,
             shape: lines::Shape {
-                numbers: input.get("-n").and_then(Value::as_bool).unwrap_or(true),
-                before: opt_usize(input, "-B").unwrap_or(context),
-                after: opt_usize(input, "-A").unwrap_or(context),
+                numbers: f.opt_flag("-n")?.unwrap_or(true),
+                before: f.opt_count("-B")?.unwrap_or(context),
+                after: f.opt_count("-A")?.unwrap_or(context),
                 multiline,
             },
-            offset: opt_usize(input, "offset").unwrap_or(0),
+            offset: f.opt_count("offset")?.unwrap_or(0),
             // 0 is Claude Code's "no limit".
-            head_limit: match opt_usize(input, "head_limit") {
+            head_limit: match f.opt_count("head_limit")? {
                 None => Some(DEFAULT_HEAD_LIMIT),
                 Some(0) => None,
                 n => n,
             },
-            glob: input.str_field("glob").map(str::to_string),
-            file_type: input.str_field("type").map(str::to_string),
+            glob: f.opt_text("glob")?.map(str::to_string),
+            file_type: f.opt_text("type")?.map(str::to_string),
             filter,
             withheld: Arc::default(),
         })

@@ -3,14 +3,16 @@
 //! is changed only in that cell's span (see `text`), checked to parse as
 //! the notebook it should be, and written atomically.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use super::text::Layout;
 use super::{Notebook, split_lines};
-use crate::json::{Map, Value, parse};
+use crate::json::{Map, Value};
 use crate::tools::files::write_atomically;
+use crate::tools::input::{Fields, Schema};
 use crate::tools::read::describe_io;
-use crate::tools::{Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput};
+use crate::tools::{Access, LocalFuture, Permit, Tool, ToolContext, ToolOutput};
 
 pub struct NotebookEdit;
 
@@ -19,6 +21,54 @@ enum Mode {
     Replace,
     Insert,
     Delete,
+}
+
+/// A NotebookEdit call's input, with the fields its mode needs checked.
+struct Args<'a> {
+    notebook_path: &'a str,
+    mode: Mode,
+    cell_id: Option<&'a str>,
+    cell_number: Option<usize>,
+    new_source: &'a str,
+    cell_type: Option<&'a str>,
+}
+
+impl<'a> Args<'a> {
+    fn decode(input: &'a Value) -> Result<Args<'a>, String> {
+        let f = Fields::of(input)?;
+        let mode = match f.opt_text("edit_mode")? {
+            Some("insert") => Mode::Insert,
+            Some("delete") => Mode::Delete,
+            _ => Mode::Replace,
+        };
+        let new_source = f.opt_text("new_source")?;
+        let cell_type = f.opt_text("cell_type")?;
+        let cell_id = f.opt_text("cell_id")?;
+        let cell_number = f
+            .opt_int("cell_number")?
+            .map(|n| {
+                usize::try_from(n)
+                    .map_err(|_| "cell_number counts from 0 and cannot be negative".to_string())
+            })
+            .transpose()?;
+        if mode != Mode::Delete && new_source.is_none() {
+            return Err("new_source is required to replace or insert a cell".into());
+        }
+        if mode == Mode::Insert && cell_type.is_none() {
+            return Err("cell_type (code or markdown) is required to insert a cell".into());
+        }
+        if mode != Mode::Insert && cell_id.is_none() && cell_number.is_none() {
+            return Err("say which cell: give cell_id or cell_number".into());
+        }
+        Ok(Args {
+            notebook_path: f.text("notebook_path")?,
+            mode,
+            cell_id,
+            cell_number,
+            new_source: new_source.unwrap_or(""),
+            cell_type,
+        })
+    }
 }
 
 impl Tool for NotebookEdit {
@@ -34,8 +84,8 @@ impl Tool for NotebookEdit {
          cell named by cell_id, or at index cell_number, or first when neither is given. \
          `delete` removes the cell. Other cells are left exactly as they were."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["notebook_path"],"properties":{
             "notebook_path":{"type":"string","description":"Absolute path of the .ipynb file"},
             "cell_id":{"type":"string","description":"The id of the cell to change; for insert, the new cell goes after it"},
@@ -43,8 +93,8 @@ impl Tool for NotebookEdit {
             "new_source":{"type":"string","description":"The cell's new source (not needed for delete)"},
             "cell_type":{"type":"string","enum":["code","markdown"],"description":"The cell's type; required for insert"},
             "edit_mode":{"type":"string","enum":["replace","insert","delete"],"description":"replace (default), insert or delete"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> crate::tools::Kind {
         crate::tools::Kind::Edit
@@ -52,34 +102,11 @@ impl Tool for NotebookEdit {
     fn is_read_only(&self, _: &Value) -> bool {
         false
     }
-    fn paths(&self, input: &Value) -> Vec<PathUse> {
-        vec![PathUse::new(
-            Access::Write,
-            input.str_field("notebook_path").unwrap_or(""),
-        )]
+    fn path_field(&self) -> Option<(Access, &'static str)> {
+        Some((Access::Write, "notebook_path"))
     }
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        let mode = mode(input);
-        if mode != Mode::Delete && input.get("new_source").is_none() {
-            return Err("new_source is required to replace or insert a cell".into());
-        }
-        if mode == Mode::Insert && input.get("cell_type").is_none() {
-            return Err("cell_type (code or markdown) is required to insert a cell".into());
-        }
-        if mode != Mode::Insert
-            && input.get("cell_id").is_none()
-            && input.get("cell_number").is_none()
-        {
-            return Err("say which cell: give cell_id or cell_number".into());
-        }
-        if input
-            .get("cell_number")
-            .and_then(Value::as_i64)
-            .is_some_and(|n| n < 0)
-        {
-            return Err("cell_number counts from 0 and cannot be negative".into());
-        }
-        let path = ctx.resolve(input.str_field("notebook_path").unwrap_or(""));
+        let path = ctx.resolve(Args::decode(input)?.notebook_path);
         let shown = ctx.display(&path);
         if path.extension().is_none_or(|e| e != "ipynb") {
             return Err(format!(
@@ -122,14 +149,6 @@ impl Tool for NotebookEdit {
     }
 }
 
-fn mode(input: &Value) -> Mode {
-    match input.str_field("edit_mode") {
-        Some("insert") => Mode::Insert,
-        Some("delete") => Mode::Delete,
-        _ => Mode::Replace,
-    }
-}
-
 /// Makes the change and says what it did.
 fn apply(path: &Path, input: &Value) -> Result<String, String> {
     let mut bytes = Vec::new();
@@ -148,12 +167,11 @@ fn apply(path: &Path, input: &Value) -> Result<String, String> {
     if layout.len() != cells.len() {
         return Err("the notebook's text could not be followed".into());
     }
-    let mode = mode(input);
-    let new_source = input.str_field("new_source").unwrap_or("");
-    let cell_type = input.str_field("cell_type");
-    let (updated, said, count) = match mode {
+    let args = Args::decode(input)?;
+    let (new_source, cell_type) = (args.new_source, args.cell_type);
+    let (updated, said, count) = match args.mode {
         Mode::Replace => {
-            let at = find(&nb, input)?;
+            let at = find(&nb, &args)?;
             let cell = replaced(&cells[at], new_source, cell_type);
             let said = format!(
                 "Replaced the source of cell {at}{} ({})",
@@ -163,7 +181,7 @@ fn apply(path: &Path, input: &Value) -> Result<String, String> {
             (layout.replace(text, at, &cell), said, cells.len())
         }
         Mode::Insert => {
-            let at = insert_at(&nb, input)?;
+            let at = insert_at(&nb, &args)?;
             let cell = new_cell(&nb, cell_type.unwrap_or("code"), new_source);
             let said = format!(
                 "Inserted a new {} cell at index {at}{}",
@@ -173,7 +191,7 @@ fn apply(path: &Path, input: &Value) -> Result<String, String> {
             (layout.insert(text, at, &cell), said, cells.len() + 1)
         }
         Mode::Delete => {
-            let at = find(&nb, input)?;
+            let at = find(&nb, &args)?;
             let said = format!(
                 "Deleted cell {at}{} ({}); {} cells remain",
                 id_note(&cells[at]),
@@ -200,27 +218,23 @@ fn id_note(cell: &Value) -> String {
 }
 
 /// The index of the cell the input names.
-fn find(nb: &Notebook, input: &Value) -> Result<usize, String> {
+fn find(nb: &Notebook, args: &Args) -> Result<usize, String> {
     let cells = nb.cells();
-    let by_number = input.get("cell_number").and_then(Value::as_i64);
-    let by_id = match input.str_field("cell_id") {
+    let by_id = match args.cell_id {
         Some(id) => Some(find_id(cells, id)?),
         None => None,
     };
-    match (by_id, by_number) {
-        (Some(i), Some(n)) if i as i64 != n => Err(format!(
+    match (by_id, args.cell_number) {
+        (Some(i), Some(n)) if i != n => Err(format!(
             "cell_id names cell {i} but cell_number is {n}; give one of them"
         )),
         (Some(i), _) => Ok(i),
-        (None, Some(n)) => usize::try_from(n)
-            .ok()
-            .filter(|&n| n < cells.len())
-            .ok_or_else(|| {
-                format!(
-                    "there is no cell {n}: the notebook has {} cells, numbered from 0",
-                    cells.len()
-                )
-            }),
+        (None, Some(n)) => Some(n).filter(|&n| n < cells.len()).ok_or_else(|| {
+            format!(
+                "there is no cell {n}: the notebook has {} cells, numbered from 0",
+                cells.len()
+            )
+        }),
         (None, None) => Err("say which cell: give cell_id or cell_number".into()),
     }
 }
@@ -250,20 +264,14 @@ fn find_id(cells: &[Value], id: &str) -> Result<usize, String> {
 }
 
 /// Where an insert puts the new cell.
-fn insert_at(nb: &Notebook, input: &Value) -> Result<usize, String> {
+fn insert_at(nb: &Notebook, args: &Args) -> Result<usize, String> {
     let len = nb.cells().len();
-    match (
-        input.str_field("cell_id"),
-        input.get("cell_number").and_then(Value::as_i64),
-    ) {
+    match (args.cell_id, args.cell_number) {
         (Some(_), Some(_)) => Err("for insert, give cell_id or cell_number, not both".into()),
         (Some(id), None) => Ok(find_id(nb.cells(), id)? + 1),
-        (None, Some(n)) => usize::try_from(n)
-            .ok()
-            .filter(|&n| n <= len)
-            .ok_or_else(|| {
-                format!("cell_number {n} is past the end: the notebook has {len} cells")
-            }),
+        (None, Some(n)) => Some(n).filter(|&n| n <= len).ok_or_else(|| {
+            format!("cell_number {n} is past the end: the notebook has {len} cells")
+        }),
         (None, None) => Ok(0),
     }
 }

@@ -7,14 +7,38 @@
 mod lines;
 pub(crate) mod media;
 
+use std::borrow::Cow;
 use std::io::Read as _;
 use std::path::Path;
 
 use super::files::Encoding;
-use super::{Access, LocalFuture, PathUse, Permit, Tool, ToolContext, ToolOutput, opt_usize};
-use crate::json::{Value, parse};
+use super::input::{Fields, Schema};
+use super::{Access, LocalFuture, Permit, Tool, ToolContext, ToolOutput};
+use crate::json::Value;
 
 pub struct Read;
+
+/// A Read call's input, but for its path.
+struct Args {
+    offset: Option<usize>,
+    limit: Option<usize>,
+    /// The PDF pages asked for, first and last (1-based).
+    pages: Option<(usize, usize)>,
+    allow_large: bool,
+}
+
+impl Args {
+    /// The file comes from the permit, resolved; the rest from here.
+    fn decode(input: &Value) -> Result<Args, String> {
+        let f = Fields::of(input)?;
+        Ok(Args {
+            offset: f.opt_count("offset")?,
+            limit: f.opt_count("limit")?,
+            pages: f.opt_text("pages")?.map(parse_pages).transpose()?,
+            allow_large: f.flag("allow_large")?,
+        })
+    }
+}
 
 pub const DEFAULT_LIMIT: usize = 2000;
 /// Claude Code's cap on one Read's text, in tokens; about four bytes
@@ -55,16 +79,16 @@ impl Tool for Read {
          the index of the first cell and `limit` a number of cells. Other binary files, \
          pipes and devices are refused. You must Read a file before you Edit or overwrite it."
     }
-    fn input_schema(&self) -> Value {
-        parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["file_path"],"properties":{
             "file_path":{"type":"string","description":"Absolute path of the file (relative paths are taken from the working directory)"},
             "offset":{"type":"integer","description":"Line number to start at (1-based); for a notebook, the first cell's index (0-based)"},
             "limit":{"type":"integer","description":"How many lines (or notebook cells) to read"},
             "pages":{"type":"string","description":"Pages of a PDF, e.g. \"3\" or \"1-5\" (at most 20); only for PDF files"},
             "allow_large":{"type":"boolean","description":"Read past the 25000-token cap on one read's text (default false)"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Read
@@ -72,17 +96,11 @@ impl Tool for Read {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
-    fn paths(&self, input: &Value) -> Vec<PathUse> {
-        vec![PathUse::new(
-            Access::Read,
-            input.str_field("file_path").unwrap_or(""),
-        )]
+    fn path_field(&self) -> Option<(Access, &'static str)> {
+        Some((Access::Read, "file_path"))
     }
     fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
-        match input.str_field("pages") {
-            Some(p) => parse_pages(p).map(|_| ()),
-            None => Ok(()),
-        }
+        Args::decode(input).map(drop)
     }
     fn native_timeout(&self, _: &Value) -> Option<std::time::Duration> {
         Some(crate::tools::FILE_TOOL_TIMEOUT)
@@ -98,23 +116,22 @@ impl Tool for Read {
                 Ok(p) => p.to_path_buf(),
                 Err(e) => return ToolOutput::error(e),
             };
-            let pages = match input.str_field("pages").map(parse_pages).transpose() {
-                Ok(p) => p,
+            let args = match Args::decode(&input) {
+                Ok(a) => a,
                 Err(e) => return ToolOutput::error(e),
             };
-            let allow_large = input.get("allow_large").and_then(Value::as_bool) == Some(true);
             // The cap leaves room for the note within a small window's
             // result limit, so it is not cut off by the pipeline.
-            let max_bytes = (!allow_large).then(|| {
+            let max_bytes = (!args.allow_large).then(|| {
                 ctx.result_limit.map_or(MAX_TEXT_BYTES, |l| {
                     l.saturating_sub(400).min(MAX_TEXT_BYTES)
                 })
             });
             let window = Window {
-                offset: opt_usize(&input, "offset"),
-                limit: opt_usize(&input, "limit"),
+                offset: args.offset,
+                limit: args.limit,
                 max_bytes,
-                pages,
+                pages: args.pages,
             };
             let shown = ctx.display(&path);
             let budget = ctx.media_budget();

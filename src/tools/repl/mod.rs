@@ -12,14 +12,16 @@
 //! that runs out of it is stopped by ending its VM, which loses the
 //! context; the next call starts a fresh one and says so.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use super::{LocalFuture, Tool, ToolContext, ToolOutput};
-use crate::json::{self, Value};
+use crate::json::Value;
 use crate::obj;
 use crate::policy::Permit;
+use crate::tools::input::{Fields, Schema};
 
 mod registered;
 mod replay;
@@ -167,14 +169,14 @@ impl Tool for Repl {
          asks the user); unregisterTool, listTools, getTool. No import, require, filesystem or \
          process access: only the tools. Every inner call is checked as if you made it."
     }
-    fn input_schema(&self) -> Value {
-        json::parse(
+    fn input_schema(&self) -> Cow<'_, Value> {
+        static SCHEMA: Schema = Schema::new(
             r#"{"type":"object","additionalProperties":false,"required":["code"],"properties":{
             "code":{"type":"string","description":"The JavaScript to run"},
             "description":{"type":"string","description":"What it does, in a few words"},
             "timeout":{"type":"number","description":"Script budget in milliseconds (default 30000, at most 600000); time spent in inner tool calls is not counted"}}}"#,
-        )
-        .unwrap_or_default()
+        );
+        Cow::Borrowed(SCHEMA.get())
     }
     fn kind(&self) -> super::Kind {
         super::Kind::Other
@@ -185,6 +187,9 @@ impl Tool for Repl {
     }
     fn is_concurrency_safe(&self, _: &Value, _: &ToolContext) -> bool {
         false
+    }
+    fn validate(&self, input: &Value, _: &ToolContext) -> Result<(), String> {
+        Fields::of(input)?.text("code").map(drop)
     }
     fn call<'a>(
         &'a self,
@@ -197,9 +202,17 @@ impl Tool for Repl {
 }
 
 async fn run(input: Value, ctx: &ToolContext, call_id: &str) -> ToolOutput {
-    let code = input.str_field("code").unwrap_or_default().to_string();
-    let budget = input
-        .get("timeout")
+    let f = match Fields::of(&input) {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let code = match f.text("code") {
+        Ok(c) => c.to_string(),
+        Err(e) => return ToolOutput::error(e),
+    };
+    // A number, not an integer: models write 1500.0.
+    let budget = f
+        .value("timeout")
         .and_then(Value::as_f64)
         .filter(|t| t.is_finite() && *t > 0.0)
         .map_or(DEFAULT_BUDGET_MS, |t| (t as u64).min(MAX_BUDGET_MS));

@@ -3,6 +3,7 @@
 //! Every model call of one asks (it is not read-only), and its handler
 //! runs in the VM, its own inner calls checked like any other.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -47,8 +48,8 @@ impl Tool for Registered {
     fn description(&self) -> &str {
         &self.description
     }
-    fn input_schema(&self) -> Value {
-        self.schema.clone()
+    fn input_schema(&self) -> Cow<'_, Value> {
+        Cow::Borrowed(&self.schema)
     }
     fn kind(&self) -> Kind {
         Kind::Other

@@ -5,6 +5,7 @@
 //! session's spending like any other request.
 
 use crate::json::{self, Value};
+use crate::tools::input::Fields;
 use crate::tools::{ToolContext, ToolOutput};
 
 const SYSTEM: &str = "You answer one request from a script a coding agent runs. Answer \
@@ -19,11 +20,14 @@ pub(super) async fn haiku(ctx: &ToolContext, input: &Value) -> ToolOutput {
     let Some(sampler) = ctx.sampler.as_deref() else {
         return ToolOutput::error("there is no model to ask here");
     };
-    let prompt = input.str_field("prompt").unwrap_or_default();
+    // A script's request: no schema has checked it.
+    let (prompt, schema) = match Fields::of(input).and_then(|f| Ok((f.opt_text("prompt")?, f))) {
+        Ok((prompt, f)) => (prompt.unwrap_or_default(), f.value("schema")),
+        Err(e) => return ToolOutput::error(e),
+    };
     if prompt.trim().is_empty() {
         return ToolOutput::error("the prompt is empty");
     }
-    let schema = input.get("schema").filter(|s| !s.is_null());
     if let Some(s) = schema
         && let Err(e) = crate::tools::schema::well_formed(s)
     {
