@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tern::harness::Assembler;
-use tern::harness::{Flow, SseParser};
+use tern::harness::{ChatTranslator, Flow, SseParser};
 
 struct Sample {
     wall: Duration,
@@ -784,6 +784,98 @@ fn sse_throughput() {
     }
 }
 
+/// The chat completions path (local servers): SSE parse, translation into
+/// Messages API events (reasoning and `<think>` text into thinking blocks)
+/// and assembly, per MB of what the server sent.
+fn chat_throughput() {
+    let mb: usize = std::env::var("TERN_BENCH_SSE_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32);
+    let json_str = |s: &str| tern::json::Value::from(s).to_json();
+    let chunk = |field: &str, text: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3\",\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":{}}},\"finish_reason\":null}}]}}\n\n",
+            json_str(text)
+        )
+    };
+    let sentences = [
+        "Let me look at the failing test first. ",
+        "The assertion compares \"a\" with \"b\"; ",
+        "so the fix is in config/server.ts:12.\n",
+    ];
+    let end = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let workloads: [(&str, String, Vec<String>); 3] = [
+        (
+            "text",
+            String::new(),
+            sentences.iter().map(|t| chunk("content", t)).collect(),
+        ),
+        (
+            "reasoning_content",
+            String::new(),
+            sentences
+                .iter()
+                .map(|t| chunk("reasoning_content", t))
+                .collect(),
+        ),
+        (
+            "<think> in the text",
+            chunk("content", "<think>"),
+            sentences.iter().map(|t| chunk("content", t)).collect(),
+        ),
+    ];
+    for (name, head, deltas) in workloads {
+        let mut stream = String::new();
+        while stream.len() < mb * 1024 * 1024 {
+            stream.push_str(&head);
+            for _ in 0..2000 {
+                for d in &deltas {
+                    stream.push_str(d);
+                }
+            }
+            stream.push_str(end);
+        }
+        let bytes = stream.as_bytes();
+        let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
+        for _ in 0..5 {
+            let began = Instant::now();
+            let cpu = thread_cpu();
+            let mut parser = SseParser::default();
+            let mut translator = ChatTranslator::default();
+            let mut asm = Assembler::new();
+            let mut messages = 0usize;
+            for piece in bytes.chunks(16 * 1024) {
+                parser
+                    .feed(piece, &mut |e| {
+                        for (event, data) in translator.translate(e.data) {
+                            if event == "message_start" {
+                                asm = Assembler::new();
+                            }
+                            asm.feed(event, &data).expect("valid stream");
+                            if asm.is_done() {
+                                messages += 1;
+                                translator = ChatTranslator::default();
+                            }
+                        }
+                        Flow::Continue
+                    })
+                    .expect("parse");
+            }
+            assert!(messages > 0 && asm.is_done());
+            best = best.min(began.elapsed().as_secs_f64());
+            best_cpu = best_cpu.min(thread_cpu() - cpu);
+        }
+        println!(
+            "{:<28} {:>8.1} MB/s   ({:.1} MB/s of CPU time; {} MB, {name}, parse + translate + assemble)",
+            "chat completions SSE",
+            bytes.len() as f64 / 1e6 / best,
+            bytes.len() as f64 / 1e6 / best_cpu,
+            bytes.len() / 1_000_000
+        );
+    }
+}
+
 /// A wide object (a model's tool input can be anything): parse time must
 /// grow linearly with the number of keys.
 fn json_wide_objects() {
@@ -827,7 +919,10 @@ fn main() {
     if let Ok(only) = std::env::var("TERN_BENCH_ONLY") {
         for part in only.split(',') {
             match part.trim() {
-                "sse" => sse_throughput(),
+                "sse" => {
+                    sse_throughput();
+                    chat_throughput();
+                }
                 "json" => json_wide_objects(),
                 "sandbox" => sandbox_overhead(&bin()),
                 "grep" => grep_vs_ripgrep(),
@@ -882,6 +977,7 @@ fn main() {
     compacting_session(&bin, &dir);
     sandbox_overhead(&bin);
     sse_throughput();
+    chat_throughput();
     json_wide_objects();
     grep_vs_ripgrep();
 

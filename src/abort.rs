@@ -24,6 +24,8 @@ pub enum Reason {
     Signal(i32),
     /// Asked for by a controlling program.
     Requested,
+    /// The run's time limit passed (`--max-duration`).
+    TimeLimit,
 }
 
 impl Default for Abort {

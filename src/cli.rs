@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::fmt;
 
+use crate::model::thinking;
 use crate::policy::Mode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,10 @@ pub struct Args {
     pub output_format: Option<OutputFormat>,
     pub model: Option<String>,
     pub max_turns: Option<u32>,
+    /// `--thinking` or `--max-thinking-tokens`, whichever came last.
+    pub thinking: Option<crate::model::thinking::Mode>,
+    pub thinking_display: Option<crate::model::thinking::Display>,
+    pub effort: Option<crate::model::thinking::Effort>,
     pub permission_mode: Option<Mode>,
     pub allowed_tools: Vec<String>,
     pub disallowed_tools: Vec<String>,
@@ -47,6 +52,10 @@ pub struct Args {
     pub fallback_models: Vec<String>,
     /// `--max-budget-usd X`: stop once the session has cost this much.
     pub max_budget_usd: Option<f64>,
+    /// `--max-output-tokens-total`: what the run's models may write.
+    pub max_output_tokens_total: Option<u64>,
+    /// `--max-duration`: how long the run may take.
+    pub max_duration: Option<std::time::Duration>,
     /// `--provider anthropic|openai`: the wire format.
     pub provider: Option<String>,
     /// `--tools A,B` (`""` for none): the built-in tools offered.
@@ -85,22 +94,6 @@ const IGNORED_FLAGS: &[(&str, Option<bool>, &str)] = &[
     ),
     ("plugin-dir", Some(true), "tern has no plugins"),
     ("plugin-dir-no-mcp", Some(true), "tern has no plugins"),
-    (
-        "thinking",
-        Some(true),
-        "tern does not ask for extended thinking",
-    ),
-    (
-        "max-thinking-tokens",
-        Some(true),
-        "tern does not ask for extended thinking",
-    ),
-    (
-        "thinking-display",
-        Some(true),
-        "tern does not ask for extended thinking",
-    ),
-    ("effort", Some(true), "tern sends no effort level"),
     ("betas", Some(true), "tern sends no beta headers"),
     ("task-budget", Some(true), "tern sends no task budget"),
     (
@@ -211,6 +204,13 @@ Options:
       --output-format <FORMAT>    text (default), json, or stream-json
       --model <MODEL>             Model to use (default: $ANTHROPIC_MODEL or claude-sonnet-4-5)
       --max-turns <N>             Stop after N model turns
+      --max-output-tokens-total <N>
+                                  Stop once the run's models have written N tokens
+      --max-duration <TIME>       Stop the run after TIME (90, 90s, 15m, 2h)
+      --max-thinking-tokens <N>   Let the model think up to N tokens first (0: not at all)
+      --thinking <MODE>           adaptive (the model decides), enabled, or disabled
+      --thinking-display <HOW>    summarized or omitted: the thinking text the API returns
+      --effort <LEVEL>            low, medium, high, xhigh or max (models that take it)
       --permission-mode <MODE>    default, acceptEdits, plan, dontAsk, bypassPermissions
       --dangerously-skip-permissions
                                   Same as --permission-mode bypassPermissions
@@ -329,6 +329,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                     }
                 }
             }
+            Long("max-output-tokens-total") => {
+                let v = text(&mut parser, "--max-output-tokens-total")?;
+                match v.parse::<u64>() {
+                    Ok(n) if n > 0 => a.max_output_tokens_total = Some(n),
+                    _ => {
+                        return Err(UsageError(format!(
+                            "invalid --max-output-tokens-total '{v}' (expected a positive whole number of tokens)"
+                        )));
+                    }
+                }
+            }
+            Long("max-duration") => {
+                let v = text(&mut parser, "--max-duration")?;
+                a.max_duration = Some(duration(&v).ok_or_else(|| {
+                    UsageError(format!(
+                        "invalid --max-duration '{v}' (expected seconds, or a number with s, m or h: 90, 90s, 15m, 2h)"
+                    ))
+                })?);
+            }
             Long("provider") => {
                 let v = text(&mut parser, "--provider")?;
                 if !matches!(v.as_str(), "anthropic" | "openai") {
@@ -445,6 +464,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 a.ignored.push((shown, why));
             }
             Long("model") => a.model = Some(text(&mut parser, "--model")?),
+            Long("thinking") => {
+                let v = text(&mut parser, "--thinking")?;
+                a.thinking = Some(thinking::Mode::parse(&v).map_err(UsageError)?);
+            }
+            Long("max-thinking-tokens") => {
+                let v = text(&mut parser, "--max-thinking-tokens")?;
+                a.thinking = Some(
+                    thinking::Mode::budget(&v)
+                        .map_err(|e| UsageError(format!("--max-thinking-tokens: {e}")))?,
+                );
+            }
+            Long("thinking-display") => {
+                let v = text(&mut parser, "--thinking-display")?;
+                a.thinking_display = Some(thinking::Display::parse(&v).map_err(UsageError)?);
+            }
+            Long("effort") => {
+                let v = text(&mut parser, "--effort")?;
+                a.effort = Some(thinking::Effort::parse(&v).map_err(UsageError)?);
+            }
             Long("max-turns") => {
                 let v = text(&mut parser, "--max-turns")?;
                 match v.parse::<u32>() {
@@ -609,6 +647,20 @@ fn usage(e: lexopt::Error) -> UsageError {
     UsageError(e.to_string())
 }
 
+/// A positive length of time: seconds, or a number with `s`, `m` or `h`.
+fn duration(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let (number, unit) = match text.char_indices().last()? {
+        (at, 's') => (&text[..at], 1.0),
+        (at, 'm') => (&text[..at], 60.0),
+        (at, 'h') => (&text[..at], 3600.0),
+        _ => (text, 1.0),
+    };
+    let seconds = number.trim().parse::<f64>().ok()? * unit;
+    (seconds.is_finite() && seconds > 0.0 && seconds < 1e9)
+        .then(|| std::time::Duration::from_secs_f64(seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -718,5 +770,27 @@ mod tests {
             parse(["tern", "-h"].map(OsString::from)).unwrap(),
             Command::Help
         ));
+    }
+
+    #[test]
+    fn durations_read_seconds_and_units_and_refuse_the_rest() {
+        use std::time::Duration;
+        assert_eq!(duration("90"), Some(Duration::from_secs(90)));
+        assert_eq!(duration("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(duration("1.5m"), Some(Duration::from_secs(90)));
+        assert_eq!(duration("2h"), Some(Duration::from_secs(7200)));
+        for bad in ["", "0", "-5", "soon", "5d", "m", "inf", "NaN"] {
+            assert_eq!(duration(bad), None, "{bad:?}");
+        }
+        assert!(
+            run(&["--max-duration", "later"])
+                .unwrap_err()
+                .0
+                .contains("--max-duration")
+        );
+        assert!(run(&["--max-output-tokens-total", "0"]).is_err());
+        let a = run(&["--max-output-tokens-total", "500", "--max-duration", "2m"]).unwrap();
+        assert_eq!(a.max_output_tokens_total, Some(500));
+        assert_eq!(a.max_duration, Some(Duration::from_secs(120)));
     }
 }

@@ -24,6 +24,8 @@ pub use crate::sandbox::{
     SandboxPolicy, UnixSockets, parse_status, probe as sandbox_probe, remember_launcher_at,
 };
 
+/// Chat completions chunks into the Messages API events above.
+pub use crate::model::openai::Translator as ChatTranslator;
 /// The streaming wire: SSE frames into events, events into a message.
 pub use crate::model::sse::{Flow, SseParser};
 pub use crate::model::stream::{Assembler, StreamError, ToolUse};

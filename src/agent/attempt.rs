@@ -112,7 +112,8 @@ impl<'ex> Agent<'ex> {
         sink: &mut dyn FnMut(Event<'_>),
     ) -> AttemptEnd {
         let abort = self.abort.clone();
-        let opened = async { Some(self.client.open(body.to_string()).await) }
+        let betas = self.settings.thinking.betas(&self.settings.model);
+        let opened = async { Some(self.client.open(body.to_string(), &betas).await) }
             .or(async {
                 abort.wait().await;
                 None
@@ -182,6 +183,13 @@ impl<'ex> Agent<'ex> {
                 sink(Event::Stream(data));
                 match asm.feed(event, data) {
                     Ok(Update::TextDelta(t)) => sink(Event::TextDelta(t)),
+                    Ok(Update::BlockDone(Block::Other(block)))
+                        if block.str_field("type") == Some("thinking") =>
+                    {
+                        sink(Event::Thinking(
+                            block.str_field("thinking").unwrap_or_default(),
+                        ));
+                    }
                     Ok(Update::BlockDone(Block::ToolUse(call))) => {
                         if let Some(e) = exec.as_deref_mut() {
                             e.add(call);

@@ -57,6 +57,7 @@ impl Agent<'_> {
             system: &self.settings.system,
             tools,
             messages: &self.messages,
+            thinking: self.settings.thinking,
         })
     }
 
@@ -198,6 +199,7 @@ impl Agent<'_> {
             system: &system,
             tools: &[],
             messages: &request,
+            thinking: Default::default(),
         });
         let (asm, end) = self.attempts(&body, None, false, outcome, sink).await;
         outcome.usage.add(&asm.usage);

@@ -22,6 +22,9 @@ pub enum Event<'a> {
     Prompt { id: &'a str, message: &'a Value },
     /// Visible text as the model writes it.
     TextDelta(&'a str),
+    /// A thinking block, complete (its text as the API returned it: empty
+    /// when the display was `omitted`). Shown folded, never as the answer.
+    Thinking(&'a str),
     /// A complete assistant message (API shape).
     Assistant { id: &'a str, message: &'a Value },
     /// The user message carrying a turn's tool results; each result is a
@@ -109,6 +112,7 @@ pub fn record(t: &mut Transcript, ev: &Event<'_>) {
             t.append("user", summary, summary_id);
         }
         Event::TextDelta(_)
+        | Event::Thinking(_)
         | Event::Relayed(_)
         | Event::Report(_)
         | Event::TurnEnded(_)

@@ -63,6 +63,8 @@ pub enum Ending {
     Blocked(String),
     /// `--max-budget-usd` was reached (the cost so far, in dollars).
     BudgetExceeded(f64),
+    /// `--max-output-tokens-total` was reached (the tokens written).
+    OutputTokensExceeded(u64),
     /// `--json-schema`: the model did not give a valid StructuredOutput
     /// call in this many tries.
     StructuredOutputRetries(u32),
@@ -111,12 +113,18 @@ pub struct Settings {
     /// Tried in order when the model is overloaded or unknown.
     pub fallback_models: Vec<String>,
     pub max_budget_usd: Option<f64>,
+    /// `--max-output-tokens-total`: what the run's models may write.
+    pub max_output_tokens: Option<u64>,
+    /// `--max-duration`: when the run is stopped, wherever it is.
+    pub deadline: Option<Instant>,
     /// The model's context window in tokens.
     pub context_window: u64,
     /// With fallback models: overloaded answers in a row before switching.
     pub fallback_after: u32,
     /// `--json-schema`: the answer must come through StructuredOutput.
     pub structured: Option<Rc<crate::tools::structured::Structured>>,
+    /// What the model is asked to think (sub-agents think as their parent).
+    pub thinking: crate::model::thinking::Thinking,
 }
 
 pub struct Agent<'ex> {
@@ -190,6 +198,11 @@ impl<'ex> Agent<'ex> {
     }
 
     /// The model the next request goes to (`/model`, an SDK's set_model).
+    /// The SDK's `set_max_thinking_tokens`: from the next request on.
+    pub fn set_thinking(&mut self, mode: crate::model::thinking::Mode) {
+        self.settings.thinking.mode = mode;
+    }
+
     pub fn set_model(&mut self, model: String) {
         self.settings.model = model;
     }
@@ -213,6 +226,15 @@ impl<'ex> Agent<'ex> {
         sink: &mut dyn FnMut(Event<'_>),
     ) -> Outcome {
         let id = id.unwrap_or_else(new_uuid);
+        // At the time limit the run is interrupted wherever it is (a
+        // stream, a tool); the timer ends with the run.
+        let _deadline = self.settings.deadline.map(|at| {
+            let abort = self.abort.clone();
+            self.ex.spawn(async move {
+                smol::Timer::at(at).await;
+                abort.trigger(Reason::TimeLimit);
+            })
+        });
         let outcome = self.run_prompt(prompt, &id, sink).await;
         self.drain(sink);
         sink(Event::TurnEnded(&outcome.ending));
@@ -312,10 +334,25 @@ impl<'ex> Agent<'ex> {
     async fn turns(&mut self, outcome: &mut Outcome, sink: &mut dyn FnMut(Event<'_>)) -> Ending {
         let mut count = Counters::new(self.settings.max_turns, &self.settings.fallback_models);
         let mut tools = self.pipeline.registry().definitions();
-        let budget = self.settings.max_budget_usd;
+        let limits = next::Limits {
+            usd: self.settings.max_budget_usd,
+            output_tokens: self.settings.max_output_tokens,
+        };
         loop {
             self.count_spend(outcome);
-            if let Some(stop) = next::before_asking(self.abort.reason(), outcome.cost_usd, budget) {
+            let used = next::Used {
+                usd: outcome.cost_usd,
+                output_tokens: outcome
+                    .model_usage
+                    .iter()
+                    .map(|m| m.usage.output_tokens)
+                    .sum(),
+                past_deadline: self
+                    .settings
+                    .deadline
+                    .is_some_and(|at| Instant::now() >= at),
+            };
+            if let Some(stop) = next::before_asking(self.abort.reason(), used, limits) {
                 return self.ending(stop, outcome);
             }
             self.drain(sink);
@@ -554,6 +591,7 @@ impl<'ex> Agent<'ex> {
             )),
             Stop::MaxTurns => Ending::MaxTurns,
             Stop::Budget(spent) => Ending::BudgetExceeded(spent),
+            Stop::OutputTokens(written) => Ending::OutputTokensExceeded(written),
             Stop::Aborted { reason, in_tools } => {
                 if in_tools {
                     outcome.aborted_in_tools = true;

@@ -195,6 +195,8 @@ pub(crate) enum Stop {
     MaxTurns,
     /// The budget is spent (what was spent).
     Budget(f64),
+    /// The output token budget is spent (how many were written).
+    OutputTokens(u64),
     Aborted {
         reason: Reason,
         in_tools: bool,
@@ -229,22 +231,43 @@ pub(crate) enum Next {
     Stop(Stop),
 }
 
-/// What stops the run before another request: an interruption, then
-/// the budget (checked with what the tools spent counted in).
-pub(crate) fn before_asking(
-    aborted: Option<Reason>,
-    spent: f64,
-    budget: Option<f64>,
-) -> Option<Stop> {
+/// What the run has used so far (sub-agents and tools' model use counted
+/// in), as the limits on it see it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Used {
+    pub(crate) usd: f64,
+    pub(crate) output_tokens: u64,
+    /// The run's time limit has passed.
+    pub(crate) past_deadline: bool,
+}
+
+/// The caps on a whole run besides its turns. Budgets without a price
+/// (output tokens, time) bound a local model's run, which costs $0.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    /// `--max-budget-usd`.
+    pub usd: Option<f64>,
+    /// `--max-output-tokens-total`.
+    pub output_tokens: Option<u64>,
+}
+
+/// What stops the run before another request: an interruption or the
+/// time limit, then the budgets.
+pub(crate) fn before_asking(aborted: Option<Reason>, used: Used, limits: Limits) -> Option<Stop> {
+    let aborted = aborted.or(used.past_deadline.then_some(Reason::TimeLimit));
     if let Some(reason) = aborted {
         return Some(Stop::Aborted {
             reason,
             in_tools: false,
         });
     }
-    budget
-        .is_some_and(|budget| spent >= budget)
-        .then_some(Stop::Budget(spent))
+    if limits.usd.is_some_and(|budget| used.usd >= budget) {
+        return Some(Stop::Budget(used.usd));
+    }
+    limits
+        .output_tokens
+        .is_some_and(|cap| used.output_tokens >= cap)
+        .then_some(Stop::OutputTokens(used.output_tokens))
 }
 
 /// The step after `turn`, given what the session holds now and what the

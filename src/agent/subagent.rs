@@ -45,6 +45,8 @@ pub struct Spec {
     pub client: Client,
     pub model: String,
     pub max_tokens: u32,
+    /// Children think as the session does.
+    pub thinking: crate::model::thinking::Thinking,
     pub system: Vec<String>,
     pub retry: RetryPolicy,
     pub context_window: u64,
@@ -493,9 +495,13 @@ impl Host {
             retry: spec.retry,
             fallback_models: Vec::new(),
             max_budget_usd: None,
+            // The session's limits stop its children with it.
+            max_output_tokens: None,
+            deadline: None,
             context_window: spec.context_window,
             fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
             structured: None,
+            thinking: spec.thinking,
         };
         let host = Rc::new(Host {
             spec,
@@ -742,6 +748,10 @@ fn summary(ending: &Ending, result: &str) -> (&'static str, String) {
         Ending::Aborted(_) => ("interrupted", "The agent was interrupted.".to_string()),
         Ending::ModelError(e) | Ending::Blocked(e) => ("failed", e.clone()),
         Ending::BudgetExceeded(spent) => ("failed", format!("budget reached (${spent:.4})")),
+        Ending::OutputTokensExceeded(n) => (
+            "failed",
+            format!("output token budget reached ({n} tokens)"),
+        ),
         Ending::StructuredOutputRetries(n) => (
             "failed",
             format!("no valid structured output after {n} tries"),

@@ -361,6 +361,7 @@ fn subagent_host(
         client: given.client.clone(),
         model: rt.model.clone(),
         max_tokens: window.max_tokens,
+        thinking: rt.thinking,
         system: window.worker_system.clone(),
         retry: rt.retry,
         context_window: window.context_window,
@@ -454,9 +455,12 @@ fn session_agent(
         retry: rt.retry,
         fallback_models: rt.fallback_models.clone(),
         max_budget_usd: rt.max_budget_usd,
+        max_output_tokens: rt.max_output_tokens_total,
+        deadline: rt.deadline,
         context_window: window.context_window,
         fallback_after: rt.fallback_after,
         structured: Some(Rc::clone(structured)),
+        thinking: rt.thinking,
     };
     let own = assemble::SessionOnly {
         checkpoints: opened

@@ -131,6 +131,7 @@ pub(super) async fn sdk(
                 *context.borrow_mut() = view;
             }
             Ok(sdk::Input::Model(m)) => agent.set_model(m),
+            Ok(sdk::Input::Thinking(mode)) => agent.set_thinking(mode),
             Ok(sdk::Input::System { custom, append }) => {
                 if custom.is_some() {
                     system.parts.custom = custom;

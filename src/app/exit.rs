@@ -53,8 +53,9 @@ impl Exit {
         match ending {
             Ending::Completed => Exit::Success,
             Ending::Aborted(Reason::Signal(s)) => Exit::Signal(*s),
-            Ending::Aborted(Reason::Requested)
+            Ending::Aborted(Reason::Requested | Reason::TimeLimit)
             | Ending::MaxTurns
+            | Ending::OutputTokensExceeded(_)
             | Ending::ModelError(_)
             | Ending::Blocked(_)
             | Ending::BudgetExceeded(_)

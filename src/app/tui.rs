@@ -44,6 +44,9 @@ fn cycle(pipeline: &Pipeline, tui: &Tui, may_bypass: bool) {
 fn ending_note(ending: &Ending, turns: u32) -> Option<String> {
     Some(match ending {
         Ending::Completed => return None,
+        Ending::Aborted(crate::abort::Reason::TimeLimit) => {
+            "tern: reached the time limit (--max-duration)".to_string()
+        }
         Ending::Aborted(_) => "(interrupted)".to_string(),
         Ending::MaxTurns => format!("tern: reached the maximum number of turns ({turns})"),
         Ending::ModelError(m) | Ending::Blocked(m) => format!("tern: {m}"),
@@ -52,6 +55,9 @@ fn ending_note(ending: &Ending, turns: u32) -> Option<String> {
         }
         Ending::StructuredOutputRetries(n) => {
             format!("tern: no valid StructuredOutput call in {n} tries")
+        }
+        Ending::OutputTokensExceeded(n) => {
+            format!("tern: reached the output token budget: {n} tokens (--max-output-tokens-total)")
         }
     })
 }

@@ -60,6 +60,8 @@ pub struct Runtime {
     pub(crate) model: String,
     pub(crate) max_tokens: u32,
     pub(crate) max_turns: Option<u32>,
+    /// What the model is asked to think (`model::thinking`).
+    pub(crate) thinking: crate::model::thinking::Thinking,
     pub(crate) mode: Mode,
     /// Rules from every settings layer and the command line, with origins.
     pub(crate) rules: Vec<Rule>,
@@ -120,6 +122,10 @@ pub struct Runtime {
     /// `--fallback-model`: tried in order when the model is unavailable.
     pub(crate) fallback_models: Vec<String>,
     pub(crate) max_budget_usd: Option<f64>,
+    /// `--max-output-tokens-total`.
+    pub(crate) max_output_tokens_total: Option<u64>,
+    /// `--max-duration`, counted from when the flags were read.
+    pub(crate) deadline: Option<std::time::Instant>,
     /// Set by `contextWindow` or TERN_CONTEXT_WINDOW; otherwise known
     /// from the model's name or asked of the server.
     pub(crate) context_window: Option<u64>,
@@ -664,6 +670,11 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         })
     };
     let max_tokens = number("CLAUDE_CODE_MAX_OUTPUT_TOKENS")?.unwrap_or(DEFAULT_MAX_TOKENS);
+    let thinking = thinking(
+        (args.thinking, args.thinking_display, args.effort),
+        env("MAX_THINKING_TOKENS"),
+        layered.always_thinking,
+    )?;
     let defaults = RetryPolicy::default();
     let retry = RetryPolicy {
         max_retries: number("TERN_MAX_RETRIES")?.unwrap_or(defaults.max_retries),
@@ -730,6 +741,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         model,
         max_tokens,
         max_turns: args.max_turns,
+        thinking,
         mode,
         rules,
         extra_dirs,
@@ -777,6 +789,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         },
         fallback_models: args.fallback_models,
         max_budget_usd: args.max_budget_usd,
+        max_output_tokens_total: args.max_output_tokens_total,
+        deadline: args.max_duration.map(|d| std::time::Instant::now() + d),
         context_window,
         model_explicit,
         discover,
@@ -819,6 +833,34 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         ),
         shell: choose_shell(inputs.env.get("PATH").as_deref()),
         env: inputs.env,
+    })
+}
+
+/// The thinking asked for: a flag, else `MAX_THINKING_TOKENS`, else the
+/// settings' `alwaysThinkingEnabled` (adaptive); none otherwise.
+fn thinking(
+    (flag, display, effort): (
+        Option<crate::model::thinking::Mode>,
+        Option<crate::model::thinking::Display>,
+        Option<crate::model::thinking::Effort>,
+    ),
+    budget_var: Option<String>,
+    always: Option<bool>,
+) -> Result<crate::model::thinking::Thinking, ConfigError> {
+    use crate::model::thinking::{Mode, Thinking};
+    let from_env = budget_var
+        .map(|v| {
+            Mode::budget(&v).map_err(|e| ConfigError::Unusable(format!("MAX_THINKING_TOKENS: {e}")))
+        })
+        .transpose()?;
+    let mode = flag
+        .or(from_env)
+        .or((always == Some(true)).then_some(Mode::Adaptive))
+        .unwrap_or_default();
+    Ok(Thinking {
+        mode,
+        display,
+        effort,
     })
 }
 

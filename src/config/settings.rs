@@ -111,6 +111,8 @@ pub struct Settings {
     pub tools: Option<Vec<String>>,
     /// `coordinator`: the top level only delegates to workers.
     pub coordinator: Option<bool>,
+    /// `alwaysThinkingEnabled`: think when no flag says otherwise.
+    pub always_thinking: Option<bool>,
     /// `repl.enabled`: offer the REPL tool (builds with the `repl` feature).
     pub repl: Option<bool>,
     /// `voice`: the recorder, the speech server and its key's variable

@@ -415,6 +415,13 @@ impl Printer {
                     self.wrote_live = true;
                 }
             }
+            // Folded, on the person's stream: standard output is the
+            // answer's (stream-json carries the block in its message).
+            Event::Thinking(t) => {
+                if self.verbose || self.live_text {
+                    eprintln!("{}", folded_thinking(t));
+                }
+            }
             Event::Assistant { id, message: m } => {
                 if self.format == OutputFormat::StreamJson {
                     let v = self.envelope("assistant", id, m, None);
@@ -550,17 +557,32 @@ impl Printer {
                     o.num_turns
                 )),
             ),
+            Ending::Aborted(Reason::TimeLimit) => (
+                "error_max_duration",
+                true,
+                Some(format!(
+                    "Reached the time limit after {:.1}s (--max-duration)",
+                    o.duration.as_secs_f64()
+                )),
+            ),
             Ending::Aborted(r) => (
                 "error_during_execution",
                 true,
                 Some(match r {
                     Reason::Signal(s) => format!("Interrupted by signal {s}"),
-                    Reason::Requested => "Interrupted".to_string(),
+                    Reason::Requested | Reason::TimeLimit => "Interrupted".to_string(),
                 }),
             ),
             Ending::ModelError(m) | Ending::Blocked(m) => {
                 ("error_during_execution", true, Some(m.clone()))
             }
+            Ending::OutputTokensExceeded(written) => (
+                "error_max_output_tokens",
+                true,
+                Some(format!(
+                    "Reached the output token budget: {written} tokens written (--max-output-tokens-total)"
+                )),
+            ),
             Ending::BudgetExceeded(spent) => (
                 "error_max_budget_usd",
                 true,
@@ -579,12 +601,14 @@ impl Printer {
         let terminal_reason = match &o.ending {
             Ending::Completed => "completed",
             Ending::MaxTurns => "max_turns",
+            Ending::Aborted(Reason::TimeLimit) => "max_duration",
             Ending::Aborted(_) if o.aborted_in_tools => "aborted_tools",
             Ending::Aborted(_) => "aborted_streaming",
             Ending::ModelError(_) if o.api_error_status.is_some() => "api_error",
             Ending::ModelError(_) => "model_error",
             Ending::Blocked(_) => "hook_stopped",
             Ending::BudgetExceeded(_) => "budget_exhausted",
+            Ending::OutputTokensExceeded(_) => "output_tokens_exhausted",
             Ending::StructuredOutputRetries(_) => "structured_output_retry_exhausted",
         };
         match self.format {
@@ -656,4 +680,19 @@ impl Printer {
         }
         Value::Object(out)
     }
+}
+
+/// A thinking block as one folded line: how much, and how it began.
+pub(crate) fn folded_thinking(text: &str) -> String {
+    let words = text.split_whitespace().count();
+    if words == 0 {
+        return "✻ thought (its text was not returned)".to_string();
+    }
+    let start: String = text
+        .split_whitespace()
+        .take(12)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let more = if words > 12 { " …" } else { "" };
+    format!("✻ thought ({words} words): {start}{more}")
 }

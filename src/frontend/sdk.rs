@@ -294,6 +294,8 @@ pub enum Input {
     },
     /// `set_model`: from the next prompt on (kept in order with prompts).
     Model(String),
+    /// `set_max_thinking_tokens`: a budget, or none (null).
+    Thinking(crate::model::thinking::Mode),
     /// `initialize`'s systemPrompt / appendSystemPrompt: the system prompt
     /// from the next prompt on.
     System {

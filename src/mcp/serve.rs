@@ -271,6 +271,7 @@ impl Services {
             system: &request.system,
             tools: &[],
             messages: &request.messages,
+            thinking: Default::default(),
         };
         let answer = crate::model::once::complete(&sampler.model.client, &parts)
             .await

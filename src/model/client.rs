@@ -148,7 +148,10 @@ impl Client {
 
     /// Sends one request and returns the open event stream, or the error
     /// the server answered with.
-    pub async fn open(&self, body: String) -> Result<ByteStream, ApiError> {
+    /// `betas` are the Messages API features the body uses (sent as
+    /// `anthropic-beta`; chat completions servers get none).
+    pub async fn open(&self, body: String, betas: &[&str]) -> Result<ByteStream, ApiError> {
+        let betas = betas.join(",");
         let agent = self.agent.clone();
         let url = self.url.clone();
         let auth = self.auth.clone();
@@ -160,6 +163,9 @@ impl Client {
                 .header("accept", "text/event-stream");
             if provider == Provider::Anthropic {
                 req = req.header("anthropic-version", "2023-06-01");
+                if !betas.is_empty() {
+                    req = req.header("anthropic-beta", &betas);
+                }
             }
             req = match &auth {
                 Auth::ApiKey(k) => req.header("x-api-key", k),

@@ -16,6 +16,7 @@ pub(crate) mod request;
 mod roots;
 pub mod sse;
 pub mod stream;
+pub mod thinking;
 
 use std::fmt;
 use std::time::Duration;

@@ -34,7 +34,10 @@ pub fn encode(provider: Provider, parts: &RequestParts<'_>) -> String {
 
 /// Sends `parts` and gathers the text of the answer.
 pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answer, ApiError> {
-    let mut stream = client.open(encode(client.provider(), parts)).await?;
+    let betas = parts.thinking.betas(parts.model);
+    let mut stream = client
+        .open(encode(client.provider(), parts), &betas)
+        .await?;
     let mut parser = SseParser::default();
     let mut translator =
         (client.provider() == Provider::OpenAi).then(super::openai::Translator::default);

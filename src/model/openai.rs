@@ -6,7 +6,12 @@
 //! system message, tool_use blocks become `tool_calls`, tool_result
 //! blocks become `tool` messages. Responses: each streamed chunk becomes
 //! the Messages API events the assembler already understands, so the
-//! streaming tool executor works the same for both formats.
+//! streaming tool executor works the same for both formats. Reasoning —
+//! `reasoning_content` or `reasoning` deltas, or a `<think>` block opening
+//! the text (see `think`) — becomes thinking blocks, never answer text, and
+//! is not sent back: `assistant` keeps only text and tool calls.
+
+mod think;
 
 use crate::json::{self, Map, Value};
 use crate::model::request::RequestParts;
@@ -30,6 +35,9 @@ pub fn build(parts: &RequestParts<'_>) -> String {
         "stream_options" => obj! { "include_usage" => true },
         "messages" => messages,
     };
+    if let (Some(effort), Some(map)) = (parts.thinking.reasoning_effort(), body.as_object_mut()) {
+        map.insert("reasoning_effort", effort);
+    }
     if !parts.tools.is_empty()
         && let Some(map) = body.as_object_mut()
     {
@@ -196,6 +204,7 @@ fn assistant(m: &Value) -> Value {
 #[derive(Debug, PartialEq, Eq)]
 enum Open {
     Text(usize),
+    Thinking(usize),
     Tool { index: usize, slot: i64 },
 }
 
@@ -204,6 +213,8 @@ enum Open {
 pub struct Translator {
     started: bool,
     open: Option<Open>,
+    /// Where a `<think>` block in the text ends.
+    think: think::Splitter,
     next_index: usize,
     /// A finish_reason was seen: message_delta was sent.
     finished: bool,
@@ -284,27 +295,17 @@ impl Translator {
     }
 
     fn delta(&mut self, delta: &Value, out: &mut Vec<Translated>) {
+        // llama.cpp and vLLM say `reasoning_content`; Ollama and OpenRouter
+        // `reasoning`.
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(reasoning) = delta.str_field(key).filter(|r| !r.is_empty()) {
+                self.piece(think::Piece::Thinking(reasoning.to_string()), out);
+            }
+        }
         let text = delta.str_field("content").unwrap_or_default();
         if !text.is_empty() {
-            if !matches!(self.open, Some(Open::Text(_))) {
-                self.close(out);
-                let index = self.next_index;
-                self.next_index += 1;
-                self.open = Some(Open::Text(index));
-                out.push((
-                    "content_block_start",
-                    obj! { "type" => "content_block_start", "index" => index,
-                    "content_block" => obj! { "type" => "text", "text" => "" } }
-                    .to_json(),
-                ));
-            }
-            if let Some(Open::Text(index)) = self.open {
-                out.push((
-                    "content_block_delta",
-                    obj! { "type" => "content_block_delta", "index" => index,
-                    "delta" => obj! { "type" => "text_delta", "text" => text } }
-                    .to_json(),
-                ));
+            for piece in self.think.push(text) {
+                self.piece(piece, out);
             }
         }
         for call in delta
@@ -317,6 +318,11 @@ impl Translator {
             let same = matches!(self.open, Some(Open::Tool { slot: s, .. }) if s == slot);
             let function = call.get("function");
             if !same {
+                // The text is over when a call begins: what it held back
+                // goes before the call.
+                for piece in self.think.finish() {
+                    self.piece(piece, out);
+                }
                 self.close(out);
                 let index = self.next_index;
                 self.next_index += 1;
@@ -351,9 +357,49 @@ impl Translator {
         }
     }
 
+    /// Adds text or thinking to the open block of its kind, or opens one.
+    fn piece(&mut self, piece: think::Piece, out: &mut Vec<Translated>) {
+        let (thinking, text) = match piece {
+            think::Piece::Thinking(t) => (true, t),
+            think::Piece::Text(t) => (false, t),
+        };
+        let index = match self.open {
+            Some(Open::Thinking(i)) if thinking => i,
+            Some(Open::Text(i)) if !thinking => i,
+            _ => {
+                self.close(out);
+                let index = self.next_index;
+                self.next_index += 1;
+                let block = if thinking {
+                    self.open = Some(Open::Thinking(index));
+                    obj! { "type" => "thinking", "thinking" => "", "signature" => "" }
+                } else {
+                    self.open = Some(Open::Text(index));
+                    obj! { "type" => "text", "text" => "" }
+                };
+                out.push((
+                    "content_block_start",
+                    obj! { "type" => "content_block_start", "index" => index,
+                    "content_block" => block }
+                    .to_json(),
+                ));
+                index
+            }
+        };
+        let delta = if thinking {
+            obj! { "type" => "thinking_delta", "thinking" => text }
+        } else {
+            obj! { "type" => "text_delta", "text" => text }
+        };
+        out.push((
+            "content_block_delta",
+            obj! { "type" => "content_block_delta", "index" => index, "delta" => delta }.to_json(),
+        ));
+    }
+
     fn close(&mut self, out: &mut Vec<Translated>) {
         let index = match self.open.take() {
-            Some(Open::Text(i)) | Some(Open::Tool { index: i, .. }) => i,
+            Some(Open::Text(i) | Open::Thinking(i) | Open::Tool { index: i, .. }) => i,
             None => return,
         };
         out.push((
@@ -368,6 +414,9 @@ impl Translator {
         reason: Option<&str>,
         usage: Option<(i64, i64)>,
     ) {
+        for piece in self.think.finish() {
+            self.piece(piece, out);
+        }
         self.close(out);
         if self.finished {
             return;

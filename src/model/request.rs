@@ -6,6 +6,7 @@
 //! reuse the conversation cached by the turn before it.
 
 use crate::json::{Value, write_str};
+use crate::model::thinking::Thinking;
 use crate::obj;
 
 pub struct RequestParts<'a> {
@@ -14,6 +15,9 @@ pub struct RequestParts<'a> {
     pub system: &'a [String],
     pub tools: &'a [Value],
     pub messages: &'a [Value],
+    /// The session's; side requests (summaries, small models) send the
+    /// default: none.
+    pub thinking: Thinking,
 }
 
 fn ephemeral() -> Value {
@@ -28,6 +32,14 @@ pub fn build(parts: &RequestParts<'_>) -> String {
         ",\"max_tokens\":{},\"stream\":true",
         parts.max_tokens
     ));
+    if let Some(thinking) = parts.thinking.field(parts.model, parts.max_tokens) {
+        out.push_str(",\"thinking\":");
+        out.push_str(&thinking.to_json());
+    }
+    if let Some(config) = parts.thinking.output_config(parts.model) {
+        out.push_str(",\"output_config\":");
+        out.push_str(&config.to_json());
+    }
 
     if !parts.system.is_empty() {
         out.push_str(",\"system\":[");
@@ -124,6 +136,7 @@ mod tests {
             system: &system,
             tools: &tools,
             messages: &messages,
+            thinking: Thinking::default(),
         });
         let v = parse(&body).unwrap();
         let sys = v.get("system").unwrap().as_array().unwrap();

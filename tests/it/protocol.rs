@@ -193,8 +193,15 @@ fn flags_the_sdk_passes_are_accepted() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--max-thinking-tokens 8000, --include-hook-events accepted"),
+        stderr.contains("--include-hook-events accepted") && !stderr.contains("thinking"),
         "{stderr}"
+    );
+    assert_eq!(
+        body(&api.requests()[0])
+            .get("thinking")
+            .and_then(|t| t.get("budget_tokens"))
+            .and_then(Value::as_i64),
+        Some(8000)
     );
     // An empty --system-prompt leaves no empty block behind.
     let system = body(&api.requests()[0]).get("system").unwrap().to_json();

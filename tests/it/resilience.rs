@@ -137,6 +137,75 @@ fn the_budget_stops_the_session_after_the_turn_that_spent_it() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// A local model's run costs $0: what bounds it is what its models write
+/// and how long it takes. Each ends the run with its own result.
+#[test]
+fn output_tokens_and_time_bound_a_run_without_a_price() {
+    let dir = scratch("budgets-without-price");
+    // Each tool turn writes 40 output tokens; the cap is reached after two.
+    let api = StandIn::start(vec![]);
+    api.set_fallback(standin::tools_reply(&[(
+        "toolu_g",
+        "Glob",
+        r#"{"pattern": "*"}"#,
+    )]));
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--max-output-tokens-total",
+        "80",
+        "--allowedTools",
+        "Glob",
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    let result = last_result(&out);
+    assert_eq!(result.str_field("subtype"), Some("error_max_output_tokens"));
+    assert_eq!(
+        result.str_field("terminal_reason"),
+        Some("output_tokens_exhausted")
+    );
+    assert_eq!(api.requests().len(), 2, "no request after the cap");
+
+    // The time limit interrupts whatever runs, a command included, and
+    // stops its process group.
+    let dir = scratch("budgets-time");
+    // A length no other test sleeps, to find the process by.
+    let api = StandIn::start(vec![standin::tools_reply(&[(
+        "toolu_sleep",
+        "Bash",
+        r#"{"command": "sleep 31.4159"}"#,
+    )])]);
+    api.set_fallback(standin::text_reply("never asked for"));
+    let began = std::time::Instant::now();
+    let out = run(tern(&api.url, &dir).args([
+        "-p",
+        "x",
+        "--max-duration",
+        "2s",
+        "--permission-mode",
+        "bypassPermissions",
+        "--output-format",
+        "json",
+    ]));
+    let took = began.elapsed();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    let result = last_result(&out);
+    assert_eq!(result.str_field("subtype"), Some("error_max_duration"));
+    assert_eq!(result.str_field("terminal_reason"), Some("max_duration"));
+    assert_eq!(api.requests().len(), 1);
+    let sleeping = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|cmd| String::from_utf8_lossy(&cmd).contains("31.4159"));
+    assert!(!sleeping, "the command was stopped with the run");
+    let bad = run(tern(&api.url, &dir).args(["-p", "x", "--max-duration", "soon"]));
+    assert_eq!(bad.status.code(), Some(2));
+}
+
 #[test]
 fn retries_stop_at_the_time_limit() {
     let dir = scratch("retrycap");

@@ -489,9 +489,15 @@ fn row2_initialize_fields_and_sdk_flags_are_honoured_or_named() {
                 "{init}"
             );
             assert_eq!(init.str_field("permissionMode"), Some("bypassPermissions"));
-            assert!(
-                ignored.contains("--max-thinking-tokens 2048"),
-                "{sdk:?}: {ignored}"
+            // The SDK's thinking budget is asked for, not ignored.
+            assert!(!ignored.contains("thinking"), "{sdk:?}: {ignored}");
+            assert_eq!(
+                body(&reqs[0])
+                    .get("thinking")
+                    .map(Value::to_json)
+                    .as_deref(),
+                Some(r#"{"type":"enabled","budget_tokens":2048}"#),
+                "{sdk:?}"
             );
             match sdk {
                 Sdk::Python => {
@@ -637,12 +643,17 @@ fn row4_control_requests_report_real_state() {
                 "{v}"
             );
             if sdk == Sdk::TypeScript {
-                assert!(
-                    v.str_field("thinking")
-                        .unwrap()
-                        .contains("set_max_thinking_tokens"),
-                    "{v}"
-                );
+                // setMaxThinkingTokens holds from the next prompt on.
+                assert_eq!(v.str_field("thinking"), Some("no error"), "{v}");
+                let budget = |r: &standin::Request| {
+                    body(r)
+                        .get("thinking")
+                        .and_then(|t| t.get("budget_tokens"))
+                        .and_then(Value::as_i64)
+                };
+                assert_eq!(budget(&reqs[0]), None);
+                // 1000 is below the API's least budget, 1024.
+                assert_eq!(budget(&reqs[2]), Some(1024));
             }
         },
     );

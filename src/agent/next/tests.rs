@@ -95,15 +95,29 @@ fn goes_on(next: Next) -> Why {
 
 // Before a request
 
+fn spent(usd: f64) -> Used {
+    Used {
+        usd,
+        ..Used::default()
+    }
+}
+
+fn budget(usd: f64) -> Limits {
+    Limits {
+        usd: Some(usd),
+        ..Limits::default()
+    }
+}
+
 #[test]
 fn a_request_goes_out_with_nothing_in_the_way() {
-    assert!(before_asking(None, 0.0, None).is_none());
-    assert!(before_asking(None, 0.49, Some(0.5)).is_none());
+    assert!(before_asking(None, spent(0.0), Limits::default()).is_none());
+    assert!(before_asking(None, spent(0.49), budget(0.5)).is_none());
 }
 
 #[test]
 fn an_abort_stops_before_the_request_and_before_the_budget() {
-    let stop = before_asking(Some(Reason::Signal(2)), 9.0, Some(1.0));
+    let stop = before_asking(Some(Reason::Signal(2)), spent(9.0), budget(1.0));
     assert!(matches!(
         stop,
         Some(Stop::Aborted {
@@ -116,12 +130,51 @@ fn an_abort_stops_before_the_request_and_before_the_budget() {
 #[test]
 fn the_budget_stops_once_reached_with_what_was_spent() {
     assert!(matches!(
-        before_asking(None, 0.5, Some(0.5)),
+        before_asking(None, spent(0.5), budget(0.5)),
         Some(Stop::Budget(s)) if s == 0.5
     ));
     assert!(matches!(
-        before_asking(None, 0.75, Some(0.5)),
+        before_asking(None, spent(0.75), budget(0.5)),
         Some(Stop::Budget(s)) if s == 0.75
+    ));
+}
+
+/// A local model costs nothing: its run is bounded by what it writes and
+/// by time.
+#[test]
+fn budgets_without_a_price_stop_the_run() {
+    let cap = Limits {
+        output_tokens: Some(100),
+        ..Limits::default()
+    };
+    let wrote = |output_tokens| Used {
+        output_tokens,
+        ..Used::default()
+    };
+    assert!(before_asking(None, wrote(99), cap).is_none());
+    assert!(matches!(
+        before_asking(None, wrote(130), cap),
+        Some(Stop::OutputTokens(130))
+    ));
+    // The time limit is an interruption: it comes before the budgets.
+    let late = Used {
+        past_deadline: true,
+        ..wrote(130)
+    };
+    assert!(matches!(
+        before_asking(None, late, cap),
+        Some(Stop::Aborted {
+            reason: Reason::TimeLimit,
+            in_tools: false
+        })
+    ));
+    // A signal that came first is the one reported.
+    assert!(matches!(
+        before_asking(Some(Reason::Signal(15)), late, cap),
+        Some(Stop::Aborted {
+            reason: Reason::Signal(15),
+            ..
+        })
     ));
 }
 

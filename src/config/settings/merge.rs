@@ -116,6 +116,9 @@ pub(super) fn merge_layer(
     if let Some(c) = v.get("coordinator").and_then(Value::as_bool) {
         out.coordinator = Some(c);
     }
+    if let Some(t) = v.get("alwaysThinkingEnabled").and_then(Value::as_bool) {
+        out.always_thinking = Some(t);
+    }
     if let Some(r) = v
         .get("repl")
         .and_then(|r| r.get("enabled"))

@@ -169,10 +169,23 @@ pub(super) fn answer(session: &Session, msg: &Value) -> Vec<Input> {
             }
         }
         "rewind_files" => rewind(session, &request),
-        "set_max_thinking_tokens" => Err(
-            "tern does not ask the model for extended thinking, so set_max_thinking_tokens cannot be honoured"
-                .into(),
-        ),
+        // A number is a budget (0: no thinking); null goes back to the
+        // session's default, which for tern is not to ask.
+        "set_max_thinking_tokens" => match request.get("max_thinking_tokens") {
+            Some(Value::Null) | None => {
+                inputs.push(Input::Thinking(crate::model::thinking::Mode::Unset));
+                Ok(obj! {})
+            }
+            Some(n) => match n.as_i64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) => {
+                    inputs.push(Input::Thinking(crate::model::thinking::Mode::of_budget(n)));
+                    Ok(obj! {})
+                }
+                None => {
+                    Err("set_max_thinking_tokens needs a whole number of tokens or null".into())
+                }
+            },
+        },
         other => Err(format!(
             "tern does not support the control request '{other}'"
         )),

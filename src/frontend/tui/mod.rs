@@ -440,6 +440,10 @@ impl Tui {
                 self.commit(done);
             }
             Event::Assistant { .. } => self.flush_text(),
+            Event::Thinking(text) => {
+                self.flush_text();
+                self.say(&crate::frontend::folded_thinking(text));
+            }
             Event::Report(r) => self.report(r),
             Event::RequestUsage(u) => {
                 let used =

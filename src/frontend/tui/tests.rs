@@ -150,3 +150,30 @@ fn outside_a_dialog_keys_drive_the_session() {
         Some(Action::Submit("hi".into()))
     );
 }
+
+/// Thinking is shown folded to one line, between the text around it;
+/// its text is the model's, so it is cleaned like any other.
+#[test]
+fn thinking_is_one_folded_line_and_never_raw() {
+    let t = tui();
+    let sink = Sink::default();
+    t.state.borrow_mut().screen = Screen::new(Box::new(sink.clone()), 80, 24);
+    t.event(&Event::Thinking(
+        "First read the notes, then answer \x1b]0;owned\x07 briefly and kindly to the user who asked",
+    ));
+    t.event(&Event::Thinking(""));
+    let out = String::from_utf8_lossy(&sink.0.borrow()).into_owned();
+    assert!(
+        out.contains("✻ thought (15 words): First read the notes"),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("✻ thought (its text was not returned)"),
+        "{out:?}"
+    );
+    assert!(
+        !out.contains("who asked"),
+        "folded to its first words: {out:?}"
+    );
+    assert!(!out.contains("\x1b]0;"), "{out:?}");
+}

@@ -90,6 +90,7 @@ fn requests_translate_tools_calls_and_results() {
         system: &system,
         tools: &tools,
         messages: &messages,
+        thinking: Default::default(),
     }))
     .unwrap();
     let msgs = body.get("messages").unwrap().as_array().unwrap();
@@ -148,6 +149,7 @@ fn images_follow_the_tool_message_and_documents_are_named_as_unshown() {
         system: &[],
         tools: &[],
         messages: &messages,
+        thinking: Default::default(),
     }))
     .unwrap();
     let msgs = body.get("messages").unwrap().as_array().unwrap();
@@ -169,4 +171,76 @@ fn images_follow_the_tool_message_and_documents_are_named_as_unshown() {
     let own = msgs[4].get("content").unwrap().as_array().unwrap();
     assert_eq!(own[0].str_field("text"), Some("and this one?"));
     assert_eq!(own[1].str_field("type"), Some("image_url"));
+}
+
+/// The thinking blocks and the text an assembled message holds.
+fn thinking_and_text(a: &Assembler) -> (Vec<String>, String) {
+    let mut thinking = Vec::new();
+    let mut text = String::new();
+    for b in a.blocks() {
+        match b {
+            Block::Text(t) => text.push_str(t),
+            Block::Other(v) if v.str_field("type") == Some("thinking") => {
+                thinking.push(v.str_field("thinking").unwrap_or_default().to_string());
+            }
+            _ => {}
+        }
+    }
+    (thinking, text)
+}
+
+#[test]
+fn reasoning_deltas_become_thinking_never_answer_text() {
+    for key in ["reasoning_content", "reasoning"] {
+        let chunk = |field: &str, v: &str| {
+            format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"{field}":{}}}}}]}}"#,
+                json::Value::from(v).to_json()
+            )
+        };
+        let (a, _) = run(&[
+            &chunk(key, "The user wants "),
+            &chunk(key, "a greeting."),
+            &chunk("content", "Hello!"),
+            r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        let (thinking, text) = thinking_and_text(&a);
+        assert_eq!(thinking, ["The user wants a greeting."], "{key}");
+        assert_eq!(text, "Hello!", "{key}");
+    }
+}
+
+#[test]
+fn a_think_block_in_the_text_is_thinking_across_chunks() {
+    let (a, _) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"<thi"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"nk>\nplan: read it</th"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"ink>\n\nIt says hi."}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    let (thinking, text) = thinking_and_text(&a);
+    assert_eq!(thinking, ["\nplan: read it"]);
+    assert_eq!(text, "It says hi.");
+}
+
+#[test]
+fn thinking_then_a_tool_call_keeps_both_and_only_the_call_goes_back() {
+    let (a, _) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"<think>need the file"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"Read","arguments":"{\"file_path\":\"a\"}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "[DONE]",
+    ]);
+    let blocks: Vec<Value> = a.blocks().map(Block::to_api).collect();
+    assert_eq!(blocks[0].str_field("type"), Some("thinking"));
+    assert_eq!(blocks[0].str_field("thinking"), Some("need the file"));
+    assert_eq!(blocks[1].str_field("type"), Some("tool_use"));
+    // Sent back, the thinking is not said as if the model had said it.
+    let message = obj! { "role" => "assistant", "content" => blocks };
+    let back = assistant(&message);
+    assert_eq!(back.str_field("content"), Some(""));
+    assert!(!back.to_json().contains("need the file"));
+    assert!(back.get("tool_calls").is_some());
 }

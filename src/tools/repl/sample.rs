@@ -60,6 +60,7 @@ pub(super) async fn haiku(ctx: &ToolContext, input: &Value) -> ToolOutput {
         system: &system,
         tools: &[],
         messages: &messages,
+        thinking: Default::default(),
     };
     let answer = match crate::tools::ask_side(ctx, sampler, &parts).await {
         None => return ToolOutput::error("interrupted"),

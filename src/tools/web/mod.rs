@@ -376,6 +376,7 @@ async fn ask(
         system: &system,
         tools: &[],
         messages: &messages,
+        thinking: Default::default(),
     };
     match super::ask_side(ctx, asker, &parts).await {
         None => ToolOutput::error("Interrupted while asking about the page"),

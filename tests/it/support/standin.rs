@@ -513,6 +513,17 @@ fn to_chat_completions(steps: Vec<Step>) -> Vec<Step> {
                         "null",
                     ));
                 }
+                // Thinking streams as llama.cpp's reasoning_content; its
+                // signature has no chat completions form.
+                if let Some(thinking) = delta.str_field("thinking") {
+                    out.push(chunk(
+                        format!(
+                            r#"{{"reasoning_content":{}}}"#,
+                            Value::from(thinking).to_json()
+                        ),
+                        "null",
+                    ));
+                }
                 if let Some(part) = delta.str_field("partial_json") {
                     out.push(chunk(
                         format!(
@@ -616,6 +627,39 @@ pub fn text_block(index: usize, text: &str) -> Vec<Step> {
             ));
         }
     }
+    steps.push(block_stop(index));
+    steps
+}
+
+/// A thinking block as the Messages API streams it: its text in two
+/// deltas, then its signature.
+pub fn thinking_block(index: usize, thinking: &str, signature: &str) -> Vec<Step> {
+    let mid = thinking
+        .char_indices()
+        .nth(thinking.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
+    let mut steps = vec![ev(
+        "content_block_start",
+        format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"thinking","thinking":""}}}}"#
+        ),
+    )];
+    for part in [&thinking[..mid], &thinking[mid..]] {
+        steps.push(ev(
+            "content_block_delta",
+            format!(
+                r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"thinking_delta","thinking":"{}"}}}}"#,
+                esc(part)
+            ),
+        ));
+    }
+    steps.push(ev(
+        "content_block_delta",
+        format!(
+            r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"signature_delta","signature":"{}"}}}}"#,
+            esc(signature)
+        ),
+    ));
     steps.push(block_stop(index));
     steps
 }
