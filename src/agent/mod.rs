@@ -14,6 +14,7 @@ pub(crate) mod executor;
 pub mod hooks;
 mod next;
 pub mod pipeline;
+mod recover;
 
 pub(crate) mod subagent;
 
@@ -125,6 +126,8 @@ pub struct Settings {
     pub structured: Option<Rc<crate::tools::structured::Structured>>,
     /// What the model is asked to think (sub-agents think as their parent).
     pub thinking: crate::model::thinking::Thinking,
+    /// Tool calls written as text are made calls (local servers).
+    pub recover_calls: bool,
 }
 
 pub struct Agent<'ex> {
@@ -427,9 +430,12 @@ impl<'ex> Agent<'ex> {
         sink: &mut dyn FnMut(Event<'_>),
     ) -> (Assembler, Option<StreamingExecutor<'ex>>, Turn) {
         let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
-        let (asm, end) = self
+        let (mut asm, end) = self
             .attempts(body, Some(&mut exec), can_fall_back, outcome, sink)
             .await;
+        if self.settings.recover_calls && matches!(end, AttemptEnd::Done) && exec.is_empty() {
+            self.recover_calls(&mut asm, &mut exec);
+        }
         outcome.usage.add(&asm.usage);
         let cost = crate::model::price::cost(&self.settings.model, &asm.usage);
         outcome.cost_usd += cost;
@@ -479,6 +485,24 @@ impl<'ex> Agent<'ex> {
             stop_hook: StopHook::NotAsked,
         };
         (asm, Some(exec), turn)
+    }
+
+    /// Tool calls the model wrote as text, made calls (see `recover`):
+    /// they start like native ones, through the same pipeline.
+    fn recover_calls(&self, asm: &mut Assembler, exec: &mut StreamingExecutor<'ex>) {
+        let registry = self.pipeline.registry();
+        let schema = |name: &str| {
+            registry
+                .get(name)
+                .map(|t| std::borrow::Cow::Owned(t.input_schema().into_owned()))
+        };
+        let Some(found) = recover::recover(&asm.text(), schema) else {
+            return;
+        };
+        for call in &found.calls {
+            exec.add(call.clone());
+        }
+        asm.make_calls(found.text, found.calls);
     }
 
     /// What the session holds that the next step depends on.

@@ -47,6 +47,8 @@ pub struct Spec {
     pub max_tokens: u32,
     /// Children think as the session does.
     pub thinking: crate::model::thinking::Thinking,
+    /// And read tool calls from text as it does.
+    pub recover_calls: bool,
     pub system: Vec<String>,
     pub retry: RetryPolicy,
     pub context_window: u64,
@@ -502,6 +504,7 @@ impl Host {
             fallback_after: crate::config::DEFAULT_FALLBACK_AFTER,
             structured: None,
             thinking: spec.thinking,
+            recover_calls: spec.recover_calls,
         };
         let host = Rc::new(Host {
             spec,

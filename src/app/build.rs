@@ -362,6 +362,7 @@ fn subagent_host(
         model: rt.model.clone(),
         max_tokens: window.max_tokens,
         thinking: rt.thinking,
+        recover_calls: rt.recovers_calls(),
         system: window.worker_system.clone(),
         retry: rt.retry,
         context_window: window.context_window,
@@ -461,6 +462,7 @@ fn session_agent(
         fallback_after: rt.fallback_after,
         structured: Some(Rc::clone(structured)),
         thinking: rt.thinking,
+        recover_calls: rt.recovers_calls(),
     };
     let own = assemble::SessionOnly {
         checkpoints: opened

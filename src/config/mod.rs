@@ -62,6 +62,8 @@ pub struct Runtime {
     pub(crate) max_turns: Option<u32>,
     /// What the model is asked to think (`model::thinking`).
     pub(crate) thinking: crate::model::thinking::Thinking,
+    /// The settings' `toolCallRecovery` (see [`Runtime::recovers_calls`]).
+    pub(crate) tool_call_recovery: Option<bool>,
     pub(crate) mode: Mode,
     /// Rules from every settings layer and the command line, with origins.
     pub(crate) rules: Vec<Rule>,
@@ -357,6 +359,17 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// Whether tool calls a model writes as text are made calls: as the
+    /// settings' `toolCallRecovery` says, else on for a chat completions
+    /// server on this machine or its network (found or configured: where
+    /// small models without a tool-call template run), off for the rest.
+    pub(crate) fn recovers_calls(&self) -> bool {
+        self.tool_call_recovery.unwrap_or_else(|| {
+            self.client.provider == crate::model::Provider::OpenAi
+                && crate::policy::url::parse(&self.client.base_url).is_ok_and(|u| u.host.is_local())
+        })
+    }
+
     /// Points the session at a discovered local server: its wire format
     /// and URL, a model it lists (unless one was named), its window.
     /// Returns notes worth telling the user.
@@ -742,6 +755,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         max_tokens,
         max_turns: args.max_turns,
         thinking,
+        tool_call_recovery: layered.tool_call_recovery,
         mode,
         rules,
         extra_dirs,

@@ -113,6 +113,8 @@ pub struct Settings {
     pub coordinator: Option<bool>,
     /// `alwaysThinkingEnabled`: think when no flag says otherwise.
     pub always_thinking: Option<bool>,
+    /// `toolCallRecovery`: read tool calls a model writes as text.
+    pub tool_call_recovery: Option<bool>,
     /// `repl.enabled`: offer the REPL tool (builds with the `repl` feature).
     pub repl: Option<bool>,
     /// `voice`: the recorder, the speech server and its key's variable
@@ -247,6 +249,7 @@ const KNOWN_KEYS: &[&str] = &[
     "theme",
     "spinnerTipsEnabled",
     "alwaysThinkingEnabled",
+    "toolCallRecovery",
     "webSearch",
     "voice",
     "trustedDirectories",

@@ -175,6 +175,43 @@ impl Assembler {
         }
     }
 
+    /// All the answer's text, its text blocks joined.
+    pub fn text(&self) -> String {
+        let mut blocks: Vec<&(usize, Block)> = self.blocks.iter().collect();
+        blocks.sort_by_key(|(i, _)| *i);
+        blocks
+            .iter()
+            .filter_map(|(_, b)| match b {
+                Block::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Turns a finished answer's text into the tool calls it spelled out
+    /// (see `agent::recover`): its text blocks become `text` (when any is
+    /// left), the calls follow as tool_use blocks, and the answer stops
+    /// for tool use as a native call's would.
+    pub fn make_calls(&mut self, text: String, calls: Vec<ToolUse>) {
+        let first_text = self
+            .blocks
+            .iter()
+            .filter(|(_, b)| matches!(b, Block::Text(_)))
+            .map(|(i, _)| *i)
+            .min();
+        self.blocks.retain(|(_, b)| !matches!(b, Block::Text(_)));
+        let mut next = self.blocks.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
+        if let Some(at) = first_text.filter(|_| !text.is_empty()) {
+            self.blocks.push((at, Block::Text(text)));
+            next = next.max(at + 1);
+        }
+        for call in calls {
+            self.blocks.push((next, Block::ToolUse(call)));
+            next += 1;
+        }
+        self.stop_reason = Some("tool_use".to_string());
+    }
+
     pub fn feed(&mut self, event: &str, data: &str) -> Result<Update<'_>, StreamError> {
         if event == "ping" {
             return Ok(Update::Nothing);

@@ -59,6 +59,7 @@ mod small_window;
 mod sse_splits;
 mod start_notices;
 mod subagents;
+mod text_tool_calls;
 mod thinking;
 mod trust;
 mod tui;

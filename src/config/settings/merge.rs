@@ -119,6 +119,9 @@ pub(super) fn merge_layer(
     if let Some(t) = v.get("alwaysThinkingEnabled").and_then(Value::as_bool) {
         out.always_thinking = Some(t);
     }
+    if let Some(r) = v.get("toolCallRecovery").and_then(Value::as_bool) {
+        out.tool_call_recovery = Some(r);
+    }
     if let Some(r) = v
         .get("repl")
         .and_then(|r| r.get("enabled"))
