@@ -200,12 +200,12 @@ impl<'ex> Agent<'ex> {
         self.messages = messages;
     }
 
-    /// The model the next request goes to (`/model`, an SDK's set_model).
     /// The SDK's `set_max_thinking_tokens`: from the next request on.
     pub fn set_thinking(&mut self, mode: crate::model::thinking::Mode) {
         self.settings.thinking.mode = mode;
     }
 
+    /// The model the next request goes to (`/model`, an SDK's set_model).
     pub fn set_model(&mut self, model: String) {
         self.settings.model = model;
     }
