@@ -749,10 +749,7 @@ fn sse_throughput() {
             stream.push_str(end);
         }
         let bytes = stream.as_bytes();
-        let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
-        for _ in 0..5 {
-            let began = Instant::now();
-            let cpu = thread_cpu();
+        let (best, best_cpu) = best_of_five(|| {
             let mut parser = SseParser::default();
             let mut asm = Assembler::new();
             let mut messages = 0usize;
@@ -771,9 +768,7 @@ fn sse_throughput() {
                     .expect("parse");
             }
             assert!(messages > 0 && asm.is_done());
-            best = best.min(began.elapsed().as_secs_f64());
-            best_cpu = best_cpu.min(thread_cpu() - cpu);
-        }
+        });
         println!(
             "{:<28} {:>8.1} MB/s   ({:.1} MB/s of CPU time; {} MB, {name}, parse + assemble)",
             "SSE parse",
@@ -837,10 +832,7 @@ fn chat_throughput() {
             stream.push_str(end);
         }
         let bytes = stream.as_bytes();
-        let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
-        for _ in 0..5 {
-            let began = Instant::now();
-            let cpu = thread_cpu();
+        let (best, best_cpu) = best_of_five(|| {
             let mut parser = SseParser::default();
             let mut translator = ChatTranslator::default();
             let mut asm = Assembler::new();
@@ -863,9 +855,7 @@ fn chat_throughput() {
                     .expect("parse");
             }
             assert!(messages > 0 && asm.is_done());
-            best = best.min(began.elapsed().as_secs_f64());
-            best_cpu = best_cpu.min(thread_cpu() - cpu);
-        }
+        });
         println!(
             "{:<28} {:>8.1} MB/s   ({:.1} MB/s of CPU time; {} MB, {name}, parse + translate + assemble)",
             "chat completions SSE",
@@ -874,6 +864,19 @@ fn chat_throughput() {
             bytes.len() / 1_000_000
         );
     }
+}
+
+/// The fastest of five runs of `work`, in wall and thread CPU seconds.
+fn best_of_five(mut work: impl FnMut()) -> (f64, f64) {
+    let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        let began = Instant::now();
+        let cpu = thread_cpu();
+        work();
+        best = best.min(began.elapsed().as_secs_f64());
+        best_cpu = best_cpu.min(thread_cpu() - cpu);
+    }
+    (best, best_cpu)
 }
 
 /// A wide object (a model's tool input can be anything): parse time must
