@@ -52,6 +52,8 @@ pub struct Spec {
     pub system: Vec<String>,
     pub retry: RetryPolicy,
     pub context_window: u64,
+    /// When MCP tools wait behind ToolSearch.
+    pub tool_search: crate::tools::deferred::Search,
     /// The permissions: mode, rules, directories, sandbox, environment.
     pub policy: PolicySpec,
     /// Tools the parent may use (a child gets at most these).
@@ -562,6 +564,17 @@ impl Host {
             }
             registry.set_dynamic(Rc::clone(source), hidden);
         }
+        let search = if def
+            .disallowed
+            .iter()
+            .any(|t| t == crate::tools::deferred::NAME)
+        {
+            crate::tools::deferred::Search::Never
+        } else {
+            self.spec.tool_search
+        };
+        registry.set_compact(crate::context::is_small(self.spec.context_window));
+        registry.defer_mcp(search, self.spec.context_window);
         #[cfg(feature = "repl")]
         return (registry, repl_tools);
         #[cfg(not(feature = "repl"))]

@@ -90,9 +90,6 @@ TaskStop: give every piece of work to a worker (use run_in_background for work t
 in parallel), steer running workers with SendMessage, stop useless ones with TaskStop, and \
 combine their results, which arrive as <task-notification> messages, into your answer.";
 
-/// Windows this small get the compact prompt and tool descriptions.
-const COMPACT_WINDOW: u64 = 32_768;
-
 /// What the build has to say, kept in the order it arose: no frontend
 /// exists yet, so it is handed to the session's frontend, which shows it
 /// before anything else (stderr as `tern: <text>`, and a `system`
@@ -226,8 +223,9 @@ async fn fit_window(
     notes: &mut Notes,
 ) -> Window {
     let context_window = super::window::resolve(rt, client, notes).await;
-    let compact = context_window <= COMPACT_WINDOW;
+    let compact = crate::context::is_small(context_window);
     registry.set_compact(compact);
+    registry.defer_mcp(tool_search(rt), context_window);
     let prompt = SystemPrompt {
         parts: rt.system.clone(),
         compact,
@@ -250,6 +248,21 @@ async fn fit_window(
         prompt,
         system,
         worker_system,
+    }
+}
+
+/// When MCP tools wait behind ToolSearch: as `ENABLE_TOOL_SEARCH` says,
+/// never when a bare deny rule takes ToolSearch away.
+fn tool_search(rt: &Runtime) -> crate::tools::deferred::Search {
+    let denied = rt.rules.iter().any(|r| {
+        r.behavior == crate::config::settings::Behavior::Deny
+            && r.spec.is_none()
+            && r.tool == crate::tools::deferred::NAME
+    });
+    if denied {
+        crate::tools::deferred::Search::Never
+    } else {
+        rt.tool_search
     }
 }
 
@@ -366,6 +379,7 @@ fn subagent_host(
         system: window.worker_system.clone(),
         retry: rt.retry,
         context_window: window.context_window,
+        tool_search: tool_search(rt),
         policy: PolicySpec {
             extra_dirs: policy
                 .extra_dirs

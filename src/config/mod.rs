@@ -64,6 +64,8 @@ pub struct Runtime {
     pub(crate) thinking: crate::model::thinking::Thinking,
     /// The settings' `toolCallRecovery` (see [`Runtime::recovers_calls`]).
     pub(crate) tool_call_recovery: Option<bool>,
+    /// When MCP tools wait behind ToolSearch (`ENABLE_TOOL_SEARCH`).
+    pub(crate) tool_search: crate::tools::deferred::Search,
     pub(crate) mode: Mode,
     /// Rules from every settings layer and the command line, with origins.
     pub(crate) rules: Vec<Rule>,
@@ -688,6 +690,10 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         env("MAX_THINKING_TOKENS"),
         layered.always_thinking,
     )?;
+    let tool_search = match env("ENABLE_TOOL_SEARCH") {
+        Some(v) => crate::tools::deferred::Search::parse(&v).map_err(ConfigError::Unusable)?,
+        None => crate::tools::deferred::Search::default(),
+    };
     let defaults = RetryPolicy::default();
     let retry = RetryPolicy {
         max_retries: number("TERN_MAX_RETRIES")?.unwrap_or(defaults.max_retries),
@@ -756,6 +762,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         max_turns: args.max_turns,
         thinking,
         tool_call_recovery: layered.tool_call_recovery,
+        tool_search,
         mode,
         rules,
         extra_dirs,

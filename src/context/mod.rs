@@ -72,6 +72,12 @@ pub fn known_window(model: &str) -> Option<u64> {
     None
 }
 
+/// Whether a window this size gets the compact prompt and tool
+/// descriptions (the session's and its sub-agents').
+pub fn is_small(context_window: u64) -> bool {
+    context_window <= 32_768
+}
+
 /// A cheap local estimate: about four bytes of JSON per token. Counting
 /// the serialised request errs on the high side, which is the safe side.
 pub fn estimate_bytes(bytes: usize) -> u64 {

@@ -9,6 +9,7 @@
 pub(crate) mod agent;
 mod ask;
 mod bash;
+pub(crate) mod deferred;
 mod edit;
 mod files;
 mod glob;
@@ -402,6 +403,8 @@ pub struct Registry {
     /// Tools the provider runs itself (the Messages API's web search):
     /// (name tern and rules know it by, the definition sent).
     server: Vec<(String, Value)>,
+    /// MCP tools held back from a window they would crowd.
+    deferral: Option<Rc<deferred::Deferral>>,
 }
 
 /// Does a tool list's entry cover this tool name? The name itself,
@@ -489,6 +492,7 @@ impl Registry {
             hidden: Vec::new(),
             dynamic_only: None,
             server: Vec::new(),
+            deferral: None,
         }
     }
 
@@ -592,19 +596,37 @@ impl Registry {
         self.compact = compact;
     }
 
+    /// Holds MCP tools back behind ToolSearch when their definitions
+    /// would take more of `context_window` than `search` allows.
+    pub fn defer_mcp(&mut self, search: deferred::Search, context_window: u64) {
+        self.deferral = deferred::Deferral::new(search, context_window);
+    }
+
+    /// The tool a call names: one offered, one held back (a call reaches
+    /// it, through the same checks), or ToolSearch while it is offered.
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {
         self.tools
             .iter()
             .find(|t| t.name() == name)
             .cloned()
             .or_else(|| self.dynamic_tools().into_iter().find(|t| t.name() == name))
+            .or_else(|| {
+                let d = self.deferral.as_ref().filter(|d| d.is_offered())?;
+                (name == deferred::NAME)
+                    .then(|| Rc::new(deferred::ToolSearch(Rc::clone(d))) as Rc<dyn Tool>)
+            })
     }
 
+    /// What a request offers by name (a held-back tool is named too: it
+    /// can be loaded and called).
     pub fn names(&self) -> Vec<String> {
+        let (dynamic, mcp, held_back) = self.split_dynamic();
         self.tools
             .iter()
+            .chain(&dynamic)
             .map(|t| t.name().to_string())
-            .chain(self.dynamic_tools().iter().map(|t| t.name().to_string()))
+            .chain(held_back.then(|| deferred::NAME.to_string()))
+            .chain(mcp.iter().map(|(t, _)| t.name().to_string()))
             .chain(self.server.iter().map(|(n, _)| n.clone()))
             .collect()
     }
@@ -618,29 +640,73 @@ impl Registry {
     /// The `tools` array of a request. Each schema is made from its tool
     /// here, once per run of the loop, and moved into its definition: a
     /// copy kept on the side and cloned was a sixth of a one-turn run.
+    /// Held-back MCP tools give way to ToolSearch; those it loaded follow.
     pub fn definitions(&self) -> Vec<Value> {
-        self.tools
+        let (dynamic, mcp, held_back) = self.split_dynamic();
+        let mut out: Vec<Value> = self
+            .tools
             .iter()
-            .cloned()
-            .chain(self.dynamic_tools())
-            .map(|t| {
-                let schema = t.input_schema().into_owned();
-                if self.compact {
-                    obj! {
-                        "name" => t.name(),
-                        "description" => first_sentence(t.description()),
-                        "input_schema" => without_descriptions(&schema),
-                    }
-                } else {
-                    obj! {
-                        "name" => t.name(),
-                        "description" => t.description(),
-                        "input_schema" => schema,
-                    }
+            .chain(&dynamic)
+            .map(|t| self.definition(t.as_ref()))
+            .collect();
+        match self.deferral.as_ref() {
+            Some(d) if held_back => {
+                d.set_catalog(mcp.iter().map(|(t, _)| Rc::clone(t)).collect());
+                out.push(d.definition(self.compact));
+                out.extend(
+                    mcp.into_iter()
+                        .filter(|(t, _)| d.is_loaded(t.name()))
+                        .map(|(_, v)| v),
+                );
+            }
+            d => {
+                if let Some(d) = d {
+                    d.set_catalog(Vec::new());
                 }
+                out.extend(mcp.into_iter().map(|(_, v)| v));
+            }
+        }
+        out.extend(self.server.iter().map(|(_, d)| d.clone()));
+        out
+    }
+
+    /// The changing catalogs' tools other than MCP ones; the MCP tools
+    /// with their definitions; and whether those are held back.
+    #[allow(clippy::type_complexity)]
+    fn split_dynamic(&self) -> (Vec<Rc<dyn Tool>>, Vec<(Rc<dyn Tool>, Value)>, bool) {
+        let (mcp, other): (Vec<_>, Vec<_>) = self
+            .dynamic_tools()
+            .into_iter()
+            .partition(|t| t.name().starts_with("mcp__"));
+        let mcp: Vec<(Rc<dyn Tool>, Value)> = mcp
+            .into_iter()
+            .map(|t| {
+                let def = self.definition(t.as_ref());
+                (t, def)
             })
-            .chain(self.server.iter().map(|(_, d)| d.clone()))
-            .collect()
+            .collect();
+        let held_back = self.deferral.as_ref().is_some_and(|d| {
+            let bytes: usize = mcp.iter().map(|(_, v)| v.to_json().len()).sum();
+            d.holds_back(crate::context::estimate_bytes(bytes))
+        });
+        (other, mcp, held_back)
+    }
+
+    fn definition(&self, t: &dyn Tool) -> Value {
+        let schema = t.input_schema().into_owned();
+        if self.compact {
+            obj! {
+                "name" => t.name(),
+                "description" => first_sentence(t.description()),
+                "input_schema" => without_descriptions(&schema),
+            }
+        } else {
+            obj! {
+                "name" => t.name(),
+                "description" => t.description(),
+                "input_schema" => schema,
+            }
+        }
     }
 }
 

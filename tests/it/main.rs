@@ -18,6 +18,7 @@ mod cli;
 mod compaction;
 mod constrained;
 mod coordinator;
+mod deferred_tools;
 mod discovery;
 mod doctor;
 mod e2e;

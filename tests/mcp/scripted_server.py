@@ -9,6 +9,10 @@ JSON-RPC, no dependencies. The mode is the first argument:
             huge (a 300 000 character result)
   slow      offers wait, which never answers; a notifications/cancelled it
             receives is appended to the file named by SCRIPTED_LOG
+  many      offers twenty tools about the subject named by the second
+            argument (tracker, calendar or files), each with a described
+            three-field schema, as a real server's would be; a call answers
+            with the tool's name and its arguments
   witness   writes its environment as JSON to started.json in its working
             directory when it starts, and offers peek (readOnlyHint: true),
             which creates the file peeked there
@@ -35,7 +39,40 @@ def send(msg):
     sys.stdout.flush()
 
 
+SUBJECTS = {
+    "tracker": ["issue", "comment", "label", "milestone"],
+    "calendar": ["event", "invite", "reminder", "room"],
+    "files": ["document", "folder", "share", "revision"],
+}
+VERBS = ["create", "get", "list", "update", "delete"]
+
+
+def many_tools():
+    subject = sys.argv[2] if len(sys.argv) > 2 else "tracker"
+    out = []
+    for noun in SUBJECTS.get(subject, SUBJECTS["tracker"]):
+        for verb in VERBS:
+            out.append({
+                "name": f"{verb}_{noun}",
+                "description": f"{verb.capitalize()} a {noun} in the {subject} service. "
+                               f"Use this when the user asks to {verb} a {noun}; the answer "
+                               f"describes the {noun} as the service stores it.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": f"The {noun}'s identifier, as the {subject} service shows it."},
+                        "title": {"type": "string", "description": f"A short title for the {noun}, at most 200 characters."},
+                        "notify": {"type": "boolean", "description": "Whether the people following it are told."},
+                    },
+                    "required": ["id"],
+                },
+            })
+    return out
+
+
 def tools():
+    if mode == "many":
+        return many_tools()
     if mode == "changing":
         out = [{"name": "add_tool", "description": "adds a tool", "inputSchema": {"type": "object"}}]
         if added:
@@ -87,6 +124,9 @@ for line in sys.stdin:
         elif name == "peek":
             open("peeked", "w").close()
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "peeked"}]}})
+        elif mode == "many":
+            text = "called " + name + " with " + json.dumps(msg["params"].get("arguments", {}), sort_keys=True)
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
         elif name == "huge":
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "h" * 300000}]}})
     else:
