@@ -53,7 +53,7 @@ pub struct Spec {
     pub retry: RetryPolicy,
     pub context_window: u64,
     /// When MCP tools wait behind ToolSearch.
-    pub tool_search: crate::tools::deferred::Search,
+    pub tool_search: crate::context::HoldBack,
     /// The permissions: mode, rules, directories, sandbox, environment.
     pub policy: PolicySpec,
     /// Tools the parent may use (a child gets at most these).
@@ -569,7 +569,7 @@ impl Host {
             .iter()
             .any(|t| t == crate::tools::deferred::NAME)
         {
-            crate::tools::deferred::Search::Never
+            crate::context::HoldBack::Never
         } else {
             self.spec.tool_search
         };

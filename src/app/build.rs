@@ -253,14 +253,14 @@ async fn fit_window(
 
 /// When MCP tools wait behind ToolSearch: as `ENABLE_TOOL_SEARCH` says,
 /// never when a bare deny rule takes ToolSearch away.
-fn tool_search(rt: &Runtime) -> crate::tools::deferred::Search {
+fn tool_search(rt: &Runtime) -> crate::context::HoldBack {
     let denied = rt.rules.iter().any(|r| {
         r.behavior == crate::config::settings::Behavior::Deny
             && r.spec.is_none()
             && r.tool == crate::tools::deferred::NAME
     });
     if denied {
-        crate::tools::deferred::Search::Never
+        crate::context::HoldBack::Never
     } else {
         rt.tool_search
     }

@@ -65,7 +65,7 @@ pub struct Runtime {
     /// The settings' `toolCallRecovery` (see [`Runtime::recovers_calls`]).
     pub(crate) tool_call_recovery: Option<bool>,
     /// When MCP tools wait behind ToolSearch (`ENABLE_TOOL_SEARCH`).
-    pub(crate) tool_search: crate::tools::deferred::Search,
+    pub(crate) tool_search: crate::context::HoldBack,
     pub(crate) mode: Mode,
     /// Rules from every settings layer and the command line, with origins.
     pub(crate) rules: Vec<Rule>,
@@ -691,8 +691,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         layered.always_thinking,
     )?;
     let tool_search = match env("ENABLE_TOOL_SEARCH") {
-        Some(v) => crate::tools::deferred::Search::parse(&v).map_err(ConfigError::Unusable)?,
-        None => crate::tools::deferred::Search::default(),
+        Some(v) => crate::context::HoldBack::parse(&v).map_err(ConfigError::Unusable)?,
+        None => crate::context::HoldBack::default(),
     };
     let defaults = RetryPolicy::default();
     let retry = RetryPolicy {

@@ -78,6 +78,45 @@ pub fn is_small(context_window: u64) -> bool {
     context_window <= 32_768
 }
 
+/// When MCP tool schemas are held back behind ToolSearch
+/// (`ENABLE_TOOL_SEARCH`, as Claude Code reads it; see `tools::deferred`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldBack {
+    /// When their definitions would take more than this percentage of
+    /// the window (`auto`, `auto:N`).
+    Auto(u8),
+    /// Always (`true`).
+    Always,
+    /// Never (`false`): every MCP tool is offered in full.
+    Never,
+}
+
+impl Default for HoldBack {
+    fn default() -> HoldBack {
+        HoldBack::Auto(10)
+    }
+}
+
+impl HoldBack {
+    /// `true`, `false`, `auto` or `auto:N` (N a percentage, 0–100).
+    pub fn parse(text: &str) -> Result<HoldBack, String> {
+        let t = text.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "true" | "1" | "yes" | "on" => return Ok(HoldBack::Always),
+            "false" | "0" | "no" | "off" => return Ok(HoldBack::Never),
+            "auto" | "" => return Ok(HoldBack::default()),
+            _ => {}
+        }
+        t.strip_prefix("auto:")
+            .and_then(|n| n.trim().trim_end_matches('%').parse::<u8>().ok())
+            .filter(|n| *n <= 100)
+            .map(HoldBack::Auto)
+            .ok_or_else(|| {
+                format!("ENABLE_TOOL_SEARCH is {text:?}; expected true, false, auto or auto:N (N a percentage)")
+            })
+    }
+}
+
 /// A cheap local estimate: about four bytes of JSON per token. Counting
 /// the serialised request errs on the high side, which is the safe side.
 pub fn estimate_bytes(bytes: usize) -> u64 {

@@ -20,6 +20,7 @@ use std::rc::Rc;
 
 use super::input::{Fields, Schema};
 use super::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
+use crate::context::HoldBack;
 use crate::json::Value;
 use crate::obj;
 use crate::policy::Permit;
@@ -30,49 +31,10 @@ pub(crate) const NAME: &str = "ToolSearch";
 const DEFAULT_RESULTS: usize = 5;
 const MAX_RESULTS: usize = 20;
 
-/// When MCP tools are held back (`ENABLE_TOOL_SEARCH`, as Claude Code
-/// reads it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Search {
-    /// When their definitions would take more than this percentage of
-    /// the window (`auto`, `auto:N`).
-    Auto(u8),
-    /// Always (`true`).
-    Always,
-    /// Never (`false`): every MCP tool is offered in full.
-    Never,
-}
-
-impl Default for Search {
-    fn default() -> Search {
-        Search::Auto(10)
-    }
-}
-
-impl Search {
-    /// `true`, `false`, `auto` or `auto:N` (N a percentage, 0–100).
-    pub fn parse(text: &str) -> Result<Search, String> {
-        let t = text.trim().to_ascii_lowercase();
-        match t.as_str() {
-            "true" | "1" | "yes" | "on" => return Ok(Search::Always),
-            "false" | "0" | "no" | "off" => return Ok(Search::Never),
-            "auto" | "" => return Ok(Search::default()),
-            _ => {}
-        }
-        t.strip_prefix("auto:")
-            .and_then(|n| n.trim().trim_end_matches('%').parse::<u8>().ok())
-            .filter(|n| *n <= 100)
-            .map(Search::Auto)
-            .ok_or_else(|| {
-                format!("ENABLE_TOOL_SEARCH is {text:?}; expected true, false, auto or auto:N (N a percentage)")
-            })
-    }
-}
-
 /// One registry's held-back tools: what was held back from the last
 /// request built, and what the model has loaded since.
 pub(crate) struct Deferral {
-    search: Search,
+    search: HoldBack,
     /// The share of the window the MCP definitions may take, in tokens.
     limit: u64,
     loaded: RefCell<BTreeSet<String>>,
@@ -82,11 +44,11 @@ pub(crate) struct Deferral {
 }
 
 impl Deferral {
-    pub(crate) fn new(search: Search, context_window: u64) -> Option<Rc<Deferral>> {
+    pub(crate) fn new(search: HoldBack, context_window: u64) -> Option<Rc<Deferral>> {
         let limit = match search {
-            Search::Never => return None,
-            Search::Always => 0,
-            Search::Auto(percent) => context_window.saturating_mul(u64::from(percent)) / 100,
+            HoldBack::Never => return None,
+            HoldBack::Always => 0,
+            HoldBack::Auto(percent) => context_window.saturating_mul(u64::from(percent)) / 100,
         };
         Some(Rc::new(Deferral {
             search,
@@ -98,7 +60,7 @@ impl Deferral {
 
     /// Whether MCP definitions of this many tokens are held back.
     pub(crate) fn holds_back(&self, tokens: u64) -> bool {
-        tokens > 0 && (self.search == Search::Always || tokens > self.limit)
+        tokens > 0 && (self.search == HoldBack::Always || tokens > self.limit)
     }
 
     pub(crate) fn is_loaded(&self, name: &str) -> bool {
@@ -340,7 +302,7 @@ mod tests {
     }
 
     fn deferral() -> Rc<Deferral> {
-        let d = Deferral::new(Search::Always, 4096).unwrap();
+        let d = Deferral::new(HoldBack::Always, 4096).unwrap();
         let tools: Vec<Rc<dyn Tool>> = vec![
             Rc::new(Named(
                 "mcp__tracker__create_issue",
@@ -417,18 +379,18 @@ mod tests {
 
     #[test]
     fn settings_parse_and_decide() {
-        assert_eq!(Search::parse("auto:25").unwrap(), Search::Auto(25));
-        assert_eq!(Search::parse("TRUE").unwrap(), Search::Always);
-        assert_eq!(Search::parse("false").unwrap(), Search::Never);
-        assert!(Search::parse("auto:200").is_err());
-        assert!(Search::parse("sometimes").is_err());
-        assert!(Deferral::new(Search::Never, 4096).is_none());
-        let auto = Deferral::new(Search::Auto(10), 4096).unwrap();
+        assert_eq!(HoldBack::parse("auto:25").unwrap(), HoldBack::Auto(25));
+        assert_eq!(HoldBack::parse("TRUE").unwrap(), HoldBack::Always);
+        assert_eq!(HoldBack::parse("false").unwrap(), HoldBack::Never);
+        assert!(HoldBack::parse("auto:200").is_err());
+        assert!(HoldBack::parse("sometimes").is_err());
+        assert!(Deferral::new(HoldBack::Never, 4096).is_none());
+        let auto = Deferral::new(HoldBack::Auto(10), 4096).unwrap();
         assert!(!auto.holds_back(409));
         assert!(auto.holds_back(410));
         assert!(!auto.holds_back(0), "nothing to hold back");
         assert!(
-            Deferral::new(Search::Always, 200_000)
+            Deferral::new(HoldBack::Always, 200_000)
                 .unwrap()
                 .holds_back(1)
         );

@@ -598,7 +598,7 @@ impl Registry {
 
     /// Holds MCP tools back behind ToolSearch when their definitions
     /// would take more of `context_window` than `search` allows.
-    pub fn defer_mcp(&mut self, search: deferred::Search, context_window: u64) {
+    pub fn defer_mcp(&mut self, search: crate::context::HoldBack, context_window: u64) {
         self.deferral = deferred::Deferral::new(search, context_window);
     }
 
