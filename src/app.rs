@@ -15,6 +15,7 @@ use crate::json::Value;
 use crate::model::client::Client;
 use crate::obj;
 
+mod bench;
 mod build;
 mod doctor;
 mod drive;

@@ -157,7 +157,11 @@ pub enum Command {
     McpLogin(Args, String),
     McpLogout(Args, String),
     /// `tern doctor`: what a session would use and whether it works.
-    Doctor(Args),
+    Doctor {
+        args: Args,
+        /// `--bench`: measure the server too.
+        bench: bool,
+    },
     /// `tern trust [DIR]`, `tern trust --revoke [DIR]`: a person's answer
     /// about a directory's settings, for scripted use.
     Trust {
@@ -192,7 +196,7 @@ Usage: tern [OPTIONS] [PROMPT]
        tern sessions
        tern mcp list
        tern mcp login NAME | tern mcp logout NAME
-       tern doctor [--output-format json]
+       tern doctor [--bench] [--output-format json]
        tern trust [DIR] | tern trust --revoke [DIR]
        tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
@@ -270,6 +274,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     let mut to: Option<String> = None;
     let mut dry_run = false;
     let mut revoke = false;
+    let mut bench = false;
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
@@ -397,6 +402,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Long("strict-mcp-config") => a.strict_mcp = true,
             Long("trust-project") => a.trust_project = true,
             Long("revoke") => revoke = true,
+            Long("bench") => bench = true,
             Long("permission-prompt-tool") => {
                 let v = text(&mut parser, "--permission-prompt-tool")?;
                 if v != "stdio" {
@@ -528,6 +534,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Long(name) => return Err(UsageError(format!("unknown option '--{name}'"))),
         }
     }
+    if bench && words != ["doctor"] {
+        return Err(UsageError("--bench belongs to 'tern doctor'".into()));
+    }
     if words == ["sandbox", "status"] {
         return Ok(Command::SandboxStatus);
     }
@@ -570,7 +579,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         return Err(UsageError("--revoke belongs to 'tern trust'".into()));
     }
     if words == ["doctor"] {
-        return Ok(Command::Doctor(a));
+        return Ok(Command::Doctor { args: a, bench });
     }
     if words.first().map(String::as_str) == Some("rewind") {
         let [_, session] = words.as_slice() else {

@@ -101,7 +101,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Ok(cli::Command::McpList(args)) => app::mcp_list(args).code(),
         Ok(cli::Command::McpLogin(args, name)) => app::mcp_login(args, &name, true).code(),
         Ok(cli::Command::McpLogout(args, name)) => app::mcp_login(args, &name, false).code(),
-        Ok(cli::Command::Doctor(args)) => app::doctor(args).code(),
+        Ok(cli::Command::Doctor { args, bench }) => app::doctor(args, bench).code(),
         Ok(cli::Command::Trust { args, dir, revoke }) => {
             app::trust(args, dir.as_deref(), revoke).code()
         }

@@ -51,10 +51,23 @@ impl Agent<'_> {
     }
 
     pub(super) fn request_body(&self, tools: &[Value]) -> String {
+        let described: Vec<String>;
+        let (system, tools) = if self.settings.tools_as_text && !tools.is_empty() {
+            described = self
+                .settings
+                .system
+                .iter()
+                .cloned()
+                .chain([super::recover::describe(tools, &self.settings.model)])
+                .collect();
+            (&described[..], &[][..])
+        } else {
+            (&self.settings.system[..], tools)
+        };
         self.encode(&RequestParts {
             model: &self.settings.model,
             max_tokens: self.settings.max_tokens,
-            system: &self.settings.system,
+            system,
             tools,
             messages: &self.messages,
             thinking: self.settings.thinking,

@@ -14,7 +14,7 @@ pub(crate) mod executor;
 pub mod hooks;
 mod next;
 pub mod pipeline;
-mod recover;
+pub(crate) mod recover;
 
 pub(crate) mod subagent;
 
@@ -128,6 +128,10 @@ pub struct Settings {
     pub thinking: crate::model::thinking::Thinking,
     /// Tool calls written as text are made calls (local servers).
     pub recover_calls: bool,
+    /// The server refuses `tools` in a request: they are described in the
+    /// system prompt instead (and calls read from the text). Set when a
+    /// server's refusal is seen, or known from `doctor --bench`.
+    pub tools_as_text: bool,
 }
 
 pub struct Agent<'ex> {
@@ -430,9 +434,30 @@ impl<'ex> Agent<'ex> {
         sink: &mut dyn FnMut(Event<'_>),
     ) -> (Assembler, Option<StreamingExecutor<'ex>>, Turn) {
         let mut exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
-        let (mut asm, end) = self
+        let (mut asm, mut end) = self
             .attempts(body, Some(&mut exec), can_fall_back, outcome, sink)
             .await;
+        if let AttemptEnd::Failed(e) = &end
+            && e.refuses_tools()
+            && !self.settings.tools_as_text
+            && !asm.has_blocks()
+        {
+            // Asked again at once, with the tools in the prompt; every
+            // later request of this agent is sent the same way.
+            sink(Event::Report(&crate::report::Report::notice(
+                crate::report::Level::Warning,
+                format!(
+                    "the server takes no tools in a request ({e}); describing them in the system prompt instead"
+                ),
+            )));
+            self.settings.tools_as_text = true;
+            self.settings.recover_calls = true;
+            let body = self.request_body(&self.pipeline.registry().definitions());
+            exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
+            (asm, end) = self
+                .attempts(&body, Some(&mut exec), can_fall_back, outcome, sink)
+                .await;
+        }
         if self.settings.recover_calls && matches!(end, AttemptEnd::Done) && exec.is_empty() {
             self.recover_calls(&mut asm, &mut exec);
         }

@@ -17,6 +17,10 @@
 //! a tool that was not offered, an input of the wrong shape — leaves the
 //! answer as the text it was. Recovered calls then go through the same
 //! pipeline as native ones: nothing about them is trusted more.
+//!
+//! The other way round, for a server that refuses `tools` in a request:
+//! [`describe`] writes the tools into the system prompt, asking for calls
+//! in the format the model's family was trained on.
 
 use std::borrow::Cow;
 
@@ -187,10 +191,100 @@ fn bare(text: &str) -> Option<(String, Raw)> {
     Some((String::new(), calls_in(t)?))
 }
 
+/// The tool-call format a model was trained on, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `<tool_call>{…}</tool_call>`: Hermes, Qwen, and the default.
+    Hermes,
+    Mistral,
+    Llama,
+}
+
+impl Family {
+    fn of(model: &str) -> Family {
+        let m = model.to_ascii_lowercase();
+        if ["mistral", "mixtral", "ministral", "codestral", "devstral"]
+            .iter()
+            .any(|f| m.contains(f))
+        {
+            Family::Mistral
+        } else if m.contains("llama") {
+            Family::Llama
+        } else {
+            Family::Hermes
+        }
+    }
+}
+
+/// A system-prompt block describing `tools` (request definitions) and
+/// how to call them, in `model`'s family's format.
+pub(crate) fn describe(tools: &[Value], model: &str) -> String {
+    let mut out = String::from(
+        "# Tools\n\nYou can call these tools. Each is one JSON object: its name, what it \
+         does, and the schema of its input.\n<tools>\n",
+    );
+    for t in tools {
+        let one = crate::obj! {
+            "name" => t.get("name").cloned().unwrap_or(Value::Null),
+            "description" => t.get("description").cloned().unwrap_or(Value::Null),
+            "parameters" => t.get("input_schema").cloned().unwrap_or(Value::Null),
+        };
+        out.push_str(&one.to_json());
+        out.push('\n');
+    }
+    out.push_str("</tools>\n\nTo call a tool, answer with nothing but the call:\n");
+    out.push_str(match Family::of(model) {
+        Family::Hermes => {
+            "<tool_call>\n{\"name\": \"<tool name>\", \"arguments\": {<its input>}}\n</tool_call>\n(one such block per call)"
+        }
+        Family::Mistral => {
+            "[TOOL_CALLS][{\"name\": \"<tool name>\", \"arguments\": {<its input>}}]"
+        }
+        Family::Llama => "{\"name\": \"<tool name>\", \"parameters\": {<its input>}}",
+    });
+    out.push_str(
+        "\nThe result comes back in the next message. When no tool is needed, answer in plain text.",
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::obj;
+
+    #[test]
+    fn described_tools_ask_for_the_family_format_and_what_they_ask_for_is_recovered() {
+        let tools = vec![obj! {
+            "name" => "Read",
+            "description" => "Reads a file.",
+            "input_schema" => offered("Read").unwrap().into_owned(),
+        }];
+        for (model, call) in [
+            (
+                "qwen2.5-coder-7b",
+                "<tool_call>\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"a\"}}\n</tool_call>",
+            ),
+            (
+                "Mistral-7B-Instruct",
+                "[TOOL_CALLS][{\"name\": \"Read\", \"arguments\": {\"file_path\": \"a\"}}]",
+            ),
+            (
+                "llama-3.2-3b",
+                "{\"name\": \"Read\", \"parameters\": {\"file_path\": \"a\"}}",
+            ),
+        ] {
+            let text = describe(&tools, model);
+            assert!(
+                text.contains(r#"{"name":"Read","description":"Reads a file.","parameters":{"#),
+                "{text}"
+            );
+            let shape = &call[..8];
+            assert!(text.contains(shape), "{model}: {text}");
+            // What the prompt asks for is what recovery reads.
+            assert_eq!(found(call).unwrap().1, [read("a")], "{model}");
+        }
+    }
 
     /// Two offered tools: Read (file_path required) and Glob.
     fn offered(name: &str) -> Option<Cow<'static, Value>> {

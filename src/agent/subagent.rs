@@ -49,6 +49,8 @@ pub struct Spec {
     pub thinking: crate::model::thinking::Thinking,
     /// And read tool calls from text as it does.
     pub recover_calls: bool,
+    /// And describe tools in the prompt to a server that refuses them.
+    pub tools_as_text: bool,
     pub system: Vec<String>,
     pub retry: RetryPolicy,
     pub context_window: u64,
@@ -507,6 +509,7 @@ impl Host {
             structured: None,
             thinking: spec.thinking,
             recover_calls: spec.recover_calls,
+            tools_as_text: spec.tools_as_text,
         };
         let host = Rc::new(Host {
             spec,

@@ -203,6 +203,10 @@ pub(super) async fn build(
 /// What the model's context window leaves room for.
 struct Window {
     context_window: u64,
+    /// How the server takes tools, as `doctor --bench` found: calls read
+    /// from text; tools described in the prompt (it refuses `tools`).
+    recover_calls: bool,
+    tools_as_text: bool,
     max_tokens: u32,
     /// A cap on one tool result in a small window.
     result_limit: Option<usize>,
@@ -215,14 +219,39 @@ struct Window {
 /// Finds the context window and fits the session to it: a small one
 /// gets the compact prompt and tool descriptions, fewer output tokens
 /// and a budget for memory files and tool results, so one big file
-/// cannot take the whole context.
+/// cannot take the whole context. What `doctor --bench` measured of this
+/// server and model counts: its window, and how it takes tools.
 async fn fit_window(
     rt: &Runtime,
     client: &Client,
     registry: &mut Registry,
     notes: &mut Notes,
 ) -> Window {
-    let context_window = super::window::resolve(rt, client, notes).await;
+    let bench = super::bench::kept(rt);
+    if let Some(b) = &bench
+        && rt.verbose
+    {
+        notes.info(format!(
+            "this server, as `tern doctor --bench` measured it: {}",
+            b.summary()
+        ));
+    }
+    let measured = bench.as_ref().and_then(|b| b.window);
+    let context_window = match (rt.context_window, measured) {
+        (None, Some(w)) => w,
+        _ => super::window::resolve(rt, client, notes).await,
+    };
+    let tools_as_text = bench
+        .as_ref()
+        .is_some_and(|b| b.tool_calls == super::bench::ToolCalls::Refused);
+    // Recovery the settings turned off stays off, unless the tools can
+    // only be described in text.
+    let recover_calls = rt.recovers_calls()
+        || tools_as_text
+        || (rt.tool_call_recovery.is_none()
+            && bench
+                .as_ref()
+                .is_some_and(|b| b.tool_calls == super::bench::ToolCalls::Recovered));
     let compact = crate::context::is_small(context_window);
     registry.set_compact(compact);
     registry.defer_mcp(tool_search(rt), context_window);
@@ -243,6 +272,8 @@ async fn fit_window(
     };
     Window {
         context_window,
+        recover_calls,
+        tools_as_text,
         max_tokens,
         result_limit: compact.then_some(context_window as usize * 3 / 4),
         prompt,
@@ -375,7 +406,8 @@ fn subagent_host(
         model: rt.model.clone(),
         max_tokens: window.max_tokens,
         thinking: rt.thinking,
-        recover_calls: rt.recovers_calls(),
+        recover_calls: window.recover_calls,
+        tools_as_text: window.tools_as_text,
         system: window.worker_system.clone(),
         retry: rt.retry,
         context_window: window.context_window,
@@ -476,7 +508,8 @@ fn session_agent(
         fallback_after: rt.fallback_after,
         structured: Some(Rc::clone(structured)),
         thinking: rt.thinking,
-        recover_calls: rt.recovers_calls(),
+        recover_calls: window.recover_calls,
+        tools_as_text: window.tools_as_text,
     };
     let own = assemble::SessionOnly {
         checkpoints: opened

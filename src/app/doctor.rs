@@ -4,7 +4,8 @@
 //!
 //! Each finding is a [`Check`] with a state; only `Fail` blocks. The
 //! checks are gathered first and rendered after, as text or as JSON
-//! (`--output-format json`), so both say exactly the same.
+//! (`--output-format json`), so both say exactly the same. `--bench` adds
+//! a measurement of the model server (see `bench`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -46,6 +47,8 @@ struct Check {
 #[derive(Default)]
 struct Report {
     checks: Vec<Check>,
+    /// `--bench`'s measurement, and what it was of.
+    bench: Option<(super::bench::Bench, String)>,
 }
 
 impl Report {
@@ -80,6 +83,9 @@ impl Report {
                 c.detail
             ));
         }
+        if let Some((b, of)) = &self.bench {
+            out.push_str(&format!("\nbench: {of}\n{}", b.text()));
+        }
         let n = self.failures();
         out.push_str(&match n {
             0 => "\nready: nothing blocks a session\n".to_string(),
@@ -102,19 +108,23 @@ impl Report {
                 }
             })
             .collect();
-        obj! { "ok" => self.failures() == 0, "checks" => checks }.to_json()
+        let mut out = obj! { "ok" => self.failures() == 0, "checks" => checks };
+        if let (Some((b, _)), Some(m)) = (&self.bench, out.as_object_mut()) {
+            m.insert("bench", b.to_value());
+        }
+        out.to_json()
     }
 }
 
-/// `tern doctor [--output-format json]`.
-pub fn doctor(mut args: Args) -> Exit {
+/// `tern doctor [--bench] [--output-format json]`.
+pub fn doctor(mut args: Args, bench: bool) -> Exit {
     let json = args.output_format == Some(OutputFormat::Json);
     args.prompt = Some(String::new());
     let report = match Inputs::from_process(None) {
         Ok(inputs) => {
             let ex: &'static smol::LocalExecutor<'static> =
                 Box::leak(Box::new(smol::LocalExecutor::new()));
-            smol::block_on(ex.run(examine(ex, args, inputs)))
+            smol::block_on(ex.run(examine(ex, args, inputs, bench)))
         }
         Err(e) => {
             let mut r = Report::default();
@@ -136,6 +146,7 @@ async fn examine(
     >,
     args: Args,
     inputs: Inputs,
+    bench: bool,
 ) -> Report {
     let mut r = Report::default();
     let mut rt = match config::resolve(args, inputs) {
@@ -148,6 +159,9 @@ async fn examine(
     let unerased = rt.child_env.erase_from_own_environment();
     rt.warnings.extend(unerased);
     endpoint(&mut r, &mut rt).await;
+    if bench {
+        measure(&mut r, &rt).await;
+    }
     settings(&mut r, &rt);
     trust(&mut r, &rt);
     sandbox(&mut r, &rt);
@@ -303,6 +317,42 @@ async fn endpoint(r: &mut Report, rt: &mut Runtime) {
         }
     };
     r.add(S, "context", State::Ok, window);
+}
+
+/// `--bench`: measures the server the endpoint checks found, unless they
+/// found it unusable, and keeps the result for sessions.
+async fn measure(r: &mut Report, rt: &Runtime) {
+    const S: &str = "bench";
+    if r.failures() > 0 {
+        r.add(
+            S,
+            "measure",
+            State::Fail,
+            "not measured: the model endpoint above does not work",
+        );
+        return;
+    }
+    let client = match Client::new(&rt.client) {
+        Ok(c) => c,
+        Err(e) => {
+            r.add(S, "measure", State::Fail, e.to_string());
+            return;
+        }
+    };
+    match super::bench::measure(&client, &rt.model).await {
+        Ok(b) => {
+            let kept = match super::bench::keep(rt, &b) {
+                Ok(file) => format!(
+                    "kept in {}; sessions with this server and model use it",
+                    file.display()
+                ),
+                Err(e) => format!("not kept: {e}"),
+            };
+            r.add(S, "measure", State::Ok, kept);
+            r.bench = Some((b, format!("{} at {}", rt.model, rt.client.base_url)));
+        }
+        Err(e) => r.add(S, "measure", State::Fail, e),
+    }
 }
 
 fn settings(r: &mut Report, rt: &Runtime) {

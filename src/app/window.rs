@@ -89,7 +89,7 @@ fn read(file: &Path) -> Map {
 }
 
 fn cached(file: &Path, key: &str, now: u64) -> Option<u64> {
-    let entry = read(file).get(key).cloned()?;
+    let entry = kept_entry(file, key)?;
     let at = entry.get("at").and_then(Value::as_i64)?;
     let window = entry.get("window").and_then(Value::as_i64)?;
     let age = now.checked_sub(u64::try_from(at).ok()?)?;
@@ -97,6 +97,22 @@ fn cached(file: &Path, key: &str, now: u64) -> Option<u64> {
 }
 
 fn remember(file: &Path, key: &str, window: u64, now: u64) -> std::io::Result<()> {
+    keep_entry(
+        file,
+        key,
+        crate::obj! { "window" => window as i64, "at" => now as i64 },
+    )
+}
+
+/// The entry kept under `key` in a small JSON file of entries (this
+/// one's windows, `doctor --bench`'s measurements).
+pub(super) fn kept_entry(file: &Path, key: &str) -> Option<Value> {
+    read(file).get(key).cloned()
+}
+
+/// Keeps `entry` (an object with an `at` time) under `key`; the file
+/// keeps the newest [`MAX_ENTRIES`].
+pub(super) fn keep_entry(file: &Path, key: &str, entry: Value) -> std::io::Result<()> {
     let mut entries = read(file);
     entries.remove(key);
     // The newest last; the oldest go past the limit.
@@ -110,10 +126,7 @@ fn remember(file: &Path, key: &str, window: u64, now: u64) -> std::io::Result<()
     for (k, v) in kept.into_iter().skip(skip) {
         out.insert(k.as_str(), v);
     }
-    out.insert(
-        key,
-        crate::obj! { "window" => window as i64, "at" => now as i64 },
-    );
+    out.insert(key, entry);
     crate::sys::write_private(file, Value::Object(out).to_json().as_bytes())
 }
 

@@ -116,7 +116,7 @@ impl ApiError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ApiError::Http { status, .. } => {
-                matches!(status, 408 | 409 | 429 | 500..=599)
+                matches!(status, 408 | 409 | 429 | 500..=599) && !self.refuses_tools()
             }
             ApiError::Transport(_) | ApiError::Stream(_) => true,
             ApiError::InStream { kind, .. } => matches!(
@@ -137,6 +137,28 @@ impl ApiError {
                     || kind == "not_found_error"
             }
             ApiError::InStream { kind, .. } => kind == "overloaded_error",
+            _ => false,
+        }
+    }
+
+    /// A server that takes no `tools` in a request: a chat template
+    /// without tool support (llama.cpp without `--jinja`, an Ollama model
+    /// "does not support tools"). Asking again would get the same answer;
+    /// the tools can be described in the prompt instead.
+    pub fn refuses_tools(&self) -> bool {
+        match self {
+            ApiError::Http {
+                status, message, ..
+            } => {
+                let m = message.to_ascii_lowercase();
+                matches!(status, 400 | 422 | 500 | 501)
+                    && (m.contains("tool") || m.contains("function call"))
+                    && (m.contains("support")
+                        || m.contains("jinja")
+                        || m.contains("not allowed")
+                        || m.contains("unsupported")
+                        || m.contains("requires"))
+            }
             _ => false,
         }
     }

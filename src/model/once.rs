@@ -22,6 +22,15 @@ pub struct SideModel {
 pub struct Answer {
     pub text: String,
     pub usage: Usage,
+    /// Tool calls it made natively (none run): `doctor --bench` asks
+    /// whether a server returns them.
+    pub calls: Vec<super::stream::ToolUse>,
+    /// When the first and the last piece of output arrived, from the
+    /// moment the request was sent, and how many pieces there were: a
+    /// server's prompt and generation speed.
+    pub first_output: Option<std::time::Duration>,
+    pub last_output: Option<std::time::Duration>,
+    pub pieces: u64,
 }
 
 /// The request in the wire format of `provider`.
@@ -35,6 +44,8 @@ pub fn encode(provider: Provider, parts: &RequestParts<'_>) -> String {
 /// Sends `parts` and gathers the text of the answer.
 pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answer, ApiError> {
     let betas = parts.thinking.betas(parts.model);
+    let sent = std::time::Instant::now();
+    let (mut first_output, mut last_output, mut pieces) = (None, None, 0u64);
     let mut stream = client
         .open(encode(client.provider(), parts), &betas)
         .await?;
@@ -52,6 +63,12 @@ pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answe
         }
         let mut failure: Option<ApiError> = None;
         let mut handle = |event: &str, data: &str| -> Flow {
+            if event == "content_block_delta" {
+                let at = sent.elapsed();
+                first_output.get_or_insert(at);
+                last_output = Some(at);
+                pieces += 1;
+            }
             match asm.feed(event, data) {
                 Ok(Update::MessageDone) => Flow::Stop,
                 Ok(_) => Flow::Continue,
@@ -89,8 +106,19 @@ pub async fn complete(client: &Client, parts: &RequestParts<'_>) -> Result<Answe
             _ => None,
         })
         .collect();
+    let calls = asm
+        .blocks()
+        .filter_map(|b| match b {
+            Block::ToolUse(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
     Ok(Answer {
         text: text.join("\n"),
         usage: asm.usage,
+        calls,
+        first_output,
+        last_output,
+        pieces,
     })
 }

@@ -13,6 +13,7 @@ mod background_shells;
 mod bash_attacks;
 mod bash_corpus;
 mod bash_session;
+mod bench;
 mod child_env;
 mod cli;
 mod compaction;
