@@ -437,7 +437,11 @@ impl<'ex> Agent<'ex> {
         let (mut asm, mut end) = self
             .attempts(body, Some(&mut exec), can_fall_back, outcome, sink)
             .await;
+        // Only chat completions servers: the Messages API takes tools
+        // from every model, and one of its errors that names tools is a
+        // bad request, not a refusal.
         if let AttemptEnd::Failed(e) = &end
+            && self.client.provider() == crate::model::Provider::OpenAi
             && e.refuses_tools()
             && !self.settings.tools_as_text
             && !asm.has_blocks()

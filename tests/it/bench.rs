@@ -31,7 +31,7 @@ fn refusal() -> Reply {
 }
 
 fn bench(api: &StandIn, dir: &std::path::Path) -> Value {
-    let out = run(tern(&api.url, dir).args(["doctor", "--bench", "--output-format", "json"]));
+    let out = run(chat(api, dir).args(["doctor", "--bench", "--output-format", "json"]));
     let report = json::parse(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
     assert!(out.status.success(), "{report}");
     report.get("bench").cloned().unwrap_or(Value::Null)
@@ -112,11 +112,24 @@ fn the_text_report_gives_a_verdict_and_a_dead_server_fails() {
     assert_eq!(out.status.code(), Some(2), "--bench is doctor's alone");
 }
 
+/// The system prompt of a chat completions request.
 fn system_text(req: &standin::Request) -> String {
     body(req)
-        .get("system")
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.iter().find(|m| m.str_field("role") == Some("system")))
         .map(Value::to_json)
         .unwrap_or_default()
+}
+
+/// tern talking chat completions to the stand-in, as to a local server.
+fn chat(api: &StandIn, dir: &std::path::Path) -> std::process::Command {
+    let mut c = tern(&api.url, dir);
+    c.env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("TERN_PROVIDER", "openai")
+        .env("OPENAI_BASE_URL", format!("{}/v1", api.url));
+    c
 }
 
 #[test]
@@ -131,7 +144,7 @@ fn a_session_with_a_benched_server_that_refuses_tools_describes_them() {
         r#"<tool_call>{"name": "Read", "arguments": {"file_path": "a.txt"}}</tool_call>"#,
     ));
     api.push(standin::text_reply("it says alpha"));
-    let out = run(tern(&api.url, &dir).args(["-p", "what is in a.txt?", "--verbose"]));
+    let out = run(chat(&api, &dir).args(["-p", "what is in a.txt?", "--verbose"]));
     assert_ok(&out);
     let errors = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -148,8 +161,7 @@ fn a_session_with_a_benched_server_that_refuses_tools_describes_them() {
     assert!(system.contains("<tools>"), "{system}");
     assert!(system.contains(r#"\"name\":\"Read\""#), "{system}");
     // The call written as the prompt asked was read and run.
-    let result = tool_results(&reqs[5])[0].to_json();
-    assert!(result.contains("alpha"), "{result}");
+    assert!(reqs[5].body.contains("alpha"), "{}", reqs[5].body);
 }
 
 #[test]
@@ -163,7 +175,7 @@ fn a_refusal_mid_session_is_answered_by_describing_the_tools() {
         ),
         standin::text_reply("it says alpha"),
     ]);
-    let out = run(tern(&api.url, &dir).args(["-p", "what is in a.txt?"]));
+    let out = run(chat(&api, &dir).args(["-p", "what is in a.txt?"]));
     assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "it says alpha");
     let errors = String::from_utf8_lossy(&out.stderr);
@@ -178,6 +190,12 @@ fn a_refusal_mid_session_is_answered_by_describing_the_tools() {
         assert!(body(later).get("tools").is_none());
         assert!(system_text(later).contains("<tool_call>"));
     }
-    let result = tool_results(&reqs[2])[0].to_json();
-    assert!(result.contains("alpha"), "{result}");
+    assert!(reqs[2].body.contains("alpha"), "{}", reqs[2].body);
+
+    // The Messages API takes tools from every model: its error is the
+    // run's error, not a reason to describe them.
+    let api = StandIn::start(vec![refusal()]);
+    let out = run(tern(&api.url, &dir).args(["-p", "what is in a.txt?"]));
+    assert!(!out.status.success());
+    assert_eq!(api.requests().len(), 1);
 }
