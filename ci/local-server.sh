@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# For trying tern on a box with no model server and no API key: builds (once,
-# through ci/llama.sh) and starts llama.cpp's llama-server with SmolLM2-135M
+# For trying tern on a box with no model server and no API key: installs
+# (once, through ci/llama.sh) and starts llama.cpp's llama-server with SmolLM2-135M
 # on 127.0.0.1:${TERN_LOCAL_PORT:-8080}, where tern finds it by itself.
 #   bash ci/local-server.sh          start it (in the background) and wait until it answers
 #   bash ci/local-server.sh stop     stop it

@@ -78,10 +78,10 @@ fi
 
 # The provisioning scripts print TERN_* lines (where what they set up is).
 # They run in the background, beside the builds, and the suite waits for
-# them before the first test: from nothing they download and build for many
-# minutes (llama.cpp alone is ten on two cores, so it runs niced, in what
-# the compilers leave idle: the long single-threaded link-time
-# optimisations); with the caches they take seconds. Two chains: the scripts
+# them before the first test: from nothing they download for a minute or two
+# (llama.cpp's server comes prebuilt; where it must be built from source that
+# is ten minutes on two cores, so it runs niced, in what the compilers leave
+# idle); with the caches they take seconds. Two chains: the scripts
 # that may call apt-get, one after the other (dpkg takes one at a time), and
 # llama.cpp on its own. A failing script fails the run, naming itself.
 prov_dir=$(mktemp -d)

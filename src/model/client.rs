@@ -157,22 +157,16 @@ impl Client {
         let auth = self.auth.clone();
         let provider = self.provider;
         smol::unblock(move || {
-            let mut req = agent
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "text/event-stream");
-            if provider == Provider::Anthropic {
-                req = req.header("anthropic-version", "2023-06-01");
-                if !betas.is_empty() {
-                    req = req.header("anthropic-beta", &betas);
+            let req = post(&agent, &url, &auth, provider, &betas);
+            // A kept-alive connection the server has since closed (llama.cpp's
+            // server closes one after a few requests) fails before any answer:
+            // the request goes again, once, on a new connection.
+            let response = match req.send(body.as_bytes()) {
+                Err(ureq::Error::Io(io)) if closed_by_peer(&io) => {
+                    resend(&agent, &url, &auth, provider, &betas, &body)?
                 }
-            }
-            req = match &auth {
-                Auth::ApiKey(k) => req.header("x-api-key", k),
-                Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
-                Auth::None => req,
+                other => other.map_err(send_error)?,
             };
-            let response = req.send(body.as_bytes()).map_err(send_error)?;
             let status = response.status().as_u16();
             let header = |name: &str| {
                 response
@@ -198,6 +192,53 @@ impl Client {
         })
         .await
     }
+}
+
+/// A model request with its headers, ready to send.
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    auth: &Auth,
+    provider: Provider,
+    betas: &str,
+) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+    let mut req = agent
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream");
+    if provider == Provider::Anthropic {
+        req = req.header("anthropic-version", "2023-06-01");
+        if !betas.is_empty() {
+            req = req.header("anthropic-beta", betas);
+        }
+    }
+    match auth {
+        Auth::ApiKey(k) => req.header("x-api-key", k),
+        Auth::Bearer(t) => req.header("authorization", &format!("Bearer {t}")),
+        Auth::None => req,
+    }
+}
+
+/// The connection ended before the server answered anything.
+fn closed_by_peer(io: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+    matches!(
+        io.kind(),
+        UnexpectedEof | ConnectionReset | BrokenPipe | ConnectionAborted
+    )
+}
+
+fn resend(
+    agent: &ureq::Agent,
+    url: &str,
+    auth: &Auth,
+    provider: Provider,
+    betas: &str,
+    body: &str,
+) -> Result<ureq::http::Response<ureq::Body>, ApiError> {
+    post(agent, url, auth, provider, betas)
+        .send(body.as_bytes())
+        .map_err(send_error)
 }
 
 /// What every HTTP request tern makes shares, the model's and WebFetch's:
@@ -438,6 +479,68 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server that answers the first request on a connection with
+    /// keep-alive, takes the second and hangs up without an answer (as
+    /// llama.cpp's server does past its requests per connection), then
+    /// answers on a new connection: the client must not fail for it.
+    #[test]
+    fn a_kept_alive_connection_the_server_hung_up_is_replaced() {
+        use std::io::{BufRead, BufReader, Write};
+        fn read_request(reader: &mut BufReader<std::net::TcpStream>) {
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            std::io::Read::read_exact(reader, &mut body).unwrap();
+        }
+        fn answer(conn: &mut std::net::TcpStream) {
+            let sse = "data: [DONE]\n\n";
+            write!(
+                conn,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}",
+                sse.len()
+            )
+            .unwrap();
+            conn.flush().unwrap();
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut first, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(first.try_clone().unwrap());
+            read_request(&mut reader);
+            answer(&mut first);
+            read_request(&mut reader);
+            drop(reader);
+            drop(first);
+            let (mut second, _) = listener.accept().unwrap();
+            read_request(&mut BufReader::new(second.try_clone().unwrap()));
+            answer(&mut second);
+        });
+        let client = Client::new(&ClientConfig {
+            provider: Provider::OpenAi,
+            base_url: url,
+            auth: Auth::None,
+            extra_ca_pem: None,
+            idle_timeout: std::time::Duration::from_secs(5),
+        })
+        .unwrap();
+        for _ in 0..2 {
+            let mut stream = smol::block_on(client.open("{}".into(), &[])).unwrap();
+            let mut buf = [0u8; 64];
+            while smol::block_on(stream.next_chunk(&mut buf)).unwrap() > 0 {}
+        }
+        server.join().unwrap();
+    }
 
     #[test]
     fn http_errors_keep_type_message_and_retry_after() {

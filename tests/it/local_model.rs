@@ -74,7 +74,7 @@ fn start_with(ctx: u32, model: Option<PathBuf>) -> Option<Server> {
     let Some((server, smol)) = provisioned() else {
         skip(
             "local model test",
-            "no llama-server or model (run ci/llama.sh to build it and fetch SmolLM2)",
+            "no llama-server or model (run ci/llama.sh to install it and fetch SmolLM2)",
         );
         return None;
     };
