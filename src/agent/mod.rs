@@ -437,25 +437,8 @@ impl<'ex> Agent<'ex> {
         let (mut asm, mut end) = self
             .attempts(body, Some(&mut exec), can_fall_back, outcome, sink)
             .await;
-        // Only chat completions servers: the Messages API takes tools
-        // from every model, and one of its errors that names tools is a
-        // bad request, not a refusal.
-        if let AttemptEnd::Failed(e) = &end
-            && self.client.provider() == crate::model::Provider::OpenAi
-            && e.refuses_tools()
-            && !self.settings.tools_as_text
-            && !asm.has_blocks()
-        {
-            // Asked again at once, with the tools in the prompt; every
-            // later request of this agent is sent the same way.
-            sink(Event::Report(&crate::report::Report::notice(
-                crate::report::Level::Warning,
-                format!(
-                    "the server takes no tools in a request ({e}); describing them in the system prompt instead"
-                ),
-            )));
-            self.settings.tools_as_text = true;
-            self.settings.recover_calls = true;
+        if self.describe_tools_after_refusal(&end, &asm, sink) {
+            // Asked again at once, with the tools in the prompt.
             let body = self.request_body(&self.pipeline.registry().definitions());
             exec = StreamingExecutor::new(self.ex, Rc::clone(&self.pipeline));
             (asm, end) = self
@@ -514,6 +497,38 @@ impl<'ex> Agent<'ex> {
             stop_hook: StopHook::NotAsked,
         };
         (asm, Some(exec), turn)
+    }
+
+    /// Whether a failed request was a chat completions server refusing
+    /// `tools`: if so, this agent describes them in the system prompt and
+    /// reads calls from the text from now on, and says so. Only those
+    /// servers: the Messages API takes tools from every model, and an
+    /// error of its that names tools is a bad request, not a refusal.
+    fn describe_tools_after_refusal(
+        &mut self,
+        end: &AttemptEnd,
+        asm: &Assembler,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) -> bool {
+        let AttemptEnd::Failed(e) = end else {
+            return false;
+        };
+        if self.client.provider() != crate::model::Provider::OpenAi
+            || !e.refuses_tools()
+            || self.settings.tools_as_text
+            || asm.has_blocks()
+        {
+            return false;
+        }
+        sink(Event::Report(&crate::report::Report::notice(
+            crate::report::Level::Warning,
+            format!(
+                "the server takes no tools in a request ({e}); describing them in the system prompt instead"
+            ),
+        )));
+        self.settings.tools_as_text = true;
+        self.settings.recover_calls = true;
+        true
     }
 
     /// Tool calls the model wrote as text, made calls (see `recover`):

@@ -8,7 +8,6 @@
 pub(crate) mod client;
 pub(crate) mod delta;
 pub(crate) mod discover;
-#[cfg(any(feature = "web", feature = "repl"))]
 pub mod once;
 pub(crate) mod openai;
 pub(crate) mod price;

@@ -1,7 +1,9 @@
 //! One request, one text answer: for side questions a tool asks the model
-//! (WebFetch's question about a page), outside the conversation. No tools
-//! are offered and none run; any the model asks for are ignored. No
-//! retries: the caller has a fallback for a failed side question.
+//! (WebFetch's question about a page) and `doctor --bench`'s measurements,
+//! outside the conversation. Nothing runs here: tool calls the model makes
+//! (the bench offers one, to see whether it comes back native) are handed
+//! back, not made. No retries: the caller has a fallback for a failed side
+//! question.
 
 use super::client::Client;
 use super::request::RequestParts;
@@ -10,10 +12,15 @@ use super::stream::{Assembler, Block, StreamError, Update, Usage};
 use super::{ApiError, Detail, Provider};
 
 /// A model side questions go to (WebFetch's about a page, the REPL's
-/// `haiku()`): its client, its name, and its context window in tokens.
+/// `haiku()`, an MCP server's sampling): its client, its name, and its
+/// context window in tokens. A core build asks none (`doctor --bench`
+/// uses [`complete`] alone).
+#[cfg(any(feature = "web", feature = "repl", feature = "mcp"))]
 pub struct SideModel {
     pub client: Client,
     pub model: String,
+    /// What the side question may fill (MCP sampling does not ask).
+    #[cfg_attr(not(any(feature = "web", feature = "repl")), allow(dead_code))]
     pub window: u64,
 }
 
