@@ -70,13 +70,15 @@ fn the_bench_times_the_server_and_tells_how_it_takes_tools() {
         let prompt = reqs[1].body_len;
         assert!((1_500..=4_000).contains(&prompt), "{prompt} bytes");
         assert!(reqs[3].body.contains("get_weather"));
-        // Generation: 20 tokens, the second of two pieces 200 ms after
-        // the first; no faster than that allows.
+        // Generation: 20 tokens in two pieces sent 200 ms apart. Timed on
+        // arrival, so a loaded machine may read the first late: the rate
+        // is only known to exist (the arithmetic has a unit test).
+        assert_eq!(b.get("output_tokens").and_then(Value::as_i64), Some(20));
         let rate = b
             .get("output_tokens_per_second")
             .and_then(Value::as_f64)
             .unwrap();
-        assert!(rate > 0.0 && rate <= 50.5, "{rate}");
+        assert!(rate > 0.0, "{rate}");
         assert!(b.get("turn_seconds").and_then(Value::as_f64).unwrap() > 0.0);
     }
 }
