@@ -33,20 +33,8 @@ fn three_servers() -> String {
     tern::obj! { "mcpServers" => Value::Object(servers) }.to_json()
 }
 
-fn offered(req: &standin::Request) -> Vec<String> {
-    body(req)
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t.str_field("name").map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn mcp_offered(req: &standin::Request) -> Vec<String> {
-    let mut names: Vec<String> = offered(req)
+fn mcp_tool_names(req: &standin::Request) -> Vec<String> {
+    let mut names: Vec<String> = tool_names(req)
         .into_iter()
         .filter(|n| n.starts_with("mcp__"))
         .collect();
@@ -107,8 +95,12 @@ fn sixty_mcp_tools_wait_behind_tool_search_in_a_4k_window() {
         first.body_len
     );
     assert!(tokens <= 2_500, "~{tokens} tokens");
-    assert!(mcp_offered(first).is_empty(), "{:?}", mcp_offered(first));
-    assert!(offered(first).iter().any(|n| n == "ToolSearch"));
+    assert!(
+        mcp_tool_names(first).is_empty(),
+        "{:?}",
+        mcp_tool_names(first)
+    );
+    assert!(tool_names(first).iter().any(|n| n == "ToolSearch"));
     // Every held-back tool is named, so the model can ask for it.
     let names = search_description(first);
     for subject in SUBJECTS {
@@ -126,7 +118,7 @@ fn sixty_mcp_tools_wait_behind_tool_search_in_a_4k_window() {
     // The search loaded exactly what it named; the rest stay held back.
     let second = &reqs[1];
     assert_eq!(
-        mcp_offered(second),
+        mcp_tool_names(second),
         ["mcp__calendar__create_event", "mcp__tracker__list_issue"]
     );
     let loaded = tool_results(second)[0].to_json();
@@ -175,8 +167,8 @@ fn a_large_window_offers_every_tool_unless_told_to_search() {
         run(tern_with_servers(&api, &dir).args(["-p", "hello", "--model", "claude-sonnet-4-5"]));
     assert_ok(&out);
     let first = &api.requests()[0];
-    assert_eq!(mcp_offered(first).len(), 60);
-    assert!(!offered(first).iter().any(|n| n == "ToolSearch"));
+    assert_eq!(mcp_tool_names(first).len(), 60);
+    assert!(!tool_names(first).iter().any(|n| n == "ToolSearch"));
 
     // ENABLE_TOOL_SEARCH=true holds them back whatever the window; a
     // keyword search with a required word loads the best matches.
@@ -205,8 +197,8 @@ fn a_large_window_offers_every_tool_unless_told_to_search() {
     assert!(listed.contains("ToolSearch"), "{listed}");
     assert!(listed.contains("mcp__files__create_share"), "{listed}");
     let reqs = api.requests();
-    assert!(mcp_offered(&reqs[0]).is_empty());
-    let loaded = mcp_offered(&reqs[1]);
+    assert!(mcp_tool_names(&reqs[0]).is_empty());
+    let loaded = mcp_tool_names(&reqs[1]);
     assert_eq!(loaded.len(), 3, "{loaded:?}");
     assert!(
         loaded
@@ -250,6 +242,6 @@ fn a_held_back_tool_called_unloaded_is_still_asked_about_and_a_denied_search_off
         ]));
     assert_ok(&out);
     let first = &api.requests()[0];
-    assert_eq!(mcp_offered(first).len(), 60);
-    assert!(!offered(first).iter().any(|n| n == "ToolSearch"));
+    assert_eq!(mcp_tool_names(first).len(), 60);
+    assert!(!tool_names(first).iter().any(|n| n == "ToolSearch"));
 }

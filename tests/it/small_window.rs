@@ -9,18 +9,6 @@ use support::standin::{self, StandIn};
 use support::*;
 use tern::json::Value;
 
-fn tool_names(req: &standin::Request) -> Vec<String> {
-    body(req)
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t.str_field("name").map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn description_bytes(req: &standin::Request) -> usize {
     body(req)
         .get("tools")

@@ -261,6 +261,19 @@ pub fn body(req: &standin::Request) -> Value {
 }
 
 /// The tool_result blocks in the last message of a request body.
+/// The names of the tools a request offers, in order.
+pub fn tool_names(req: &standin::Request) -> Vec<String> {
+    body(req)
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t.str_field("name").map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn tool_results(req: &standin::Request) -> Vec<Value> {
     let b = body(req);
     let msgs = b.get("messages").unwrap().as_array().unwrap();
