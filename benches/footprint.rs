@@ -7,6 +7,8 @@
 //! - SSE parsing + message assembly throughput in MB/s
 //! - `bash -c true` through the sandbox (the Bash tool's path) against plain
 //! - Grep against ripgrep on the same generated tree (when `rg` is installed)
+//! - a `-p` run with OpenTelemetry export off, to a collector that is up,
+//!   one that is down and one that never answers (`TERN_BENCH_ONLY=otel`)
 //! - the one-turn run side by side with Claude Code, as ratios (when its
 //!   binary is installed: `benches/setup.sh`, or CLAUDE_BIN)
 //!
@@ -509,6 +511,113 @@ fn grep_vs_ripgrep() {
 /// result is known (what the tool waits for), the launcher's whole life
 /// (which also includes the kernel tearing down its namespaces after the
 /// report), and the CPU both use; p10 and median of the pairs.
+/// A collector on 127.0.0.1: `answer` says whether it replies (at once)
+/// or holds every connection open without a word, as a stalled one does.
+fn collector(answer: bool) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            if !answer {
+                held.push(conn);
+                continue;
+            }
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn);
+                loop {
+                    let mut length = 0usize;
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                        line.clear();
+                    }
+                    if line.is_empty() {
+                        return;
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let reply = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+                    if reader.get_mut().write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// OpenTelemetry's cost to a run: the same one-turn `-p` run with the
+/// export off, to a collector that answers, to a port nobody listens on,
+/// and to one that never answers; then a run long enough for exports to
+/// leave during it (a reply that pauses 3.5 s, exports every 100 ms),
+/// off and against the silent collector.
+fn otel_overhead(bin: &str, dir: &std::path::Path) {
+    let down = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        format!("http://{}", l.local_addr().expect("addr"))
+    };
+    let up = collector(true);
+    let silent = collector(false);
+    let api = standin::StandIn::start(vec![]);
+    api.set_fallback(standin::text_reply(
+        "The port is set in config/server.ts:12.",
+    ));
+    // The exports' interval, and `TERN_OTEL_FLUSH_MS` when set.
+    let with = |endpoint: Option<&str>, interval: &str, flush: Option<&str>, url: &str| {
+        let mut c = one_turn(bin, url, dir);
+        if let Some(e) = endpoint {
+            c.env("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+                .env("OTEL_METRICS_EXPORTER", "otlp")
+                .env("OTEL_LOGS_EXPORTER", "otlp")
+                .env("OTEL_TRACES_EXPORTER", "otlp")
+                .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+                .env("OTEL_EXPORTER_OTLP_ENDPOINT", e)
+                .env("OTEL_METRIC_EXPORT_INTERVAL", interval)
+                .env("OTEL_LOGS_EXPORT_INTERVAL", interval);
+        }
+        if let Some(ms) = flush {
+            c.env("TERN_OTEL_FLUSH_MS", ms);
+        }
+        c
+    };
+    for (name, endpoint, flush, n) in [
+        ("otel off", None, None, 20),
+        ("otel, collector up", Some(up.as_str()), None, 20),
+        ("otel, collector down", Some(down.as_str()), None, 20),
+        ("otel, collector silent", Some(silent.as_str()), None, 5),
+        (
+            "otel, silent, FLUSH_MS=0",
+            Some(silent.as_str()),
+            Some("0"),
+            20,
+        ),
+    ] {
+        let mut runs: Vec<Sample> = (0..n)
+            .map(|_| measure_direct(&mut with(endpoint, "60000", flush, &api.url)))
+            .collect();
+        report(name, &mut runs);
+    }
+    let pause = Duration::from_millis(3500);
+    let slow_api = standin::StandIn::start(vec![]);
+    slow_api.set_fallback(standin::slow_text("The port", pause, " is set."));
+    for (name, endpoint) in [
+        ("3.5 s run, otel off", None),
+        ("3.5 s run, collector silent", Some(silent.as_str())),
+    ] {
+        let mut runs: Vec<Sample> = (0..3)
+            .map(|_| measure_direct(&mut with(endpoint, "100", None, &slow_api.url)))
+            .collect();
+        report(name, &mut runs);
+    }
+}
+
 fn sandbox_overhead(bin: &str) {
     let status = tern::harness::sandbox_probe();
     if status.landlock.is_err() || !status.seccomp_kernel {
@@ -929,6 +1038,13 @@ fn main() {
                 "json" => json_wide_objects(),
                 "sandbox" => sandbox_overhead(&bin()),
                 "grep" => grep_vs_ripgrep(),
+                "otel" => {
+                    let dir =
+                        std::env::temp_dir().join(format!("tern-bench-{}", std::process::id()));
+                    std::fs::create_dir_all(&dir).expect("bench dir");
+                    otel_overhead(&bin(), &dir);
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
                 "turn" | "session" => {
                     let bin = bin();
                     let dir =
@@ -950,7 +1066,9 @@ fn main() {
                     let _ = std::fs::remove_dir_all(&dir);
                 }
                 other => {
-                    println!("unknown section {other:?} (sse, json, sandbox, grep, turn, session)")
+                    println!(
+                        "unknown section {other:?} (sse, json, sandbox, grep, otel, turn, session)"
+                    )
                 }
             }
         }
@@ -979,6 +1097,7 @@ fn main() {
     long_session(&bin, &dir, 1000);
     compacting_session(&bin, &dir);
     sandbox_overhead(&bin);
+    otel_overhead(&bin, &dir);
     sse_throughput();
     chat_throughput();
     json_wide_objects();

@@ -134,8 +134,8 @@ finish_provisioning() {
 
 step "cross/setup.sh (toolchains, qemu-user, zig)"
 bash cross/setup.sh x86_64 aarch64 armv7
-step "provisioning started beside the builds: ci/sdk.sh, ci/claude.sh, ci/mcp.sh and ci/voice.sh (Agent SDKs, Claude Code, MCP servers, speech); ci/llama.sh (llama-server, SmolLM2 and Gemma 3 270M), niced"
-provision_in_background 0 ci/sdk.sh ci/claude.sh ci/mcp.sh ci/voice.sh
+step "provisioning started beside the builds: ci/sdk.sh, ci/acp.sh (the ACP client SDK), ci/otel.sh (the OTLP schema), ci/fleet.sh (the fleet examples' validators), ci/claude.sh, ci/mcp.sh and ci/voice.sh (Agent SDKs, Claude Code, MCP servers, speech); ci/llama.sh (llama-server, SmolLM2 and Gemma 3 270M), niced"
+provision_in_background 0 ci/sdk.sh ci/acp.sh ci/otel.sh ci/fleet.sh ci/claude.sh ci/mcp.sh ci/voice.sh
 provision_in_background 10 ci/llama.sh
 # Every test that cannot run for want of a kernel feature, binary or server
 # fails instead of skipping; only emulator-specific skips remain (and say so).
@@ -183,7 +183,7 @@ arm_pid=
 echo "ci/test.sh: the ARM builds took $(( $(date +%s) - arm_started ))s beside the host's" >&2
 rm -f "$arm_log"
 step "waiting for the provisioning scripts"
-finish_provisioning ci/sdk.sh ci/claude.sh ci/mcp.sh ci/voice.sh ci/llama.sh
+finish_provisioning ci/sdk.sh ci/acp.sh ci/otel.sh ci/fleet.sh ci/claude.sh ci/mcp.sh ci/voice.sh ci/llama.sh
 rm -rf "$prov_dir"
 step "cargo test --all-features"
 cargo test --all-features

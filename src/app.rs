@@ -15,6 +15,7 @@ use crate::json::Value;
 use crate::model::client::Client;
 use crate::obj;
 
+mod acp;
 mod bench;
 mod build;
 mod doctor;
@@ -22,13 +23,17 @@ mod drive;
 pub mod exit;
 mod lines;
 mod subcommands;
+mod telemetry;
 #[cfg(feature = "tui")]
 mod tui;
 #[cfg(any(feature = "web", feature = "repl"))]
 mod web;
 mod window;
+pub use acp::run as acp;
 pub use doctor::doctor;
-pub use subcommands::{config_permissions, mcp_list, mcp_login, rewind, sessions, trust};
+pub use subcommands::{
+    config_permissions, mcp_list, mcp_login, plugin_list, rewind, sessions, trust,
+};
 #[cfg(feature = "mcp")]
 mod mcp_login;
 #[cfg(feature = "mcp")]
@@ -110,28 +115,38 @@ async fn session(
     let client = Client::new(&rt.client).map_err(Failure::Client)?;
     let abort = Abort::new();
     watch_signals(ex, abort.clone(), notes);
-    let mut parts = build::build(ex, &rt, client, abort, discovered, interactive, notes).await?;
+    let mut parts =
+        build::build(ex, &rt, client, abort, discovered, interactive, None, notes).await?;
     parts.show_first(notes.take());
     // An SDK session says who it is at the start of each prompt, when the
     // servers and agents its initialize added are known.
     if !rt.stream_input {
         parts.printer.start();
     }
+    // Off (None) unless the environment asks for an export.
+    let mut otel = telemetry::Observer::start(
+        &rt,
+        &parts.printer.info.session_id,
+        std::rc::Rc::clone(parts.agent.pipeline()),
+    );
     let exit = if rt.stream_input {
-        drive::sdk(ex, &rt, &mut parts).await
+        drive::sdk(ex, &rt, &mut parts, &mut otel).await
     } else if let Some(tui) = parts.take_tui() {
         #[cfg(feature = "tui")]
         {
-            tui::run(&rt, &mut parts, tui).await
+            tui::run(&rt, &mut parts, tui, &mut otel).await
         }
         #[cfg(not(feature = "tui"))]
         match tui {}
     } else if let Some(input) = parts.line_input.take() {
-        drive::lines(&rt, &mut parts, input).await
+        drive::lines(&rt, &mut parts, input, &mut otel).await
     } else {
-        drive::print(&mut parts).await
+        drive::print(&mut parts, &mut otel).await
     };
     parts.finish().await;
+    if let Some(otel) = otel {
+        otel.shutdown();
+    }
     Ok(exit)
 }
 

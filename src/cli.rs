@@ -73,6 +73,8 @@ pub struct Args {
     pub json_schema: Option<crate::json::Value>,
     /// `--coordinator`: the top level only delegates to workers.
     pub coordinator: bool,
+    /// `--plugin-dir` folders (repeatable): plugins for this run.
+    pub plugin_dirs: Vec<String>,
     /// `--mcp-config` files or inline JSON (repeatable).
     pub mcp_configs: Vec<String>,
     /// `--strict-mcp-config`: only servers from `--mcp-config`.
@@ -92,8 +94,6 @@ const IGNORED_FLAGS: &[(&str, Option<bool>, &str)] = &[
         Some(false),
         "hook events are not streamed",
     ),
-    ("plugin-dir", Some(true), "tern has no plugins"),
-    ("plugin-dir-no-mcp", Some(true), "tern has no plugins"),
     ("betas", Some(true), "tern sends no beta headers"),
     ("task-budget", Some(true), "tern sends no task budget"),
     (
@@ -143,6 +143,8 @@ const IGNORED_FLAGS: &[(&str, Option<bool>, &str)] = &[
 #[derive(Debug)]
 pub enum Command {
     Run(Args),
+    /// `tern acp`: an Agent Client Protocol agent on stdin and stdout.
+    Acp(Args),
     Version,
     Help,
     /// `tern sandbox status`: what isolation this host offers.
@@ -153,6 +155,8 @@ pub enum Command {
     Sessions,
     /// `tern mcp list`: each configured MCP server and whether it connects.
     McpList(Args),
+    /// `tern plugin list`: each plugin, what it adds, and what was refused.
+    PluginList(Args),
     /// `tern mcp login NAME`, `tern mcp logout NAME`.
     McpLogin(Args, String),
     McpLogout(Args, String),
@@ -195,8 +199,10 @@ Usage: tern [OPTIONS] [PROMPT]
        tern config permissions
        tern sessions
        tern mcp list
+       tern plugin list
        tern mcp login NAME | tern mcp logout NAME
        tern doctor [--bench] [--output-format json]
+       tern acp          (an Agent Client Protocol agent on stdin/stdout, for editors)
        tern trust [DIR] | tern trust --revoke [DIR]
        tern rewind <SESSION> [--to <MESSAGE-UUID>] [--dry-run]
 
@@ -236,6 +242,8 @@ Options:
       --tools <LIST>              Only these built-in tools, e.g. \"Read,Grep\" (\"\" for none)
       --mcp-config <FILE|JSON>    MCP servers to start (repeatable; feature mcp)
       --strict-mcp-config         Only the servers from --mcp-config
+      --plugin-dir <DIR>          Load the plugin in DIR: its commands, agents, skills,
+                                  hooks and MCP servers (repeatable; see 'tern plugin list')
       --coordinator               Only delegate: Agent, SendMessage, TaskStop; workers do the work
       --input-format <FORMAT>     text (default) or stream-json (the Agent SDK's protocol on stdin)
       --include-partial-messages  With stream-json: raw stream events as stream_event lines
@@ -399,6 +407,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             Long("include-partial-messages") => a.include_partial = true,
             Long("coordinator") => a.coordinator = true,
             Long("mcp-config") => a.mcp_configs.extend(texts(&mut parser, "--mcp-config")?),
+            Long("plugin-dir") => a.plugin_dirs.push(text(&mut parser, "--plugin-dir")?),
             Long("strict-mcp-config") => a.strict_mcp = true,
             Long("trust-project") => a.trust_project = true,
             Long("revoke") => revoke = true,
@@ -549,6 +558,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     if words == ["mcp", "list"] {
         return Ok(Command::McpList(a));
     }
+    if words == ["plugin", "list"] {
+        return Ok(Command::PluginList(a));
+    }
     if let [mcp, verb, rest @ ..] = words.as_slice()
         && mcp == "mcp"
         && (verb == "login" || verb == "logout")
@@ -577,6 +589,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     }
     if revoke {
         return Err(UsageError("--revoke belongs to 'tern trust'".into()));
+    }
+    if words == ["acp"] && !a.print && a.prompt.is_none() {
+        return Ok(Command::Acp(a));
     }
     if words == ["doctor"] {
         return Ok(Command::Doctor { args: a, bench });

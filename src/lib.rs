@@ -26,6 +26,7 @@
 //! session   transcripts and ids
 //! context   token accounting
 //! model     the model's wire
+//! telemetry OpenTelemetry export: OTLP/JSON over HTTP, off unless asked
 //! voice     speech into composer text (feature `voice`)
 //! sandbox   landlock, seccomp, namespaces
 //! policy    decisions; mints Permits
@@ -65,6 +66,7 @@ pub(crate) mod report;
 pub(crate) mod sandbox;
 pub(crate) mod session;
 mod sys;
+pub(crate) mod telemetry;
 pub(crate) mod tools;
 #[cfg(feature = "voice")]
 pub(crate) mod voice;
@@ -99,6 +101,7 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Ok(cli::Command::ConfigPermissions(args)) => app::config_permissions(args).code(),
         Ok(cli::Command::Sessions) => app::sessions().code(),
         Ok(cli::Command::McpList(args)) => app::mcp_list(args).code(),
+        Ok(cli::Command::PluginList(args)) => app::plugin_list(args).code(),
         Ok(cli::Command::McpLogin(args, name)) => app::mcp_login(args, &name, true).code(),
         Ok(cli::Command::McpLogout(args, name)) => app::mcp_login(args, &name, false).code(),
         Ok(cli::Command::Doctor { args, bench }) => app::doctor(args, bench).code(),
@@ -120,6 +123,14 @@ pub fn run_main(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             let ex: &'static smol::LocalExecutor<'static> =
                 Box::leak(Box::new(smol::LocalExecutor::new()));
             let code = smol::block_on(ex.run(app::run(ex, args)));
+            // Whatever a dropped future left running goes with tern.
+            sys::kill_registered_groups();
+            code
+        }
+        Ok(cli::Command::Acp(args)) => {
+            let ex: &'static smol::LocalExecutor<'static> =
+                Box::leak(Box::new(smol::LocalExecutor::new()));
+            let code = smol::block_on(ex.run(app::acp(ex, args)));
             // Whatever a dropped future left running goes with tern.
             sys::kill_registered_groups();
             code

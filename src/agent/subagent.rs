@@ -604,6 +604,7 @@ impl Host {
             skills: Rc::clone(&parent.skills),
             home: parent.home.clone(),
             shell: parent.shell.clone(),
+            editor: parent.editor.clone(),
             #[cfg(feature = "web")]
             web: parent.web.clone(),
             #[cfg(feature = "repl")]

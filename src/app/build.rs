@@ -121,6 +121,15 @@ struct Given<'a> {
     rt: &'a Runtime,
     client: &'a Client,
     abort: &'a Abort,
+    editor: Option<Rc<dyn crate::tools::Editor>>,
+}
+
+/// A program on the other end that answers the session's questions and
+/// holds its files open (an ACP client): it takes the place of the
+/// terminal and of the SDK's `can_use_tool`.
+pub(super) struct External {
+    pub approver: Rc<dyn crate::agent::pipeline::Approver>,
+    pub editor: Option<Rc<dyn crate::tools::Editor>>,
 }
 
 /// Builds the session's parts from `rt`, in the order each needs the
@@ -128,8 +137,9 @@ struct Given<'a> {
 /// window → who answers → hooks → what sub-agents are built from → the
 /// policy, tool context and pipeline → the agent and its printer.
 /// `discovered` is what discovery found (for `system/init`);
-/// `interactive` means a person at a terminal. What the steps have to
-/// say goes to `notes`.
+/// `interactive` means a person at a terminal; `external` a program
+/// that answers instead. What the steps have to say goes to `notes`.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn build(
     ex: &'static LocalExecutor<'static>,
     rt: &Runtime,
@@ -137,13 +147,19 @@ pub(super) async fn build(
     abort: Abort,
     discovered: Option<Value>,
     interactive: bool,
+    external: Option<External>,
     notes: &mut Notes,
 ) -> Result<Parts, Failure> {
+    let (external_approver, editor) = match external {
+        Some(e) => (Some(e.approver), e.editor),
+        None => (None, None),
+    };
     let given = Given {
         ex,
         rt,
         client: &client,
         abort: &abort,
+        editor,
     };
     let mut opened = session::open_session(rt, notes)?;
     // Made private (mkdtemp) at the first spill and used through a
@@ -157,6 +173,7 @@ pub(super) async fn build(
     let mut answerers = answer::who_answers(
         rt,
         interactive,
+        external_approver,
         &control,
         &abort,
         window.context_window,
@@ -325,6 +342,7 @@ fn session_info(
         discovered,
         agents: Vec::new(),
         skills: Vec::new(),
+        plugins: rt.plugins.iter().map(|p| p.to_value()).collect(),
         slash_commands: Vec::new(),
         additional_directories: rt
             .extra_dirs
@@ -362,7 +380,15 @@ fn session_hooks(rt: &Runtime, opened: &session::OpenedSession) -> Rc<Hooks> {
 /// The first prompt's blocks: the prompt, then what SessionStart hooks
 /// added.
 async fn first_prompt(rt: &Runtime, hooks: &Hooks, notes: &mut Notes) -> Vec<Value> {
-    let mut blocks = vec![obj! { "type" => "text", "text" => rt.prompt.clone() }];
+    // `tern -p "/review src"`: a custom command's text, not the line.
+    let text = if rt.prompt.starts_with('/') {
+        let custom = crate::frontend::commands::load(&rt.command_dirs);
+        crate::frontend::commands::expand(&rt.prompt, &custom)
+    } else {
+        None
+    };
+    let text = text.unwrap_or_else(|| rt.prompt.clone());
+    let mut blocks = vec![obj! { "type" => "text", "text" => text }];
     if hooks.wants("SessionStart", "startup") {
         let mut fields = Map::new();
         fields.insert("source", "startup");
@@ -556,6 +582,7 @@ fn tool_context(
         web: super::web::access(rt, given.client, window.context_window),
         home: policy.base().home,
         shell: rt.shell.clone(),
+        editor: given.editor.clone(),
         shell_cwd,
         #[cfg(feature = "repl")]
         sampler: rt.repl.then(|| {

@@ -164,6 +164,7 @@ async fn examine(
     }
     settings(&mut r, &rt);
     trust(&mut r, &rt);
+    plugins(&mut r, &rt);
     sandbox(&mut r, &rt);
     #[cfg(feature = "mcp")]
     mcp(&mut r, ex, &rt).await;
@@ -586,6 +587,106 @@ async fn mcp(r: &mut Report, ex: &'static smol::LocalExecutor<'static>, rt: &Run
         r.add(S, &s.name, state, detail);
     }
     hub.shutdown().await;
+}
+
+fn plugins(r: &mut Report, rt: &Runtime) {
+    for (state, name, detail) in plugin_findings(rt) {
+        r.add("plugins", &name, state, detail);
+    }
+}
+
+/// `tern plugin list`'s lines: the same findings as the doctor's.
+pub(super) fn plugin_lines(rt: &Runtime) -> Vec<String> {
+    plugin_findings(rt)
+        .into_iter()
+        .map(|(state, name, detail)| match state {
+            State::Ok | State::Info => format!("{name}: {detail}"),
+            _ => format!("{name}: {} {detail}", state.word()),
+        })
+        .collect()
+}
+
+/// What each plugin adds and on whose standing, what of it is not used,
+/// and each folder refused with why.
+fn plugin_findings(rt: &Runtime) -> Vec<(State, String, String)> {
+    let mut out = Vec::new();
+    for p in &rt.plugins {
+        let standing = if p.project {
+            "held to the project's trust"
+        } else {
+            "yours"
+        };
+        let version = p
+            .version
+            .as_deref()
+            .map_or(String::new(), |v| format!(" {v}"));
+        out.push((
+            State::Ok,
+            p.name.clone(),
+            format!(
+                "loaded{version} from {} ({}; {standing})",
+                p.root.display(),
+                p.from
+            ),
+        ));
+        let commands: Vec<String> = crate::frontend::commands::load(&p.commands)
+            .into_iter()
+            .map(|c| format!("/{}", c.name))
+            .collect();
+        let (defs, _) = crate::agent::subagent::defs::load(&p.agents);
+        let agents: Vec<String> = defs
+            .into_iter()
+            .filter(|d| d.source != "built-in")
+            .map(|d| d.name)
+            .collect();
+        let prefix = format!("{}:", p.name);
+        let skills: Vec<String> = rt
+            .system
+            .skills
+            .iter()
+            .filter(|s| s.source == "plugin" && s.name.starts_with(&prefix))
+            .map(|s| s.name.clone())
+            .collect();
+        let (hooks, servers) = p.counts();
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        out.push((
+            State::Info,
+            p.name.clone(),
+            format!(
+                "commands {}; agents {}; skills {}; hooks {hooks}; MCP servers {servers}",
+                list(&commands),
+                list(&agents),
+                list(&skills)
+            ),
+        ));
+        for i in rt.trust.ignored().filter(|i| i.file == p.layer_file) {
+            out.push((
+                State::Warn,
+                p.name.clone(),
+                format!(
+                    "not used: {} (the project is not trusted for it: tern trust, after a look, or --trust-project)",
+                    i.what
+                ),
+            ));
+        }
+        for note in &p.notes {
+            out.push((State::Warn, p.name.clone(), note.clone()));
+        }
+    }
+    for f in &rt.plugins_refused {
+        out.push((
+            State::Warn,
+            f.path.clone(),
+            format!("refused (from {}): {}", f.from, f.why),
+        ));
+    }
+    out
 }
 
 fn hooks(r: &mut Report, rt: &Runtime) {

@@ -8,17 +8,22 @@ use smol::LocalExecutor;
 
 use super::build::{Parts, agent_names};
 use super::exit::Exit;
+use super::telemetry::Observer;
 use crate::agent::Event;
 use crate::config::Runtime;
 use crate::frontend::{commands, line, sdk};
 use crate::json::Value;
 
-/// Records an event, then prints it.
+/// Records an event, hands it to the OpenTelemetry observer (when there
+/// is one), then prints it.
 macro_rules! sink {
-    ($transcript:expr, $printer:expr) => {
+    ($transcript:expr, $printer:expr, $otel:expr) => {
         &mut |ev: Event<'_>| {
             if let Some(t) = $transcript.as_mut() {
                 crate::agent::record(t, &ev);
+            }
+            if let Some(o) = $otel.as_mut() {
+                o.on(&ev);
             }
             $printer.event(ev);
         }
@@ -26,7 +31,7 @@ macro_rules! sink {
 }
 
 /// `tern -p` (and a piped prompt): one prompt, its answer, the outcome.
-pub(super) async fn print(parts: &mut Parts) -> Exit {
+pub(super) async fn print(parts: &mut Parts, otel: &mut Option<Observer>) -> Exit {
     let Parts {
         agent,
         printer,
@@ -35,13 +40,24 @@ pub(super) async fn print(parts: &mut Parts) -> Exit {
         ..
     } = parts;
     let prompt = Value::Array(std::mem::take(first_prompt));
-    let outcome = agent.run(prompt, sink!(transcript, printer)).await;
+    if let Some(o) = otel.as_mut() {
+        o.begin(&agent.settings().model);
+    }
+    let outcome = agent.run(prompt, sink!(transcript, printer, otel)).await;
+    if let Some(o) = otel.as_mut() {
+        o.finish(&outcome);
+    }
     printer.finish(&outcome);
     Exit::of_ending(&outcome.ending)
 }
 
 /// Line mode: prompts and slash commands at the terminal.
-pub(super) async fn lines(rt: &Runtime, parts: &mut Parts, input: Rc<line::Input>) -> Exit {
+pub(super) async fn lines(
+    rt: &Runtime,
+    parts: &mut Parts,
+    input: Rc<line::Input>,
+    otel: &mut Option<Observer>,
+) -> Exit {
     let first = (!rt.prompt.trim().is_empty())
         .then(|| Value::Array(std::mem::take(&mut parts.first_prompt)));
     let mut session = super::lines::Lines {
@@ -51,6 +67,7 @@ pub(super) async fn lines(rt: &Runtime, parts: &mut Parts, input: Rc<line::Input
         transcripts: rt.transcripts.clone(),
         transcript: &mut parts.transcript,
         printer: &mut parts.printer,
+        otel,
         idle_notify: rt.idle_notify,
         #[cfg(feature = "voice")]
         voice: rt.voice.clone(),
@@ -66,6 +83,7 @@ pub(super) async fn sdk(
     ex: &'static LocalExecutor<'static>,
     rt: &Runtime,
     parts: &mut Parts,
+    otel: &mut Option<Observer>,
 ) -> Exit {
     let Parts {
         agent,
@@ -121,9 +139,16 @@ pub(super) async fn sdk(
                 printer.info.ignored.extend(ignored.borrow_mut().drain(..));
                 printer.start();
                 *context.borrow_mut() = sdk::context_view(agent, system.parts.memory.as_deref());
+                if let Some(o) = otel.as_mut() {
+                    o.begin(&agent.settings().model);
+                }
+                let content = commands::expand_content(content, &commands::load(&rt.command_dirs));
                 let outcome = agent
-                    .run_as(content, uuid, sink!(transcript, printer))
+                    .run_as(content, uuid, sink!(transcript, printer, otel))
                     .await;
+                if let Some(o) = otel.as_mut() {
+                    o.finish(&outcome);
+                }
                 printer.finish(&outcome);
                 exit = Exit::of_ending(&outcome.ending);
                 let mut view = sdk::context_view(agent, system.parts.memory.as_deref());

@@ -23,6 +23,8 @@ pub struct Lines<'s> {
     pub transcripts: Places,
     pub transcript: &'s mut Option<Transcript>,
     pub printer: &'s mut Printer,
+    /// The OpenTelemetry observer, when the environment asks for one.
+    pub otel: &'s mut Option<super::telemetry::Observer>,
     /// After an answer, how long the prompt waits before Notification
     /// hooks hear `idle_prompt`.
     pub idle_notify: std::time::Duration,
@@ -106,6 +108,10 @@ impl Lines<'_> {
             agent.abort().reset();
             let transcript = &mut *self.transcript;
             let printer = &mut *self.printer;
+            let otel = &mut *self.otel;
+            if let Some(o) = otel.as_mut() {
+                o.begin(&agent.settings().model);
+            }
             let input = Rc::clone(&self.input);
             let outcome = async {
                 Some(
@@ -113,6 +119,9 @@ impl Lines<'_> {
                         .run(prompt, &mut |ev: Event<'_>| {
                             if let Some(t) = transcript.as_mut() {
                                 crate::agent::record(t, &ev);
+                            }
+                            if let Some(o) = otel.as_mut() {
+                                o.on(&ev);
                             }
                             printer.event(ev);
                         })
@@ -125,6 +134,9 @@ impl Lines<'_> {
             })
             .await;
             let Some(outcome) = outcome else { continue };
+            if let Some(o) = self.otel.as_mut() {
+                o.finish(&outcome);
+            }
             answered = true;
             usage.add(&outcome.usage);
             cost += outcome.cost_usd;

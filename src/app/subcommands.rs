@@ -1,5 +1,5 @@
-//! The subcommands that are not a session: `tern mcp list`, `tern
-//! sessions`, `tern rewind`, `tern config permissions` and `tern trust`.
+//! The subcommands that are not a session: `tern mcp list`, `tern plugin
+//! list`, `tern sessions`, `tern rewind`, `tern config permissions` and `tern trust`.
 
 use super::exit::Exit;
 use crate::cli::Args;
@@ -128,6 +128,27 @@ pub fn mcp_list(args: Args) -> Exit {
     {
         let _ = rt;
         eprintln!("tern: this tern was built without the mcp feature (cargo build --features mcp)");
+        Exit::Failure
+    }
+}
+
+/// `tern plugin list`: each plugin, what it adds and under what trust,
+/// and each folder refused, with why. Fails when any was refused, so a
+/// script notices.
+pub fn plugin_list(args: Args) -> Exit {
+    let Some(rt) = runtime(args) else {
+        return Exit::Failure;
+    };
+    if rt.plugins.is_empty() && rt.plugins_refused.is_empty() {
+        println!("no plugins (--plugin-dir DIR, or \"plugins\": [DIR] in settings)");
+        return Exit::Success;
+    }
+    for line in super::doctor::plugin_lines(&rt) {
+        println!("{line}");
+    }
+    if rt.plugins_refused.is_empty() {
+        Exit::Success
+    } else {
         Exit::Failure
     }
 }

@@ -62,7 +62,12 @@ fn ending_note(ending: &Ending, turns: u32) -> Option<String> {
     })
 }
 
-pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
+pub(super) async fn run(
+    rt: &Runtime,
+    parts: &mut Parts,
+    tui: Rc<Tui>,
+    otel: &mut Option<super::telemetry::Observer>,
+) -> Exit {
     let custom = commands::load(&rt.command_dirs);
     let place = Place {
         custom: &custom,
@@ -137,12 +142,19 @@ pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
         tui.set_busy(true);
         let leaving = Cell::new(None);
         let transcript = &mut parts.transcript;
+        if let Some(o) = otel.as_mut() {
+            o.begin(&agent.settings().model);
+        }
+        let observer = &mut *otel;
         let outcome = async {
             Some(
                 agent
                     .run(prompt, &mut |ev: Event<'_>| {
                         if let Some(t) = transcript.as_mut() {
                             crate::agent::record(t, &ev);
+                        }
+                        if let Some(o) = observer.as_mut() {
+                            o.on(&ev);
                         }
                         tui.event(&ev);
                     })
@@ -166,6 +178,9 @@ pub(super) async fn run(rt: &Runtime, parts: &mut Parts, tui: Rc<Tui>) -> Exit {
         .await;
         tui.set_busy(false);
         if let Some(outcome) = outcome {
+            if let Some(o) = otel.as_mut() {
+                o.finish(&outcome);
+            }
             usage.add(&outcome.usage);
             cost += outcome.cost_usd;
             let shells = pipeline.ctx().shells.running();

@@ -15,6 +15,47 @@ use std::path::{Path, PathBuf};
 /// The longest document read.
 pub(crate) const MAX_BYTES: u64 = 256 * 1024;
 
+/// Where documents of one kind (commands, agents) are read: a folder, or
+/// one file a plugin's manifest names; the folder every document must
+/// resolve inside (the folder itself, or the plugin's root); and the
+/// namespace a plugin gives their names (`plugin:name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    pub path: PathBuf,
+    pub root: PathBuf,
+    pub namespace: Option<String>,
+}
+
+impl Folder {
+    /// A folder of the project's or the user's, its names as they are.
+    pub fn plain(path: PathBuf) -> Folder {
+        Folder {
+            root: path.clone(),
+            path,
+            namespace: None,
+        }
+    }
+
+    /// The documents: the folder's `.md` files, or the one file.
+    pub fn files(&self) -> Vec<PathBuf> {
+        if self.path.is_file() {
+            return vec![self.path.clone()]
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "md"))
+                .collect();
+        }
+        markdown_files(&self.path)
+    }
+
+    /// A document's name as the person and the model use it.
+    pub fn name(&self, name: &str) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}:{name}"),
+            None => name.to_string(),
+        }
+    }
+}
+
 /// The `.md` files of a folder, sorted; none when the folder is missing.
 pub fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -7,6 +7,7 @@ mod child_env;
 pub(crate) mod documents;
 mod env;
 pub(crate) mod memory;
+pub(crate) mod plugins;
 pub(crate) mod prompt;
 #[cfg(feature = "repl")]
 mod repl;
@@ -30,7 +31,7 @@ use crate::model::client::{Auth, ClientConfig};
 use crate::model::{Provider, RetryPolicy};
 use crate::policy::{Mode, Rule};
 pub use child_env::ChildEnv;
-pub use documents::{markdown_files, read_inside};
+pub use documents::{Folder, read_inside};
 pub use env::Env;
 use settings::{Behavior, Origin, Source};
 
@@ -123,6 +124,9 @@ pub struct Runtime {
     pub(crate) include_partial: bool,
     /// `--permission-prompt-tool stdio`.
     pub(crate) sdk_permissions: bool,
+    /// No settings layer disables bypassPermissions mode (a mode a
+    /// client may switch to later, e.g. over ACP, is held to it too).
+    pub(crate) bypass_allowed: bool,
     /// `--fallback-model`: tried in order when the model is unavailable.
     pub(crate) fallback_models: Vec<String>,
     pub(crate) max_budget_usd: Option<f64>,
@@ -165,11 +169,14 @@ pub struct Runtime {
     /// configurations (files, flags, an SDK's `initialize`) expands from
     /// it. Every other knob that comes from a variable is a field here.
     pub(crate) env: Env,
+    /// Plugins that loaded, and the folders that were refused.
+    pub(crate) plugins: Vec<plugins::Plugin>,
+    pub(crate) plugins_refused: Vec<plugins::Refused>,
     /// Where agent definitions and custom slash commands are read (the
     /// project's and the user's folders): text the model or the person
     /// reads, which runs nothing and can only narrow.
-    pub(crate) agent_dirs: Vec<PathBuf>,
-    pub(crate) command_dirs: Vec<PathBuf>,
+    pub(crate) agent_dirs: Vec<Folder>,
+    pub(crate) command_dirs: Vec<Folder>,
     /// `TMPDIR`, else `/tmp`: the scratch folder and the transcripts'
     /// fallback are made there.
     pub(crate) temp_dir: PathBuf,
@@ -201,6 +208,9 @@ pub struct Runtime {
     pub(crate) trust: trust::Trust,
     /// Where a person's answers about directories are kept.
     pub(crate) trust_store: trust::store::Store,
+    /// OpenTelemetry export (CLAUDE_CODE_ENABLE_TELEMETRY and the
+    /// `OTEL_*` variables); `None`, the default, sends nothing.
+    pub(crate) telemetry: Option<crate::telemetry::Config>,
 }
 
 /// How long MCP servers may take.
@@ -407,19 +417,38 @@ impl Runtime {
     }
 }
 
+/// The plugins asked for: the command line's, then each settings layer's.
+fn plugin_requests(
+    dirs: &[String],
+    cwd: &Path,
+    layers: &settings::Layers,
+    home: Option<&Path>,
+) -> Vec<plugins::Request> {
+    let mut out: Vec<plugins::Request> = dirs
+        .iter()
+        .map(|d| plugins::Request {
+            path: settings::expand_path(d, cwd, home),
+            from: "--plugin-dir".into(),
+            source: Source::Cli,
+        })
+        .collect();
+    out.extend(layers.plugin_requests(home));
+    out
+}
+
 /// Where custom slash commands are read, most specific first: the
 /// project's, then the user's.
-fn command_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+fn command_dirs(cwd: &Path, home: Option<&Path>) -> Vec<Folder> {
     let mut out = vec![cwd.join(".tern/commands"), cwd.join(".claude/commands")];
     if let Some(h) = home {
         out.push(h.join(".config/tern/commands"));
         out.push(h.join(".claude/commands"));
     }
-    out
+    out.into_iter().map(Folder::plain).collect()
 }
 
 /// Where agent definitions are read, most specific first.
-fn agent_dirs(cwd: &Path, home: Option<&Path>, config_home: Option<&Path>) -> Vec<PathBuf> {
+fn agent_dirs(cwd: &Path, home: Option<&Path>, config_home: Option<&Path>) -> Vec<Folder> {
     let mut out = vec![cwd.join(".tern/agents"), cwd.join(".claude/agents")];
     if let Some(c) = config_home {
         out.push(c.join("tern/agents"));
@@ -429,7 +458,7 @@ fn agent_dirs(cwd: &Path, home: Option<&Path>, config_home: Option<&Path>) -> Ve
     if let Some(h) = home {
         out.push(h.join(".claude/agents"));
     }
-    out
+    out.into_iter().map(Folder::plain).collect()
 }
 
 pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
@@ -494,7 +523,20 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
     locations.mcp_json = !args.strict_mcp;
     let transcripts = crate::session::transcript::Places::new(&env, &temp_dir);
     let trust_store = trust::store::Store::beside(transcripts.preferred.as_deref());
-    let layers = settings::read(&locations).map_err(ConfigError::Unusable)?;
+    let mut layers = settings::read(&locations).map_err(ConfigError::Unusable)?;
+    let (plugins, plugins_refused) = plugins::load(
+        &plugin_requests(
+            &args.plugin_dirs,
+            &inputs.cwd,
+            &layers,
+            locations.home.as_deref(),
+        ),
+        &inputs.cwd,
+        &locations.user_dirs,
+    );
+    for p in &plugins {
+        layers.add_plugin(p);
+    }
     let project = trust::resolved(&inputs.cwd).unwrap_or_else(|| inputs.cwd.clone());
     let home_dir = locations.home.as_deref();
     let grant = match trust::whole(
@@ -720,7 +762,18 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         home.as_deref(),
         &memory::Allowed::new(&env, &inputs.cwd, &layered.memory_imports).denying(&rules),
     );
-    let (skills, skill_warnings) = skills::discover(&skills::dirs(&inputs.cwd, home.as_deref()));
+    let (mut skills, mut skill_warnings) =
+        skills::discover(&skills::dirs(&inputs.cwd, home.as_deref()));
+    for p in &plugins {
+        let (theirs, why) = skills::discover_plugin(&p.name, &p.skills);
+        skills.extend(
+            theirs
+                .into_iter()
+                .filter(|t| skills.iter().all(|s| s.name != t.name))
+                .collect::<Vec<_>>(),
+        );
+        skill_warnings.extend(why);
+    }
     #[cfg(feature = "voice")]
     let voice = {
         let mut v =
@@ -728,6 +781,18 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         v.extra_ca_pem.clone_from(&extra_ca_pem);
         v
     };
+    // tern's environment, else the `env` of the user's own settings (as
+    // Claude Code's settings set it); a project's `env` is never read.
+    let otel_var = |k: &str| {
+        inputs.env.get(k).or_else(|| {
+            let set = layered.env.iter().rev().find(|(name, _)| name == k);
+            set.map(|(_, v)| v.clone())
+        })
+    };
+    let telemetry = crate::telemetry::Config::from_vars(otel_var, &mut warnings).map(|mut t| {
+        t.extra_ca_pem.clone_from(&extra_ca_pem);
+        t
+    });
     let system = prompt::SystemParts {
         custom: args.system_prompt,
         environment: prompt::environment(&inputs.cwd, &model),
@@ -741,7 +806,14 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         home.as_deref(),
         env("XDG_CONFIG_HOME").map(PathBuf::from).as_deref(),
     );
-    let command_dirs = command_dirs(&inputs.cwd, home.as_deref());
+    let mut command_dirs = command_dirs(&inputs.cwd, home.as_deref());
+    // A plugin's documents after the project's and the user's: its names
+    // are namespaced, so they never shadow those.
+    let mut agent_dirs = agent_dirs;
+    for p in &plugins {
+        command_dirs.extend(p.commands.iter().cloned());
+        agent_dirs.extend(p.agents.iter().cloned());
+    }
     Ok(Runtime {
         prompt,
         print: args.print,
@@ -802,6 +874,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         strict_mcp: args.strict_mcp,
         include_partial: args.include_partial,
         sdk_permissions: args.permission_prompt_tool.as_deref() == Some("stdio"),
+        bypass_allowed: layered.disable_bypass.is_none(),
         session: SessionChoice {
             resume: args.resume,
             continue_latest: args.continue_latest,
@@ -835,6 +908,8 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
         trust_store,
         agent_dirs,
         command_dirs,
+        plugins,
+        plugins_refused,
         max_agent_depth: inputs
             .env
             .get("TERN_MAX_AGENT_DEPTH")
@@ -853,6 +928,7 @@ pub fn resolve(args: Args, inputs: Inputs) -> Result<Runtime, ConfigError> {
                 .unwrap_or(60_000),
         ),
         shell: choose_shell(inputs.env.get("PATH").as_deref()),
+        telemetry,
         env: inputs.env,
     })
 }

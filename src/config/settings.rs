@@ -253,6 +253,7 @@ const KNOWN_KEYS: &[&str] = &[
     "webSearch",
     "voice",
     "trustedDirectories",
+    "plugins",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -451,6 +452,38 @@ impl Layers {
                     .collect::<Vec<_>>()
             })
             .collect()
+    }
+
+    /// The plugin folders each layer's `plugins` lists, resolved against
+    /// the file's folder, with who listed them.
+    pub(crate) fn plugin_requests(&self, home: Option<&Path>) -> Vec<super::plugins::Request> {
+        self.layers
+            .iter()
+            .flat_map(|(o, v, _)| {
+                v.get("plugins")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|p| super::plugins::Request {
+                        path: expand_path(p, &o.base, home),
+                        from: o.file.clone(),
+                        source: o.source,
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// A plugin's hooks and MCP servers, merged after every file as one
+    /// more layer of the plugin's standing (`Plugin::origin`).
+    pub(crate) fn add_plugin(&mut self, plugin: &super::plugins::Plugin) {
+        if plugin.layer.is_empty() {
+            return;
+        }
+        let value = Value::Object(plugin.layer.clone());
+        let text = value.to_json();
+        self.layers.push((plugin.origin(), value, text));
     }
 
     /// One view of every layer, lowest precedence first; what a project

@@ -21,7 +21,7 @@ pub struct Skill {
     pub description: String,
     /// The skill's folder.
     pub dir: PathBuf,
-    /// "project" or "user".
+    /// "project", "user" or "plugin".
     pub source: &'static str,
 }
 
@@ -80,6 +80,16 @@ pub fn discover(dirs: &[(PathBuf, &'static str)]) -> (Vec<Skill>, Vec<String>) {
                 Err(why) => warnings.push(format!("skill in {} left out: {why}", dir.display())),
             }
         }
+    }
+    (skills, warnings)
+}
+
+/// A plugin's skills, named `plugin:name`.
+pub fn discover_plugin(plugin: &str, dirs: &[PathBuf]) -> (Vec<Skill>, Vec<String>) {
+    let roots: Vec<(PathBuf, &'static str)> = dirs.iter().map(|d| (d.clone(), "plugin")).collect();
+    let (mut skills, warnings) = discover(&roots);
+    for s in &mut skills {
+        s.name = format!("{plugin}:{}", s.name);
     }
     (skills, warnings)
 }

@@ -62,11 +62,11 @@ fn environment_knobs_are_resolved_once() {
     }
     assert!(
         rt.command_dirs
-            .contains(&PathBuf::from("/home/u/.claude/commands"))
+            .contains(&Folder::plain(PathBuf::from("/home/u/.claude/commands")))
     );
     assert!(
         rt.agent_dirs
-            .contains(&PathBuf::from("/home/u/.config/tern/agents"))
+            .contains(&Folder::plain(PathBuf::from("/home/u/.config/tern/agents")))
     );
     assert_eq!(rt.temp_dir, PathBuf::from("/var/tmp"));
     assert_eq!(

@@ -5,7 +5,8 @@
 //! `review.md` becomes `/review`; `$ARGUMENTS` in it is replaced by what
 //! follows the command.
 
-use std::path::PathBuf;
+use crate::config::Folder;
+use crate::json::Value;
 
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("/help", "this list"),
@@ -64,23 +65,24 @@ pub enum Command {
 }
 
 /// Custom commands, earlier directories winning over later ones.
-pub fn load(dirs: &[PathBuf]) -> Vec<Custom> {
+pub fn load(dirs: &[Folder]) -> Vec<Custom> {
     let mut out: Vec<Custom> = Vec::new();
     for dir in dirs {
-        for path in crate::config::markdown_files(dir) {
+        for path in dir.files() {
             let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
+            let name = dir.name(name);
             if out.iter().any(|c| c.name == name) {
                 continue;
             }
             // A link out of the folder, a FIFO, a huge file: left out.
-            let Ok(text) = crate::config::read_inside(dir, &path) else {
+            let Ok(text) = crate::config::read_inside(&dir.root, &path) else {
                 continue;
             };
             let (description, body) = split_frontmatter(&text);
             out.push(Custom {
-                name: name.to_string(),
+                name,
                 description,
                 body,
             });
@@ -106,6 +108,41 @@ fn split_frontmatter(text: &str) -> (String, String) {
         return (description, body);
     }
     (String::new(), text.trim().to_string())
+}
+
+/// A prompt that invokes a custom command (`/name args`, a plugin's
+/// `/plugin:name`) as the text it stands for; `None` for any other
+/// prompt. `-p` and the SDK's prompts take commands too, as Claude Code's
+/// do.
+pub fn expand(prompt: &str, custom: &[Custom]) -> Option<String> {
+    match parse(prompt, custom) {
+        Some(Command::Prompt(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// A prompt's content (text, or blocks whose only text is a command) with
+/// a custom command expanded.
+pub fn expand_content(content: Value, custom: &[Custom]) -> Value {
+    match content {
+        Value::String(s) => match expand(&s, custom) {
+            Some(text) => Value::from(text),
+            None => Value::String(s),
+        },
+        // The SDK sends `[{"type": "text", "text": "/name args"}]` too;
+        // a command is the only block, as at a prompt.
+        Value::Array(mut blocks) => {
+            if let [block] = blocks.as_mut_slice()
+                && block.str_field("type") == Some("text")
+                && let Some(text) = block.str_field("text").and_then(|t| expand(t, custom))
+                && let Some(m) = block.as_object_mut()
+            {
+                m.insert("text", text);
+            }
+            Value::Array(blocks)
+        }
+        other => other,
+    }
 }
 
 pub fn parse(line: &str, custom: &[Custom]) -> Option<Command> {
@@ -163,6 +200,35 @@ pub fn help(custom: &[Custom], extra: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_that_is_a_command_is_expanded_as_text_or_as_one_block() {
+        let custom = vec![Custom {
+            name: "p:hello".into(),
+            description: String::new(),
+            body: "Greet $ARGUMENTS.".into(),
+        }];
+        let text = |v: &Value| v.to_json();
+        assert_eq!(
+            text(&expand_content(Value::from("/p:hello you"), &custom)),
+            "\"Greet you.\""
+        );
+        let one = crate::json::parse(r#"[{"type":"text","text":"/p:hello all"}]"#).unwrap();
+        assert!(text(&expand_content(one, &custom)).contains("Greet all."));
+        // Not a command, a second block, an unknown name: as they were.
+        for kept in [
+            r#""/etc/hosts is wrong""#,
+            r#"[{"type":"text","text":"/p:hello x"},{"type":"text","text":"more"}]"#,
+            r#"[{"type":"text","text":"/p:other"}]"#,
+        ] {
+            let v = crate::json::parse(kept).unwrap();
+            assert_eq!(
+                text(&expand_content(v.clone(), &custom)),
+                text(&v),
+                "{kept}"
+            );
+        }
+    }
 
     #[test]
     fn builtins_and_custom_commands_with_arguments() {

@@ -5,6 +5,7 @@
 //! A closed stdout (`tern -p … | head -1`) is not an error: writes after
 //! that are dropped quietly.
 
+pub(crate) mod acp;
 mod activity;
 pub mod approve;
 pub mod commands;
@@ -45,6 +46,8 @@ pub struct SessionInfo {
     pub agents: Vec<String>,
     /// The skills the Skill tool can load.
     pub skills: Vec<String>,
+    /// `[{name, path}]` of the plugins loaded.
+    pub plugins: Vec<Value>,
     /// Slash commands, without their `/` (MCP prompts among them).
     pub slash_commands: Vec<String>,
     pub additional_directories: Vec<String>,
@@ -372,7 +375,7 @@ impl Printer {
             // Claude Code's other keys, with what is true of tern.
             m.insert("agents", strings(&self.info.agents));
             m.insert("skills", strings(&self.info.skills));
-            m.insert("plugins", Vec::<Value>::new());
+            m.insert("plugins", self.info.plugins.clone());
             m.insert("terminal_slash_commands", Vec::<Value>::new());
             // No protocol extension of Claude Code's list is claimed.
             m.insert("capabilities", Vec::<Value>::new());

@@ -245,6 +245,9 @@ pub struct ToolContext {
     /// The pipeline this context belongs to, for tools that call tools
     /// (REPL). Weak: the pipeline owns this context.
     pub(crate) inner: RefCell<Option<std::rc::Weak<dyn InnerCalls>>>,
+    /// The editor the session runs in (an ACP client), whose open
+    /// buffers Read sees instead of the saved files.
+    pub(crate) editor: Option<Rc<dyn Editor>>,
     /// This agent's REPL context.
     #[cfg(feature = "repl")]
     pub(crate) repl: repl::Slot,
@@ -261,6 +264,15 @@ pub trait InnerCalls {
     fn run_inner(&self, name: String, input: Value) -> LocalFuture<'_, (String, ToolOutput)>;
     /// The tools an inner call may name.
     fn inner_names(&self) -> Vec<String>;
+}
+
+/// An editor that holds files open (an ACP client offering `fs`): what
+/// a person sees there, saved or not, is what the file says. Asked only
+/// for a path policy has already checked.
+pub trait Editor {
+    /// The text of `path` as the editor has it; `Err` when it cannot
+    /// say (the tool then reads the file from disk).
+    fn read_text(&self, path: &Path) -> LocalFuture<'_, Result<String, String>>;
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs
@@ -303,6 +315,7 @@ impl ToolContext {
             // benchmarks) run bash.
             shell: "bash".to_string(),
             inner: RefCell::new(None),
+            editor: None,
             #[cfg(feature = "repl")]
             repl: repl::Slot::default(),
             #[cfg(feature = "repl")]

@@ -8,6 +8,7 @@
 mod remote_support;
 mod support;
 
+mod acp;
 mod architecture;
 mod background_shells;
 mod bash_attacks;
@@ -26,6 +27,7 @@ mod e2e;
 mod events;
 mod file_attacks;
 mod file_tools;
+mod fleet;
 mod grants;
 mod hooks;
 mod line_mode;
@@ -41,7 +43,9 @@ mod mcp_remote;
 mod mcp_trust;
 mod memory_imports;
 mod notebook_edit;
+mod otel;
 mod parity;
+mod plugins;
 mod protocol;
 mod providers;
 mod questions;

@@ -928,3 +928,39 @@ fn row7_claude_codes_fields_with_their_names_and_types() {
         },
     );
 }
+
+/// The Python SDK's `plugins` option (`--plugin-dir` on tern's command
+/// line): the plugin's command expands, its agent and command are named
+/// in `system/init`, and its SessionStart hook runs.
+#[cfg(feature = "mcp")]
+#[test]
+fn the_sdks_plugins_option_loads_a_plugin() {
+    let Some(py) = python() else { return };
+    let dir = scratch("sdk-plugin");
+    let plugin = dir.with_extension("plugins").join("sdkplug");
+    crate::plugins::write_plugin(&plugin, "sdkplug");
+    let api = StandIn::start(vec![standin::text_reply("Hello, sdk.")]);
+    let (v, stderr) = scenario(&py, "plugin", &api, &dir);
+    assert_eq!(strs(&v, "plugins"), ["sdkplug"], "{v}\n{stderr}");
+    assert!(
+        strs(&v, "slash_commands").contains(&"sdkplug:hello".to_string()),
+        "{v}"
+    );
+    assert!(
+        strs(&v, "agents").contains(&"sdkplug:reviewer".to_string()),
+        "{v}"
+    );
+    let result = v.get("result").unwrap();
+    assert_eq!(result.str_field("text"), Some("Hello, sdk."));
+    assert!(
+        api.requests()[0]
+            .body
+            .contains("Greet sdk warmly, from the plugin."),
+        "{}",
+        api.requests()[0].body
+    );
+    assert!(
+        plugin.join("session.log").exists(),
+        "the plugin's hook did not run"
+    );
+}

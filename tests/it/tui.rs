@@ -472,3 +472,32 @@ fn cards_show_what_happened_and_how_long_it_ran() {
     t.keys(&["C-d"]);
     t.wait_for("EXIT=0", 1);
 }
+
+/// A plugin's command in the terminal: offered with its description as
+/// `/plugin:name`, and sent as its text.
+#[cfg(feature = "mcp")]
+#[test]
+fn a_plugins_command_is_offered_and_runs() {
+    needs_terminal!("a_plugins_command_is_offered_and_runs");
+    let dir = scratch("tui-plugin");
+    let plugin = dir.with_extension("plugins").join("tuiplug");
+    crate::plugins::write_plugin(&plugin, "tuiplug");
+    let api = StandIn::start(vec![standin::text_reply("Greeted.")]);
+    let args = format!("--plugin-dir {}", plugin.display());
+    let t = Tmux::start("plugin", &dir, &api, "", &args, (120, 40));
+    t.wait_for(READY, 1);
+    t.type_text("/tuip");
+    let s = t.wait_for("/tuiplug:hello", 1);
+    assert!(s.contains("Greet someone"), "{s}");
+    t.keys(&["C-u"]);
+    t.type_text("/tuiplug:hello terminal");
+    t.keys(&["Enter"]);
+    t.wait_for("Greeted.", 1);
+    assert!(
+        api.requests()[0].body.contains("Greet terminal warmly"),
+        "{}",
+        api.requests()[0].body
+    );
+    t.keys(&["C-d"]);
+    t.wait_for("EXIT=0", 1);
+}

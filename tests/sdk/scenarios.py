@@ -381,7 +381,25 @@ async def ask_and_plan():
     return out
 
 
+async def plugin():
+    # The plugin the test wrote beside the work directory.
+    path = os.getcwd() + ".plugins/sdkplug"
+    init = {}
+    messages = []
+    opts = options(plugins=[{"type": "local", "path": path}])
+    async for m in query(prompt="/sdkplug:hello sdk", options=opts):
+        if isinstance(m, SystemMessage) and m.subtype == "init":
+            init = m.data
+        messages.append(m)
+    out = summarise(messages)
+    out["plugins"] = [p.get("name") for p in init.get("plugins", [])]
+    out["slash_commands"] = init.get("slash_commands", [])
+    out["agents"] = init.get("agents", [])
+    return out
+
+
 SCENARIOS = {
+    "plugin": plugin,
     "ask_and_plan": ask_and_plan,
     "sdk_mcp": sdk_mcp,
     "init_fields": init_fields,

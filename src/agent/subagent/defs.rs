@@ -18,8 +18,9 @@
 //! You review code. …
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::config::Folder;
 use crate::policy::Mode;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -58,19 +59,23 @@ pub fn general_purpose() -> AgentDef {
 
 /// Every definition found, the built-in first; problems are returned as
 /// warnings and the file is skipped.
-pub fn load(dirs: &[PathBuf]) -> (Vec<AgentDef>, Vec<String>) {
+pub fn load(dirs: &[Folder]) -> (Vec<AgentDef>, Vec<String>) {
     let mut defs = vec![general_purpose()];
     let mut warnings = Vec::new();
     for dir in dirs {
-        for path in crate::config::markdown_files(dir) {
-            let text = match crate::config::read_inside(dir, &path) {
+        for path in dir.files() {
+            let text = match crate::config::read_inside(&dir.root, &path) {
                 Ok(t) => t,
                 Err(e) => {
                     warnings.push(format!("{e}; skipped"));
                     continue;
                 }
             };
-            match parse(&text, &path) {
+            // A plugin's agents answer to `plugin:name`.
+            match parse(&text, &path).map(|def| AgentDef {
+                name: dir.name(&def.name),
+                ..def
+            }) {
                 Ok(def)
                     if defs
                         .iter()

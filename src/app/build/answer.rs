@@ -1,6 +1,7 @@
-//! A build step: who answers the session's questions — the terminal
-//! interface, else line mode, else an SDK's `can_use_tool`, else nobody
-//! (asking then denies) — and who fills in the MCP servers' forms.
+//! A build step: who answers the session's questions — an ACP client,
+//! the terminal interface, else line mode, else an SDK's `can_use_tool`,
+//! else nobody (asking then denies) — and who fills in the MCP servers'
+//! forms.
 
 use std::rc::Rc;
 
@@ -26,11 +27,13 @@ pub(super) struct Answerers {
 
 /// Takes the terminal for the interface when the session is interactive
 /// and the terminal can hold it (else line mode, with one reader for all
-/// of standard input), and picks the approver: an SDK's when it asked for
-/// the questions, else the interface's, else line mode's.
+/// of standard input), and picks the approver: the `external` program's
+/// (an ACP client) when there is one, an SDK's when it asked for the
+/// questions, else the interface's, else line mode's.
 pub(super) fn who_answers(
     rt: &Runtime,
     interactive: bool,
+    external: Option<Rc<dyn Approver>>,
     control: &Rc<sdk::Control>,
     abort: &Abort,
     context_window: u64,
@@ -69,7 +72,9 @@ pub(super) fn who_answers(
     let line_approver = line_input
         .as_ref()
         .map(|input| Rc::new(line::LineApprover::new(Rc::clone(input), rt.cwd.clone())));
-    let approver: Option<Rc<dyn Approver>> = if rt.sdk_permissions {
+    let approver: Option<Rc<dyn Approver>> = if let Some(a) = external {
+        Some(a)
+    } else if rt.sdk_permissions {
         Some(Rc::new(sdk::SdkApprover {
             control: Rc::clone(control),
             abort: abort.clone(),

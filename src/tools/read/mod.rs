@@ -134,6 +134,12 @@ impl Tool for Read {
                 pages: args.pages,
             };
             let shown = ctx.display(&path);
+            if let Some(editor) = &ctx.editor
+                && let Some(out) = from_editor(&**editor, &path, window).await
+            {
+                ctx.files.borrow_mut().record(&path);
+                return out;
+            }
             let budget = ctx.media_budget();
             let path2 = path.clone();
             let result = smol::unblock(move || read_any(&path2, window, budget)).await;
@@ -187,6 +193,60 @@ fn parse_pages(text: &str) -> Result<(usize, usize), String> {
         return bad(&format!("asks for {} pages", last - first + 1));
     }
     Ok((first, last))
+}
+
+/// A text file as the editor holds it (unsaved changes included), in
+/// the same numbered window a file on disk gives. `None` leaves it to
+/// the disk: an image, PDF, notebook or UTF-16 file (the editor's text
+/// of those is not what Read shows), or an editor that cannot say.
+async fn from_editor(
+    editor: &dyn super::Editor,
+    path: &Path,
+    window: Window,
+) -> Option<ToolOutput> {
+    let owned = path.to_path_buf();
+    if !smol::unblock(move || plain_text(&owned)).await {
+        return None;
+    }
+    let text = editor.read_text(path).await.ok()?;
+    let want = lines::Lines {
+        offset: window.offset.unwrap_or(1).max(1),
+        limit: window.limit.unwrap_or(DEFAULT_LIMIT).max(1),
+        max_bytes: window.max_bytes,
+    };
+    Some(
+        match lines::read_window(text.into_bytes(), std::io::empty(), want) {
+            Ok(text) => ToolOutput::ok(text),
+            Err(e) => ToolOutput::error(format!("Cannot read {}: {e}", path.display())),
+        },
+    )
+}
+
+/// Whether Read shows this file as UTF-8 text (a file not yet on disk
+/// may be a new buffer in the editor, so it counts).
+fn plain_text(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if matches!(
+        ext.as_str(),
+        "pdf" | "png" | "jpg" | "jpeg" | "gif" | "webp" | "ipynb"
+    ) {
+        return false;
+    }
+    let mut file = match open_regular(path) {
+        Ok(f) => f,
+        Err(e) => return e == NOT_FOUND,
+    };
+    let mut head = vec![0u8; HEAD];
+    let Ok(n) = read_full(&mut file, &mut head) else {
+        return false;
+    };
+    head.truncate(n);
+    crate::media::image::sniff(&head).is_none()
+        && !crate::media::pdf::looks_like_pdf(&head)
+        && matches!(Encoding::sniff(&head), Encoding::Utf8 | Encoding::Utf8Bom)
 }
 
 /// Tells what the file is by its first bytes and reads it that way.

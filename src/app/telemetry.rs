@@ -1,0 +1,594 @@
+//! The session's OpenTelemetry observer: one more consumer of the loop's
+//! events (beside the transcript and the printer), turning them into the
+//! metrics, events and spans Claude Code exports, under its names and
+//! attributes (see docs/telemetry.md), and handing them to
+//! `crate::telemetry`'s thread.
+//!
+//! Privacy: no prompt text (unless `OTEL_LOG_USER_PROMPTS=1`), no tool
+//! input, no file content and no model output leaves through here; an
+//! edit is measured (lines added and removed) and its text forgotten.
+//!
+//! What the events do not say is inferred, and documented as such: a
+//! request's duration runs from when the loop was ready to ask (the
+//! prompt, the tool results, a retry's wait) to its usage; a call that
+//! was not asked about was decided by configuration, unless the pipeline
+//! counted it among its denials.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::agent::pipeline::Pipeline;
+use crate::agent::{Ending, Event, Outcome};
+use crate::config::Runtime;
+use crate::json::Value;
+use crate::model::stream::Usage;
+use crate::report::Report;
+use crate::telemetry::{self, Attrs, Record, Span, Telemetry, Val, now_nanos};
+
+/// A turn: one prompt and everything it led to (Claude Code's
+/// interaction span).
+struct Turn {
+    trace: [u8; 16],
+    span: [u8; 8],
+    start: u64,
+    prompt_length: Option<u64>,
+}
+
+/// A tool call between its start and its end.
+struct Call {
+    name: String,
+    began: Instant,
+    start: u64,
+    asked: bool,
+    decision: Option<(bool, &'static str)>,
+    /// Lines added and removed, for the edit tools.
+    lines: Option<(u64, u64)>,
+    language: Option<&'static str>,
+}
+
+pub(super) struct Observer {
+    tele: Telemetry,
+    session_id: String,
+    model: String,
+    pipeline: Rc<Pipeline>,
+    turn: Option<Turn>,
+    /// The run's first prompt is the person's; later ones are the loop's.
+    prompt_pending: bool,
+    /// When the loop became ready to send the next request.
+    ready: Option<(Instant, u64)>,
+    calls: HashMap<String, Call>,
+    sequence: u64,
+}
+
+fn attrs<const N: usize>(pairs: [(&str, Val); N]) -> Attrs {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+fn ms(d: Duration) -> Val {
+    Val::Int(d.as_millis().min(i64::MAX as u128) as i64)
+}
+
+impl Observer {
+    /// The observer, when the configuration asks for an export.
+    pub(super) fn start(rt: &Runtime, session_id: &str, pipeline: Rc<Pipeline>) -> Option<Self> {
+        let config = rt.telemetry.clone()?;
+        let tele = match Telemetry::start(config) {
+            Ok(t) => t,
+            Err(e) => {
+                crate::report::notice(crate::report::Level::Warning, e);
+                return None;
+            }
+        };
+        let o = Observer {
+            tele,
+            session_id: session_id.to_string(),
+            model: rt.model.clone(),
+            pipeline,
+            turn: None,
+            prompt_pending: false,
+            ready: None,
+            calls: HashMap::new(),
+            sequence: 0,
+        };
+        o.count("claude_code.session.count", "count", 1.0, Attrs::new());
+        Some(o)
+    }
+
+    /// Claude Code's standard attributes, as far as tern knows them.
+    fn standard(&self) -> Attrs {
+        let mut a = attrs([
+            ("session.id", Val::from(self.session_id.as_str())),
+            ("app.version", Val::from(env!("CARGO_PKG_VERSION"))),
+        ]);
+        if let Some(t) = &self.tele.config().terminal {
+            a.push(("terminal.type".into(), Val::from(t.as_str())));
+        }
+        a
+    }
+
+    fn count(&self, name: &'static str, unit: &'static str, value: f64, extra: Attrs) {
+        let mut a = self.standard();
+        a.extend(extra);
+        self.tele.record(Record::Count {
+            name,
+            unit,
+            value,
+            attrs: a,
+        });
+    }
+
+    fn event(&mut self, name: &'static str, extra: Attrs) {
+        let short = name.strip_prefix("claude_code.").unwrap_or(name);
+        let mut a = self.standard();
+        a.push(("event.name".into(), Val::from(short)));
+        a.push((
+            "event.timestamp".into(),
+            Val::from(crate::session::time::timestamp()),
+        ));
+        a.push(("event.sequence".into(), Val::from(self.sequence)));
+        self.sequence += 1;
+        a.extend(extra);
+        let trace = self.turn.as_ref().map(|t| (t.trace, t.span));
+        self.tele.record(Record::Event(telemetry::Event {
+            name,
+            time: now_nanos(),
+            attrs: a,
+            trace,
+        }));
+    }
+
+    fn span(&self, name: &'static str, start: u64, extra: Attrs, error: Option<String>) {
+        let Some(turn) = &self.turn else { return };
+        let mut a = self.standard();
+        a.extend(extra);
+        self.tele.record(Record::Span(Span {
+            trace_id: turn.trace,
+            span_id: telemetry::random_id(),
+            parent: Some(turn.span),
+            name,
+            start,
+            end: now_nanos(),
+            attrs: a,
+            error,
+        }));
+    }
+
+    /// A run begins, with this model.
+    pub(super) fn begin(&mut self, model: &str) {
+        self.model = model.to_string();
+        self.prompt_pending = true;
+        self.ready = Some((Instant::now(), now_nanos()));
+        self.turn = Some(Turn {
+            trace: telemetry::random_id(),
+            span: telemetry::random_id(),
+            start: now_nanos(),
+            prompt_length: None,
+        });
+    }
+
+    /// One event of the loop, before the printer takes it.
+    pub(super) fn on(&mut self, ev: &Event<'_>) {
+        match ev {
+            Event::Prompt { message, .. } => {
+                if std::mem::take(&mut self.prompt_pending) {
+                    self.user_prompt(message);
+                }
+                self.mark_ready();
+            }
+            Event::ToolResults { .. } | Event::Compacted { .. } => self.mark_ready(),
+            Event::RequestUsage(u) => self.request(u),
+            Event::Retrying {
+                attempt,
+                delay,
+                error,
+                ..
+            } => {
+                let status = error.status();
+                self.api_error(error.to_string(), status, Some(*attempt));
+                let (at, nanos) = (Instant::now() + *delay, now_nanos());
+                self.ready = Some((at, nanos + delay.as_nanos() as u64));
+            }
+            Event::FallbackModel { to, error, .. } => {
+                self.api_error(error.to_string(), error.status(), None);
+                self.model = to.to_string();
+                self.mark_ready();
+            }
+            Event::Report(r) => self.report(r),
+            _ => {}
+        }
+    }
+
+    fn mark_ready(&mut self) {
+        self.ready = Some((Instant::now(), now_nanos()));
+    }
+
+    fn user_prompt(&mut self, message: &Value) {
+        let text = prompt_text(message);
+        let length = text.chars().count() as u64;
+        if let Some(t) = &mut self.turn {
+            t.prompt_length = Some(length);
+        }
+        let mut a = attrs([("prompt_length", Val::from(length))]);
+        if self.tele.config().log_user_prompts {
+            a.push(("prompt".into(), Val::from(text)));
+        }
+        self.event("claude_code.user_prompt", a);
+    }
+
+    fn request(&mut self, u: &Usage) {
+        let (began, start) = self
+            .ready
+            .take()
+            .unwrap_or_else(|| (Instant::now(), now_nanos()));
+        let took = Instant::now().saturating_duration_since(began);
+        let cost = crate::model::price::cost(&self.model, u);
+        let model = || ("model", Val::from(self.model.as_str()));
+        for (kind, n) in [
+            ("input", u.input_tokens),
+            ("output", u.output_tokens),
+            ("cacheRead", u.cache_read_input_tokens),
+            ("cacheCreation", u.cache_creation_input_tokens),
+        ] {
+            if n > 0 || matches!(kind, "input" | "output") {
+                let a = attrs([("type", Val::from(kind)), model()]);
+                self.count("claude_code.token.usage", "tokens", n as f64, a);
+            }
+        }
+        self.count("claude_code.cost.usage", "USD", cost, attrs([model()]));
+        let tokens = attrs([
+            model(),
+            ("input_tokens", Val::from(u.input_tokens)),
+            ("output_tokens", Val::from(u.output_tokens)),
+            ("cache_read_tokens", Val::from(u.cache_read_input_tokens)),
+            (
+                "cache_creation_tokens",
+                Val::from(u.cache_creation_input_tokens),
+            ),
+            ("duration_ms", ms(took)),
+        ]);
+        let mut event = tokens.clone();
+        event.push(("cost_usd".into(), Val::from(cost)));
+        self.event("claude_code.api_request", event);
+        self.span("claude_code.llm_request", start, tokens, None);
+    }
+
+    fn api_error(&mut self, error: String, status: Option<u16>, attempt: Option<u32>) {
+        let took = self
+            .ready
+            .take()
+            .map_or(Duration::ZERO, |(at, _)| at.elapsed());
+        let mut a = attrs([
+            ("model", Val::from(self.model.as_str())),
+            ("error", Val::from(error)),
+            (
+                "status_code",
+                status.map_or(Val::from("undefined"), |s| Val::from(s.to_string())),
+            ),
+            ("duration_ms", ms(took)),
+        ]);
+        if let Some(n) = attempt {
+            a.push(("attempt".into(), Val::from(u64::from(n))));
+        }
+        self.event("claude_code.api_error", a);
+    }
+
+    fn report(&mut self, r: &Report) {
+        match r {
+            Report::ToolStarted { id, name, input } => {
+                let (lines, language) = edit_measure(name, input);
+                self.calls.insert(
+                    id.clone(),
+                    Call {
+                        name: name.clone(),
+                        began: Instant::now(),
+                        start: now_nanos(),
+                        asked: false,
+                        decision: None,
+                        lines,
+                        language,
+                    },
+                );
+            }
+            Report::PermissionAsked { id, .. } => {
+                if let Some(c) = self.calls.get_mut(id) {
+                    c.asked = true;
+                }
+            }
+            Report::PermissionAnswered { id, allowed, .. } => {
+                let source = if *allowed {
+                    "user_temporary"
+                } else {
+                    "user_reject"
+                };
+                if let Some(c) = self.calls.get_mut(id) {
+                    c.decision = Some((*allowed, source));
+                }
+                self.decided(id);
+            }
+            Report::ToolFinished {
+                id,
+                is_error,
+                summary,
+                ..
+            } => self.tool_finished(id, *is_error, summary),
+            Report::ToolProgress { .. } | Report::Notice { .. } => {}
+        }
+    }
+
+    /// The decision's event (and, for an edit, its counter).
+    fn decided(&mut self, id: &str) {
+        let Some(c) = self.calls.get(id) else { return };
+        let Some((allowed, source)) = c.decision else {
+            return;
+        };
+        let decision = if allowed { "accept" } else { "reject" };
+        let name = c.name.clone();
+        if c.lines.is_some() {
+            let mut a = attrs([
+                ("tool_name", Val::from(name.as_str())),
+                ("decision", Val::from(decision)),
+                ("source", Val::from(source)),
+            ]);
+            if let Some(l) = c.language {
+                a.push(("language".into(), Val::from(l)));
+            }
+            self.count("claude_code.code_edit_tool.decision", "count", 1.0, a);
+        }
+        self.event(
+            "claude_code.tool_decision",
+            attrs([
+                ("tool_name", Val::from(name)),
+                ("decision", Val::from(decision)),
+                ("source", Val::from(source)),
+            ]),
+        );
+    }
+
+    fn tool_finished(&mut self, id: &str, is_error: bool, summary: &str) {
+        if self.calls.get(id).is_some_and(|c| !c.asked) {
+            let denied = self
+                .pipeline
+                .denials()
+                .iter()
+                .any(|d| d.str_field("tool_use_id") == Some(id));
+            let decision = unasked_decision(denied, summary);
+            if let Some(c) = self.calls.get_mut(id) {
+                c.decision = decision;
+            }
+            self.decided(id);
+        }
+        let Some(c) = self.calls.remove(id) else {
+            return;
+        };
+        let took = c.began.elapsed();
+        let mut a = attrs([
+            ("tool_name", Val::from(c.name.as_str())),
+            (
+                "success",
+                Val::from(if is_error { "false" } else { "true" }),
+            ),
+            ("duration_ms", ms(took)),
+        ]);
+        if is_error {
+            a.push(("error".into(), Val::from(summary)));
+        }
+        if let Some((allowed, source)) = c.decision {
+            a.push((
+                "decision".into(),
+                Val::from(if allowed { "accept" } else { "reject" }),
+            ));
+            a.push(("source".into(), Val::from(source)));
+        }
+        self.event("claude_code.tool_result", a);
+        let span_attrs = attrs([
+            ("tool_name", Val::from(c.name.as_str())),
+            ("duration_ms", ms(took)),
+            ("success", Val::from(!is_error)),
+        ]);
+        let error = is_error.then(|| summary.to_string());
+        self.span("claude_code.tool", c.start, span_attrs, error);
+        if let (false, Some((added, removed))) = (is_error, c.lines) {
+            for (kind, n) in [("added", added), ("removed", removed)] {
+                if n > 0 {
+                    let a = attrs([("type", Val::from(kind))]);
+                    self.count("claude_code.lines_of_code.count", "count", n as f64, a);
+                }
+            }
+        }
+    }
+
+    /// The run is over: what failed it, its active time, its span.
+    pub(super) fn finish(&mut self, outcome: &Outcome) {
+        if let Ending::ModelError(e) = &outcome.ending {
+            self.api_error(e.clone(), outcome.api_error_status, None);
+        }
+        self.count(
+            "claude_code.active_time.total",
+            "s",
+            outcome.duration.as_secs_f64(),
+            attrs([("type", Val::from("cli"))]),
+        );
+        let Some(turn) = self.turn.take() else { return };
+        let mut a = self.standard();
+        a.push(("model".into(), Val::from(self.model.as_str())));
+        a.push(("num_turns".into(), Val::from(u64::from(outcome.num_turns))));
+        if let Some(n) = turn.prompt_length {
+            a.push(("user_prompt_length".into(), Val::from(n)));
+        }
+        let error = match &outcome.ending {
+            Ending::Completed => None,
+            other => Some(ending_name(other).to_string()),
+        };
+        self.tele.record(Record::Span(Span {
+            trace_id: turn.trace,
+            span_id: turn.span,
+            parent: None,
+            name: "claude_code.interaction",
+            start: turn.start,
+            end: now_nanos(),
+            attrs: a,
+            error,
+        }));
+        self.calls.clear();
+    }
+
+    /// Sends what is left (bounded: `telemetry::Config::final_flush`).
+    pub(super) fn shutdown(self) {
+        self.tele.shutdown();
+    }
+}
+
+fn ending_name(e: &Ending) -> &'static str {
+    match e {
+        Ending::Completed => "completed",
+        Ending::MaxTurns => "max_turns",
+        Ending::Aborted(_) => "aborted",
+        Ending::ModelError(_) => "model_error",
+        Ending::Blocked(_) => "blocked",
+        Ending::BudgetExceeded(_) => "budget_exceeded",
+        Ending::OutputTokensExceeded(_) => "output_tokens_exceeded",
+        Ending::StructuredOutputRetries(_) => "structured_output_retries",
+    }
+}
+
+/// The decision on a call nobody was asked about: refused by a rule or a
+/// hook, or allowed by configuration; none when it failed before the
+/// decision (an unknown tool, an invalid input, an interruption).
+fn unasked_decision(denied: bool, summary: &str) -> Option<(bool, &'static str)> {
+    const BEFORE_DECIDING: [&str; 4] = [
+        "No such tool",
+        "Invalid input",
+        "Interrupted by the user before it started",
+        "A PreToolUse hook rewrote",
+    ];
+    let by_hook = summary.starts_with("Denied by a PreToolUse hook")
+        || summary.starts_with("Blocked by a PreToolUse hook");
+    if by_hook {
+        Some((false, "hook"))
+    } else if denied {
+        Some((false, "config"))
+    } else if BEFORE_DECIDING.iter().any(|p| summary.starts_with(p)) {
+        None
+    } else {
+        Some((true, "config"))
+    }
+}
+
+/// The prompt's text blocks, joined.
+fn prompt_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.str_field("text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// For an edit tool: (lines added, lines removed) and the file's language.
+fn edit_measure(tool: &str, input: &Value) -> (Option<(u64, u64)>, Option<&'static str>) {
+    let s = |k: &str| input.str_field(k).unwrap_or_default();
+    let lines = match tool {
+        "Edit" => Some(line_delta(s("old_string"), s("new_string"))),
+        "Write" => Some((s("content").lines().count() as u64, 0)),
+        "MultiEdit" => Some(
+            input
+                .get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    let f = |k: &str| e.str_field(k).unwrap_or_default();
+                    line_delta(f("old_string"), f("new_string"))
+                })
+                .fold((0, 0), |(a, r), (a2, r2)| (a + a2, r + r2)),
+        ),
+        "NotebookEdit" => Some((s("new_source").lines().count() as u64, 0)),
+        _ => None,
+    };
+    let path = input
+        .str_field("file_path")
+        .or_else(|| input.str_field("notebook_path"))
+        .unwrap_or_default();
+    (lines, lines.and_then(|_| language(path)))
+}
+
+/// Lines removed and added when `old` becomes `new`: what lies between
+/// their common first and last lines.
+fn line_delta(old: &str, new: &str) -> (u64, u64) {
+    let old: Vec<&str> = old.lines().collect();
+    let new: Vec<&str> = new.lines().collect();
+    let head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let tail = old[head..]
+        .iter()
+        .rev()
+        .zip(new[head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let added = (new.len() - head - tail) as u64;
+    let removed = (old.len() - head - tail) as u64;
+    (added, removed)
+}
+
+/// The language Claude Code names for a file, by its extension.
+fn language(path: &str) -> Option<&'static str> {
+    let ext = std::path::Path::new(path).extension()?.to_str()?;
+    Some(match ext.to_ascii_lowercase().as_str() {
+        "rs" => "Rust",
+        "py" => "Python",
+        "js" | "mjs" | "cjs" | "jsx" => "JavaScript",
+        "ts" | "tsx" => "TypeScript",
+        "go" => "Go",
+        "c" | "h" => "C",
+        "cc" | "cpp" | "hpp" | "cxx" => "C++",
+        "java" => "Java",
+        "rb" => "Ruby",
+        "sh" | "bash" => "Shell",
+        "md" => "Markdown",
+        "json" => "JSON",
+        "toml" => "TOML",
+        "yaml" | "yml" => "YAML",
+        "html" => "HTML",
+        "css" => "CSS",
+        "txt" => "Text",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_counts_the_lines_between_what_stays() {
+        assert_eq!(line_delta("a\nb\nc", "a\nB\nB2\nc"), (2, 1));
+        assert_eq!(line_delta("", "x\ny"), (2, 0));
+        assert_eq!(line_delta("same", "same"), (0, 0));
+        assert_eq!(line_delta("a\nb", "b"), (0, 1));
+    }
+
+    #[test]
+    fn an_unasked_call_is_decided_by_configuration_or_refused() {
+        assert_eq!(unasked_decision(false, "ok"), Some((true, "config")));
+        assert_eq!(
+            unasked_decision(true, "Permission denied"),
+            Some((false, "config"))
+        );
+        assert_eq!(
+            unasked_decision(true, "Denied by a PreToolUse hook: no"),
+            Some((false, "hook"))
+        );
+        assert_eq!(unasked_decision(false, "No such tool: \"X\""), None);
+    }
+
+    #[test]
+    fn an_edit_knows_its_language_and_other_tools_have_none() {
+        let input =
+            crate::obj! { "file_path" => "src/a.rs", "old_string" => "x", "new_string" => "y\nz" };
+        assert_eq!(edit_measure("Edit", &input), (Some((2, 1)), Some("Rust")));
+        assert_eq!(edit_measure("Read", &input), (None, None));
+    }
+}
