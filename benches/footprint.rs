@@ -557,7 +557,8 @@ fn collector(answer: bool) -> String {
 /// export off, to a collector that answers, to a port nobody listens on,
 /// and to one that never answers; then a run long enough for exports to
 /// leave during it (a reply that pauses 3.5 s, exports every 100 ms),
-/// off and against the silent collector.
+/// off and against the silent collector; and a one-second turn with the
+/// default intervals, off and against the silent collector.
 fn otel_overhead(bin: &str, dir: &std::path::Path) {
     let down = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -601,6 +602,24 @@ fn otel_overhead(bin: &str, dir: &std::path::Path) {
     ] {
         let mut runs: Vec<Sample> = (0..n)
             .map(|_| measure_direct(&mut with(endpoint, "60000", flush, &api.url)))
+            .collect();
+        report(name, &mut runs);
+    }
+    // A turn of a second with the default intervals: the first exports
+    // leave 200 ms in, so the exit knows a silent collector and does not
+    // wait on it.
+    let second_api = standin::StandIn::start(vec![]);
+    second_api.set_fallback(standin::slow_text(
+        "The port",
+        Duration::from_secs(1),
+        " is set.",
+    ));
+    for (name, endpoint) in [
+        ("1 s run, otel off", None),
+        ("1 s run, collector silent", Some(silent.as_str())),
+    ] {
+        let mut runs: Vec<Sample> = (0..5)
+            .map(|_| measure_direct(&mut with(endpoint, "60000", None, &second_api.url)))
             .collect();
         report(name, &mut runs);
     }

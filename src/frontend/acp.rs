@@ -25,8 +25,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use smol::io::AsyncBufReadExt;
-
 use crate::abort::Abort;
 use crate::agent::pipeline::{Approval, Approver, Asking, Update};
 use crate::json::{self, Value};
@@ -231,20 +229,9 @@ pub(crate) enum Call {
 /// Reads standard input until it ends, answering what it can and passing
 /// session methods on.
 pub(crate) async fn read_input(peer: Rc<Peer>, calls: smol::channel::Sender<Call>) {
-    let stdin = smol::Unblock::new(std::io::stdin());
-    let mut reader = smol::io::BufReader::new(stdin);
-    let mut bytes = Vec::new();
-    loop {
-        bytes.clear();
-        match reader.read_until(b'\n', &mut bytes).await {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("tern: cannot read standard input ({e}); the session ends");
-                break;
-            }
-        }
-        for call in frame(&peer, &bytes) {
+    let mut input = super::InputLines::new();
+    while let Some(bytes) = input.next().await {
+        for call in frame(&peer, bytes) {
             let _ = calls.send(call).await;
         }
     }

@@ -66,6 +66,36 @@ pub struct SessionInfo {
     pub trust: Value,
 }
 
+/// Standard input a line at a time: the frames of the SDK's and ACP's
+/// protocols. Ends at the end of input, or at a read error (said once).
+pub(crate) struct InputLines {
+    reader: smol::io::BufReader<smol::Unblock<std::io::Stdin>>,
+    bytes: Vec<u8>,
+}
+
+impl InputLines {
+    pub(crate) fn new() -> InputLines {
+        InputLines {
+            reader: smol::io::BufReader::new(smol::Unblock::new(std::io::stdin())),
+            bytes: Vec::new(),
+        }
+    }
+
+    /// The next line, with its newline; `None` at the end.
+    pub(crate) async fn next(&mut self) -> Option<&[u8]> {
+        use smol::io::AsyncBufReadExt;
+        self.bytes.clear();
+        match self.reader.read_until(b'\n', &mut self.bytes).await {
+            Ok(0) => None,
+            Ok(_) => Some(&self.bytes),
+            Err(e) => {
+                eprintln!("tern: cannot read standard input ({e}); the session ends");
+                None
+            }
+        }
+    }
+}
+
 /// The Claude Code release line whose flags and stream-json tern matches.
 pub const CLAUDE_CODE_SURFACE: &str = "2.1.0";
 

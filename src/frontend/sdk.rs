@@ -18,8 +18,6 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::rc::Rc;
 
-use smol::io::AsyncBufReadExt;
-
 use crate::abort::{Abort, Reason};
 use crate::agent::hooks::Callbacks;
 use crate::agent::pipeline::{Approval, Approver, Asking, Pipeline, Update};
@@ -338,22 +336,11 @@ pub struct Session {
 /// Reads standard input until it ends, answering control messages and
 /// passing prompts on.
 pub async fn read_input(session: Session, prompts: smol::channel::Sender<Input>) {
-    let stdin = smol::Unblock::new(std::io::stdin());
-    let mut reader = smol::io::BufReader::new(stdin);
-    let mut bytes = Vec::new();
-    loop {
-        bytes.clear();
-        match reader.read_until(b'\n', &mut bytes).await {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("tern: cannot read standard input ({e}); the session ends");
-                break;
-            }
-        }
+    let mut input = super::InputLines::new();
+    while let Some(bytes) = input.next().await {
         // One bad line is that line's problem, not the session's.
-        let Ok(line) = std::str::from_utf8(&bytes) else {
-            not_utf8(&bytes);
+        let Ok(line) = std::str::from_utf8(bytes) else {
+            not_utf8(bytes);
             continue;
         };
         let line = line.trim();

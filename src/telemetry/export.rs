@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::otlp::{self, Attrs, Sum};
@@ -21,6 +22,47 @@ const BATCH: usize = 512;
 /// The most one post may take, and its connection.
 const POST_TIMEOUT: Duration = Duration::from_secs(3);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The first export of each signal leaves this soon after the start, so
+/// a collector that never answers is known to be slow by the time a run
+/// of more than a moment ends, and the exit does not wait on it.
+const FIRST_EXPORT: Duration = Duration::from_millis(200);
+/// A post still unanswered after this, at the exit, marks the collector
+/// slow: waiting for the final flush behind it would only spend the bound.
+const SLOW: Duration = Duration::from_millis(250);
+
+/// What the session's end knows of the collector, to decide whether the
+/// exit waits for the final flush.
+#[derive(Default)]
+pub(super) struct Link {
+    /// A post has timed out.
+    stalled: AtomicBool,
+    /// When the post in flight began, if one is.
+    posting: Mutex<Option<Instant>>,
+}
+
+impl Link {
+    fn begin(&self) {
+        *self.posting.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+    }
+
+    fn end(&self, timed_out: bool) {
+        *self.posting.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        if timed_out {
+            self.stalled.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// A post timed out, or one has waited past [`SLOW`] and still does.
+    pub(super) fn is_slow(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed)
+            || self
+                .posting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some_and(|since| since.elapsed() > SLOW)
+    }
+}
 
 pub(super) enum Msg {
     Record(Record),
@@ -38,9 +80,9 @@ struct Counter {
 pub(super) struct Worker {
     config: Arc<Config>,
     dropped: Arc<AtomicU64>,
-    /// Set once a post has timed out: the exit does not wait on this
-    /// collector again.
-    stalled: Arc<AtomicBool>,
+    /// How the collector has answered: the exit does not wait on one
+    /// that is slow.
+    link: Arc<Link>,
     /// Drops already counted out in an export.
     dropped_sent: u64,
     agent: ureq::Agent,
@@ -55,7 +97,7 @@ impl Worker {
     pub(super) fn new(
         config: Arc<Config>,
         dropped: Arc<AtomicU64>,
-        stalled: Arc<AtomicBool>,
+        link: Arc<Link>,
     ) -> Result<Worker, String> {
         let agent = crate::model::client::http_config(config.extra_ca_pem.as_deref())
             .map_err(|e| format!("OpenTelemetry export is off: {e}"))?
@@ -66,7 +108,7 @@ impl Worker {
         Ok(Worker {
             config,
             dropped,
-            stalled,
+            link,
             dropped_sent: 0,
             agent,
             counters: Vec::new(),
@@ -79,8 +121,8 @@ impl Worker {
     /// Runs until the session flushes or drops its end of the queue.
     pub(super) fn run(mut self, rx: Receiver<Msg>) {
         let start = Instant::now();
-        let mut metrics_due = start + self.config.metric_interval;
-        let mut logs_due = start + self.config.logs_interval;
+        let mut metrics_due = start + self.config.metric_interval.min(FIRST_EXPORT);
+        let mut logs_due = start + self.config.logs_interval.min(FIRST_EXPORT);
         loop {
             let due = metrics_due.min(logs_due);
             let wait = due.saturating_duration_since(Instant::now());
@@ -227,8 +269,8 @@ impl Worker {
             req = req.header(k.as_str(), v.as_str());
         }
         // Lost on failure: the next batch is tried afresh.
-        if let Err(ureq::Error::Timeout(_)) = req.send(body.as_bytes()) {
-            self.stalled.store(true, Ordering::Relaxed);
-        }
+        self.link.begin();
+        let sent = req.send(body.as_bytes());
+        self.link.end(matches!(sent, Err(ureq::Error::Timeout(_))));
     }
 }

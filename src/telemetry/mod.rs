@@ -26,7 +26,7 @@
 //! (every OTLP/HTTP receiver takes both) and `grpc` is not sent.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
@@ -284,9 +284,8 @@ pub(crate) enum Record {
 pub(crate) struct Telemetry {
     tx: Option<mpsc::SyncSender<export::Msg>>,
     dropped: Arc<AtomicU64>,
-    /// An export timed out: the collector is slow, and the exit does not
-    /// wait for it.
-    stalled: Arc<AtomicBool>,
+    /// How the collector answers: the exit does not wait on a slow one.
+    link: Arc<export::Link>,
     config: Arc<Config>,
     done: mpsc::Receiver<()>,
 }
@@ -299,12 +298,9 @@ impl Telemetry {
         let (done_tx, done) = mpsc::channel();
         let dropped = Arc::new(AtomicU64::new(0));
         let config = Arc::new(config);
-        let stalled = Arc::new(AtomicBool::new(false));
-        let worker = export::Worker::new(
-            Arc::clone(&config),
-            Arc::clone(&dropped),
-            Arc::clone(&stalled),
-        )?;
+        let link = Arc::new(export::Link::default());
+        let worker =
+            export::Worker::new(Arc::clone(&config), Arc::clone(&dropped), Arc::clone(&link))?;
         std::thread::Builder::new()
             .name("tern-otel".into())
             .spawn(move || {
@@ -315,7 +311,7 @@ impl Telemetry {
         Ok(Telemetry {
             tx: Some(tx),
             dropped,
-            stalled,
+            link,
             config,
             done,
         })
@@ -360,12 +356,12 @@ impl Telemetry {
     }
 
     /// Sends what is left and waits for it at most `final_flush` (not
-    /// at all when an export has already timed out: that collector would
-    /// only spend the bound).
+    /// at all when the collector has shown itself slow — a post timed out
+    /// or is still unanswered: it would only spend the bound).
     pub(crate) fn shutdown(mut self) {
         let Some(tx) = self.tx.take() else { return };
         let deadline = std::time::Instant::now() + self.config.final_flush;
-        if self.stalled.load(Ordering::Relaxed) {
+        if self.link.is_slow() {
             return;
         }
         // A full queue would make a blocking send wait on the collector:

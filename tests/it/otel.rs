@@ -524,6 +524,35 @@ fn a_slow_collector_costs_the_run_at_most_the_final_flush() {
     assert!(!rx.requests().is_empty());
 }
 
+/// A turn of a second against a collector that never answers, with the
+/// default intervals and a final flush allowed 20 s: the first exports
+/// left early and were still unanswered at the exit, so the exit did not
+/// wait for the flush (it would have taken the whole 20 s).
+#[test]
+fn an_unanswered_early_export_spares_the_exit_its_flush() {
+    let Some(py) = python() else { return };
+    let dir = scratch("otel-early");
+    let rx = Receiver::start(&py, &dir, Some(60));
+    let api = StandIn::start(vec![standin::slow_text(
+        "The port",
+        Duration::from_secs(1),
+        " is set.",
+    )]);
+    let mut cmd = tern(&api.url, &dir);
+    cmd.args(["-p", "where is the port set?"]);
+    enable(&mut cmd, &rx.endpoint());
+    cmd.env("TERN_OTEL_FLUSH_MS", "20000");
+    let began = Instant::now();
+    let out = run(&mut cmd);
+    let took = began.elapsed();
+    assert_ok(&out);
+    assert!(
+        took < Duration::from_secs(10),
+        "the exit waited on a silent collector: {took:?}"
+    );
+    assert!(!rx.requests().is_empty(), "no export left early");
+}
+
 /// The user's own settings may turn the export on (their `env`, as in
 /// Claude Code); a project's settings may not, trusted or not: a
 /// checkout must not send a session's figures somewhere of its choosing.
