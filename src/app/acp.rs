@@ -241,10 +241,13 @@ async fn open(
             abort: abort.clone(),
             cwd: rt.cwd.clone(),
         }),
+        // Writes to buffers need reads too: a buffer is written only when
+        // it was seen to hold what the disk held.
         editor: caps.read_text_file.then(|| {
             Rc::new(AcpEditor {
                 peer: Rc::clone(peer),
                 session: id.clone(),
+                writes: caps.write_text_file,
             }) as Rc<dyn crate::tools::Editor>
         }),
     };

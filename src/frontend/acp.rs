@@ -104,12 +104,15 @@ pub(crate) struct Peer {
     caps: RefCell<ClientCaps>,
 }
 
-/// The client's capabilities that change what tern does. (Writes stay
-/// tern's own: Edit and Write keep their checkpoints and stale-file
-/// checks on the disk, so `fs/write_text_file` is not used.)
+/// The client's capabilities that change what tern does. Writes stay
+/// tern's own on disk (Edit and Write keep their checkpoints and
+/// stale-file checks there); with `writeTextFile` an open buffer that
+/// held what the disk held is then given the new text
+/// (`tools::BufferSync`).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ClientCaps {
     pub read_text_file: bool,
+    pub write_text_file: bool,
 }
 
 impl Peer {
@@ -344,6 +347,7 @@ fn request(
             let flag = |k: &str| fs.and_then(|f| f.get(k)).and_then(Value::as_bool) == Some(true);
             *peer.caps.borrow_mut() = ClientCaps {
                 read_text_file: flag("readTextFile"),
+                write_text_file: flag("writeTextFile"),
             };
             peer.respond(id, Ok(initialize_result(version)));
             Ok(None)
@@ -727,10 +731,12 @@ impl Approver for AcpApprover {
 }
 
 /// Reads through the client's `fs/read_text_file`, so unsaved buffers
-/// are what Read sees.
+/// are what Read sees; writes open buffers through `fs/write_text_file`
+/// when the client offers it.
 pub(crate) struct AcpEditor {
     pub peer: Rc<Peer>,
     pub session: String,
+    pub writes: bool,
 }
 
 impl Editor for AcpEditor {
@@ -747,6 +753,29 @@ impl Editor for AcpEditor {
                 .str_field("content")
                 .map(str::to_string)
                 .ok_or_else(|| "the editor's answer has no content".to_string())
+        })
+    }
+
+    fn takes_writes(&self) -> bool {
+        self.writes
+    }
+
+    fn write_text<'a>(
+        &'a self,
+        path: &'a Path,
+        text: String,
+    ) -> LocalFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let params = obj! {
+                "sessionId" => self.session.as_str(),
+                "path" => path.display().to_string(),
+                "content" => text,
+            };
+            self.peer
+                .request("fs/write_text_file", params)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.message)
         })
     }
 }

@@ -118,11 +118,15 @@ impl Tool for Edit {
                 ),
                 Err(e) => return ToolOutput::error(e),
             };
+            let sync = super::BufferSync::before(ctx, &path).await;
             let p = path.clone();
             let result = smol::unblock(move || apply(&p, &old, &new, all)).await;
             match result {
                 Ok(Applied { count, first_line }) => {
                     ctx.files.borrow_mut().record(&path);
+                    if let Some(sync) = sync {
+                        sync.after(&path).await;
+                    }
                     let what = if count == 1 {
                         "1 replacement".to_string()
                     } else {

@@ -273,6 +273,47 @@ pub trait Editor {
     /// The text of `path` as the editor has it; `Err` when it cannot
     /// say (the tool then reads the file from disk).
     fn read_text(&self, path: &Path) -> LocalFuture<'_, Result<String, String>>;
+    /// Whether the editor takes [`Editor::write_text`].
+    fn takes_writes(&self) -> bool;
+    /// Puts `text` in the editor's buffer of `path`.
+    fn write_text<'a>(
+        &'a self,
+        path: &'a Path,
+        text: String,
+    ) -> LocalFuture<'a, Result<(), String>>;
+}
+
+/// Keeps an editor's open buffer in step with a change Write or Edit made
+/// on disk. The disk stays the one truth (rewind's checkpoints and the
+/// freshness check read it); the buffer is given the new text only when,
+/// just before the change, it held exactly what the disk held — a buffer
+/// with unsaved changes the model never saw is left to the editor's own
+/// reload, never overwritten.
+pub(crate) struct BufferSync {
+    editor: Rc<dyn Editor>,
+}
+
+impl BufferSync {
+    /// Before the change: `Some` when the buffer and the disk agree.
+    pub(crate) async fn before(ctx: &ToolContext, path: &Path) -> Option<BufferSync> {
+        let editor = Rc::clone(ctx.editor.as_ref().filter(|e| e.takes_writes())?);
+        let owned = path.to_path_buf();
+        let disk = smol::unblock(move || std::fs::read_to_string(owned))
+            .await
+            .ok()?;
+        let buffer = editor.read_text(path).await.ok()?;
+        (buffer == disk).then_some(BufferSync { editor })
+    }
+
+    /// After the change: the buffer gets the disk's new text. A failure
+    /// changes nothing the tool did; the editor shows the disk's file.
+    pub(crate) async fn after(self, path: &Path) {
+        let owned = path.to_path_buf();
+        let Ok(text) = smol::unblock(move || std::fs::read_to_string(owned)).await else {
+            return;
+        };
+        let _ = self.editor.write_text(path, text).await;
+    }
 }
 
 /// What the Agent, SendMessage and TaskStop tools need from whoever runs

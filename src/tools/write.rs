@@ -89,10 +89,14 @@ impl Tool for Write {
             };
             let existed = path.exists();
             let lines = content.lines().count();
+            let sync = super::BufferSync::before(ctx, &path).await;
             let p = path.clone();
             match smol::unblock(move || write_atomically(&p, content.as_bytes())).await {
                 Ok(()) => {
                     ctx.files.borrow_mut().record(&path);
+                    if let Some(sync) = sync {
+                        sync.after(&path).await;
+                    }
                     let verb = if existed { "Updated" } else { "Created" };
                     ToolOutput::ok(format!("{verb} {} ({lines} lines)", ctx.display(&path)))
                 }

@@ -30,6 +30,7 @@ const out = {
   updates: [],
   permissions: [],
   reads: [],
+  writes: [],
   answers: [],
   errors: [],
 };
@@ -61,7 +62,10 @@ const app = acp
     if (params.path in buffers) return { content: buffers[params.path] };
     return { content: readFileSync(params.path, "utf8") };
   })
-  .onRequest(acp.methods.client.fs.writeTextFile, () => ({}));
+  .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+    out.writes.push(params);
+    return {};
+  });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -70,7 +74,7 @@ try {
     out.initialize = await agent.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
       clientCapabilities: {
-        fs: { readTextFile: scenario.fs ?? false, writeTextFile: false },
+        fs: { readTextFile: scenario.fs ?? false, writeTextFile: scenario.fsWrite ?? false },
         terminal: false,
       },
     });

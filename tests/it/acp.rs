@@ -561,3 +561,48 @@ fn modes_models_plans_and_diffs_reach_the_client() {
     );
     assert_eq!(stop_reasons(&v), ["end_turn"]);
 }
+
+/// With `fs.writeTextFile`, Edit and Write change the disk and then the
+/// editor's buffer — but only a buffer that held what the disk held: one
+/// with unsaved typing the model never saw is not overwritten (the
+/// editor's own reload decides).
+#[test]
+fn a_change_reaches_a_clean_buffer_and_spares_an_unsaved_one() {
+    let Some(node) = node_dir() else { return };
+    let dir = scratch("acp-writes");
+    let clean = dir.join("clean.txt");
+    let dirty = dir.join("dirty.txt");
+    std::fs::write(&clean, "one\n").unwrap();
+    std::fs::write(&dirty, "on disk\n").unwrap();
+    let path = |p: &std::path::Path| p.display().to_string();
+    let read = |id: &str, p: &std::path::Path| {
+        standin::tools_reply(&[(id, "Read", &obj! { "file_path" => path(p) }.to_json())])
+    };
+    let edit = obj! { "file_path" => path(&clean), "old_string" => "one", "new_string" => "two" };
+    let write = obj! { "file_path" => path(&dirty), "content" => "from the model\n" };
+    let api = StandIn::start(vec![
+        read("toolu_r1", &clean),
+        standin::tools_reply(&[("toolu_e", "Edit", &edit.to_json())]),
+        read("toolu_r2", &dirty),
+        standin::tools_reply(&[("toolu_w", "Write", &write.to_json())]),
+        standin::text_reply("Both changed."),
+    ]);
+    let v = drive(
+        &node,
+        &dir,
+        &api,
+        obj! {
+            "steps" => vec![new(), prompt("change both")],
+            "fs" => true,
+            "fsWrite" => true,
+            "buffers" => obj! { path(&dirty) => "unsaved typing\n" },
+        },
+    );
+    assert_eq!(stop_reasons(&v), ["end_turn"]);
+    assert_eq!(std::fs::read_to_string(&clean).unwrap(), "two\n");
+    assert_eq!(std::fs::read_to_string(&dirty).unwrap(), "from the model\n");
+    let writes = list(&v, "writes");
+    assert_eq!(writes.len(), 1, "only the clean buffer is written: {v}");
+    assert_eq!(writes[0].str_field("path"), Some(path(&clean).as_str()));
+    assert_eq!(writes[0].str_field("content"), Some("two\n"));
+}
