@@ -23,7 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tern::harness::Assembler;
-use tern::harness::{ChatTranslator, Flow, SseParser};
+use tern::harness::{ChatTranslator, Flow, SseParser, recover_text_calls};
 
 struct Sample {
     wall: Duration,
@@ -908,8 +908,10 @@ fn sse_throughput() {
 }
 
 /// The chat completions path (local servers): SSE parse, translation into
-/// Messages API events (reasoning and `<think>` text into thinking blocks)
-/// and assembly, per MB of what the server sent.
+/// Messages API events (reasoning and `<think>` text into thinking blocks),
+/// assembly, and the search of each finished answer for tool calls written
+/// as text (on by default for local servers), per MB of what the server
+/// sent.
 fn chat_throughput() {
     let mb: usize = std::env::var("TERN_BENCH_SSE_MB")
         .ok()
@@ -918,7 +920,7 @@ fn chat_throughput() {
     let json_str = |s: &str| tern::json::Value::from(s).to_json();
     let chunk = |field: &str, text: &str| {
         format!(
-            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3\",\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":{}}},\"finish_reason\":null}}]}}\n\n",
+            "data: {{\"id\":\"chatcmpl-7\",\"object\":\"chat.completion.chunk\",\"created\":1765000000,\"model\":\"qwen3\",\"system_fingerprint\":\"b6000\",\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":{}}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n",
             json_str(text)
         )
     };
@@ -927,12 +929,21 @@ fn chat_throughput() {
         "The assertion compares \"a\" with \"b\"; ",
         "so the fix is in config/server.ts:12.\n",
     ];
+    let call = [
+        "<tool_call>\n{\"name\": \"Read\", ",
+        "\"arguments\": {\"file_path\": ",
+        "\"src/main.rs\"}}\n</tool_call>",
+    ];
     let end = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
-    let workloads: [(&str, String, Vec<String>); 3] = [
+    // (name, first chunk, deltas, times the deltas repeat in one answer,
+    // whether each answer is a call)
+    let workloads: [(&str, String, Vec<String>, usize, bool); 4] = [
         (
             "text",
             String::new(),
             sentences.iter().map(|t| chunk("content", t)).collect(),
+            2000,
+            false,
         ),
         (
             "reasoning_content",
@@ -941,18 +952,34 @@ fn chat_throughput() {
                 .iter()
                 .map(|t| chunk("reasoning_content", t))
                 .collect(),
+            2000,
+            false,
         ),
         (
             "<think> in the text",
             chunk("content", "<think>"),
             sentences.iter().map(|t| chunk("content", t)).collect(),
+            2000,
+            false,
+        ),
+        (
+            "<tool_call> answers",
+            String::new(),
+            call.iter().map(|t| chunk("content", t)).collect(),
+            1,
+            true,
         ),
     ];
-    for (name, head, deltas) in workloads {
+    let schema = tern::json::parse(
+        r#"{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}"#,
+    )
+    .expect("schema");
+    let offered = |name: &str| (name == "Read").then_some(std::borrow::Cow::Borrowed(&schema));
+    for (name, head, deltas, repeat, calls) in workloads {
         let mut stream = String::new();
         while stream.len() < mb * 1024 * 1024 {
             stream.push_str(&head);
-            for _ in 0..2000 {
+            for _ in 0..repeat {
                 for d in &deltas {
                     stream.push_str(d);
                 }
@@ -964,7 +991,7 @@ fn chat_throughput() {
             let mut parser = SseParser::default();
             let mut translator = ChatTranslator::default();
             let mut asm = Assembler::new();
-            let mut messages = 0usize;
+            let (mut messages, mut recovered) = (0usize, 0usize);
             for piece in bytes.chunks(16 * 1024) {
                 parser
                     .feed(piece, &mut |e| {
@@ -975,6 +1002,9 @@ fn chat_throughput() {
                             asm.feed(event, &data).expect("valid stream");
                             if asm.is_done() {
                                 messages += 1;
+                                if recover_text_calls(&asm.text(), offered).is_some() {
+                                    recovered += 1;
+                                }
                                 translator = ChatTranslator::default();
                             }
                         }
@@ -983,9 +1013,10 @@ fn chat_throughput() {
                     .expect("parse");
             }
             assert!(messages > 0 && asm.is_done());
+            assert_eq!(recovered, if calls { messages } else { 0 });
         });
         println!(
-            "{:<28} {:>8.1} MB/s   ({:.1} MB/s of CPU time; {} MB, {name}, parse + translate + assemble)",
+            "{:<28} {:>8.1} MB/s   ({:.1} MB/s of CPU time; {} MB, {name}, parse + translate + assemble + recover)",
             "chat completions SSE",
             bytes.len() as f64 / 1e6 / best,
             bytes.len() as f64 / 1e6 / best_cpu,

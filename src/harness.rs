@@ -24,6 +24,8 @@ pub use crate::sandbox::{
     SandboxPolicy, UnixSockets, parse_status, probe as sandbox_probe, remember_launcher_at,
 };
 
+/// Tool calls a model wrote as text, found in a finished answer.
+pub use crate::agent::recover::{Recovered, recover as recover_text_calls};
 /// Chat completions chunks into the Messages API events above.
 pub use crate::model::openai::Translator as ChatTranslator;
 /// The streaming wire: SSE frames into events, events into a message.

@@ -29,14 +29,14 @@ use crate::model::stream::ToolUse;
 
 /// The calls found, and what the answer says besides them.
 #[derive(Debug)]
-pub(crate) struct Recovered {
+pub struct Recovered {
     pub(crate) text: String,
     pub(crate) calls: Vec<ToolUse>,
 }
 
 /// The calls written in `text`, if it holds any and all of them are
 /// sound. `schema` gives an offered tool's input schema by name.
-pub(crate) fn recover<'s>(
+pub fn recover<'s>(
     text: &str,
     schema: impl Fn(&str) -> Option<Cow<'s, Value>>,
 ) -> Option<Recovered> {

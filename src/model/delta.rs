@@ -131,11 +131,7 @@ fn plain_run(b: &[u8]) -> usize {
 
 /// The same event with its keys in any order and unrelated flat fields.
 fn any_order(data: &str) -> Option<Delta<'_>> {
-    let mut c = Cursor {
-        s: data,
-        b: data.as_bytes(),
-        i: 0,
-    };
+    let mut c = Cursor::new(data);
     let mut is_delta = false;
     let mut index = None;
     let mut delta = None;
@@ -148,8 +144,7 @@ fn any_order(data: &str) -> Option<Delta<'_>> {
         }
         Some(())
     })?;
-    c.ws();
-    if c.i != c.b.len() || !is_delta {
+    if !c.at_end() || !is_delta {
         return None;
     }
     let (kind, raw) = delta?;
@@ -195,26 +190,48 @@ fn inner<'a>(c: &mut Cursor<'a>) -> Option<(DeltaKind, &'a str)> {
     Some((kind, fields[slot]?))
 }
 
-struct Cursor<'a> {
+/// A reader of the JSON shapes the fast paths take (here and in the chat
+/// completions chunk reader): every method says `None` for anything it
+/// does not take, and the caller falls back to the general parser.
+pub(super) struct Cursor<'a> {
     s: &'a str,
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Cursor<'a> {
+    pub(super) fn new(s: &'a str) -> Self {
+        Cursor {
+            s,
+            b: s.as_bytes(),
+            i: 0,
+        }
+    }
+
+    /// Only white space is left.
+    pub(super) fn at_end(&mut self) -> bool {
+        self.ws();
+        self.i == self.b.len()
+    }
+
     fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.i) {
             self.i += 1;
         }
     }
 
-    fn eat(&mut self, byte: u8) -> Option<()> {
+    pub(super) fn eat(&mut self, byte: u8) -> Option<()> {
         self.ws();
         (self.b.get(self.i) == Some(&byte)).then(|| self.i += 1)
     }
 
     /// `{ "key": value, … }`, calling `field` with the cursor on each value.
-    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    /// A key written with an escape is not compared (`"te\u0078t"` is
+    /// `text` to the general parser): such an object is not taken.
+    pub(super) fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.b.get(self.i) == Some(&b'}') {
@@ -222,7 +239,7 @@ impl<'a> Cursor<'a> {
             return Some(());
         }
         loop {
-            let key = self.string()?;
+            let key = self.string().filter(|k| !k.contains('\\'))?;
             self.eat(b':')?;
             self.ws();
             field(self, key)?;
@@ -236,6 +253,21 @@ impl<'a> Cursor<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// A string's raw text, or `None` inside for `null`.
+    pub(super) fn string_or_null(&mut self) -> Option<Option<&'a str>> {
+        self.ws();
+        match self.b.get(self.i)? {
+            b'n' => self.word(b"null").map(|()| None),
+            _ => self.string().map(Some),
+        }
+    }
+
+    /// `null`, and nothing else.
+    pub(super) fn null(&mut self) -> Option<()> {
+        self.ws();
+        self.word(b"null")
     }
 
     /// The raw text between a string's quotes (escapes left in place).
@@ -266,25 +298,50 @@ impl<'a> Cursor<'a> {
 
     /// Steps over one value of a field the fast path does not use. Only
     /// flat values: anything nested goes to the general parser.
-    fn skip_value(&mut self) -> Option<()> {
+    pub(super) fn skip_value(&mut self) -> Option<()> {
         match self.b.get(self.i)? {
             b'"' => self.string().map(|_| ()),
             b't' => self.word(b"true"),
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),
-            b'-' | b'0'..=b'9' => {
-                let start = self.i;
-                while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(self.i)
-                {
-                    self.i += 1;
-                }
-                // Held to the strict grammar by the general parser.
-                crate::json::parse(self.s.get(start..self.i)?)
-                    .ok()
-                    .map(|_| ())
-            }
+            b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
+    }
+
+    /// A number as RFC 8259 writes it: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+    /// ([eE] [+-]? [0-9]+)?`. What follows is the caller's to judge (`01`
+    /// stops after the `0`, and no object takes the `1`).
+    fn number(&mut self) -> Option<()> {
+        let digits = |c: &mut Self| {
+            let from = c.i;
+            while let Some(b'0'..=b'9') = c.b.get(c.i) {
+                c.i += 1;
+            }
+            c.i - from
+        };
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        match self.b.get(self.i)? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => {
+                digits(self);
+            }
+            _ => return None,
+        }
+        if self.b.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            (digits(self) > 0).then_some(())?;
+        }
+        if let Some(b'e' | b'E') = self.b.get(self.i) {
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.b.get(self.i) {
+                self.i += 1;
+            }
+            (digits(self) > 0).then_some(())?;
+        }
+        Some(())
     }
 
     fn word(&mut self, w: &[u8]) -> Option<()> {
@@ -307,6 +364,51 @@ mod tests {
         assert_eq!(d.kind, DeltaKind::Thinking);
         let d = scan(r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"c2ln"}}"#).unwrap();
         assert_eq!(d.kind, DeltaKind::Signature);
+    }
+
+    #[test]
+    fn numbers_in_other_fields_are_held_to_the_general_parsers_grammar() {
+        for n in [
+            "0",
+            "-0",
+            "1",
+            "-1",
+            "10",
+            "0.5",
+            "-0.5",
+            "1e5",
+            "1E5",
+            "1e+5",
+            "1e-5",
+            "1.25e-3",
+            "123456789012345678901234567890",
+            "01",
+            "-01",
+            "00",
+            "1.",
+            "-1.",
+            ".5",
+            "1e",
+            "1e+",
+            "+1",
+            "--1",
+            "1.e5",
+            "0x10",
+            "1.5.5",
+            "-",
+            "1ee5",
+            "NaN",
+            "Infinity",
+        ] {
+            let event = format!(
+                r#"{{"n":{n},"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"a"}}}}"#
+            );
+            assert_eq!(
+                scan(&event).is_some(),
+                crate::json::parse(&event).is_ok(),
+                "{n}"
+            );
+        }
     }
 
     #[test]
@@ -336,6 +438,8 @@ mod tests {
             r#"{"type":"content_block_delta","index":0,"x":[1],"delta":{"type":"text_delta","text":"a"}}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"},"n":01}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"#,
+            // The general parser reads the escaped key as `text`, the last one.
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","te\u0078t":"b"}}"#,
             "",
             "{",
         ] {

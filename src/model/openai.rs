@@ -11,7 +11,11 @@
 //! the text (see `think`) — becomes thinking blocks, never answer text, and
 //! is not sent back: `assistant` keeps only text and tool calls.
 
+mod chunk;
 mod think;
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use crate::json::{self, Map, Value};
 use crate::model::request::RequestParts;
@@ -219,6 +223,9 @@ pub struct Translator {
     /// A finish_reason was seen: message_delta was sent.
     finished: bool,
     stopped: bool,
+    /// Every chunk through the general parser, to hold the fast path to it.
+    #[cfg(test)]
+    general_only: bool,
 }
 
 /// One translated event: (name, JSON data).
@@ -234,6 +241,9 @@ impl Translator {
                 self.stopped = true;
                 out.push(("message_stop", obj! { "type" => "message_stop" }.to_json()));
             }
+            return out;
+        }
+        if self.started && self.plain(data, &mut out) {
             return out;
         }
         let chunk = match json::parse(data) {
@@ -294,20 +304,47 @@ impl Translator {
         out
     }
 
+    /// A chunk that only adds text or reasoning, without a JSON tree (see
+    /// `chunk`); false, having done nothing, for any other chunk.
+    fn plain(&mut self, data: &str, out: &mut Vec<Translated>) -> bool {
+        #[cfg(test)]
+        if self.general_only {
+            return false;
+        }
+        let Some(p) = chunk::plain(data) else {
+            return false;
+        };
+        let mut text = [Cow::Borrowed(""), Cow::Borrowed(""), Cow::Borrowed("")];
+        for (raw, into) in [p.reasoning_content, p.reasoning, p.content]
+            .into_iter()
+            .zip(text.iter_mut())
+        {
+            let Some(raw) = raw else { continue };
+            // Without an escape the raw text is the text (the reader let
+            // no quote or control character through).
+            if !raw.contains('\\') {
+                *into = Cow::Borrowed(raw);
+                continue;
+            }
+            let mut decoded = String::with_capacity(raw.len());
+            // A bad escape: the general parser words the error.
+            if json::unescape_into(raw, &mut decoded).is_err() {
+                return false;
+            }
+            *into = Cow::Owned(decoded);
+        }
+        let [reasoning_content, reasoning, content] = &text;
+        self.text_and_reasoning([reasoning_content, reasoning], content, out);
+        true
+    }
+
     fn delta(&mut self, delta: &Value, out: &mut Vec<Translated>) {
-        // llama.cpp and vLLM say `reasoning_content`; Ollama and OpenRouter
-        // `reasoning`.
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(reasoning) = delta.str_field(key).filter(|r| !r.is_empty()) {
-                self.piece(think::Piece::Thinking(reasoning.to_string()), out);
-            }
-        }
-        let text = delta.str_field("content").unwrap_or_default();
-        if !text.is_empty() {
-            for piece in self.think.push(text) {
-                self.piece(piece, out);
-            }
-        }
+        let field = |key: &str| delta.str_field(key).unwrap_or_default();
+        self.text_and_reasoning(
+            [field("reasoning_content"), field("reasoning")],
+            field("content"),
+            out,
+        );
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -320,9 +357,7 @@ impl Translator {
             if !same {
                 // The text is over when a call begins: what it held back
                 // goes before the call.
-                for piece in self.think.finish() {
-                    self.piece(piece, out);
-                }
+                self.held_back(out);
                 self.close(out);
                 let index = self.next_index;
                 self.next_index += 1;
@@ -357,12 +392,43 @@ impl Translator {
         }
     }
 
+    fn text_and_reasoning(
+        &mut self,
+        reasoning: [&str; 2],
+        content: &str,
+        out: &mut Vec<Translated>,
+    ) {
+        // llama.cpp and vLLM say `reasoning_content`; Ollama and OpenRouter
+        // `reasoning`.
+        for r in reasoning.into_iter().filter(|r| !r.is_empty()) {
+            self.piece(true, r, out);
+        }
+        if content.is_empty() {
+        } else if self.think.passes_through() {
+            self.piece(false, content, out);
+        } else {
+            for piece in self.think.push(content) {
+                self.owned_piece(piece, out);
+            }
+        }
+    }
+
+    /// What the `<think>` splitter held back, now that the text is over.
+    fn held_back(&mut self, out: &mut Vec<Translated>) {
+        for piece in self.think.finish() {
+            self.owned_piece(piece, out);
+        }
+    }
+
+    fn owned_piece(&mut self, piece: think::Piece, out: &mut Vec<Translated>) {
+        match piece {
+            think::Piece::Thinking(t) => self.piece(true, &t, out),
+            think::Piece::Text(t) => self.piece(false, &t, out),
+        }
+    }
+
     /// Adds text or thinking to the open block of its kind, or opens one.
-    fn piece(&mut self, piece: think::Piece, out: &mut Vec<Translated>) {
-        let (thinking, text) = match piece {
-            think::Piece::Thinking(t) => (true, t),
-            think::Piece::Text(t) => (false, t),
-        };
+    fn piece(&mut self, thinking: bool, text: &str, out: &mut Vec<Translated>) {
         let index = match self.open {
             Some(Open::Thinking(i)) if thinking => i,
             Some(Open::Text(i)) if !thinking => i,
@@ -386,15 +452,25 @@ impl Translator {
                 index
             }
         };
-        let delta = if thinking {
-            obj! { "type" => "thinking_delta", "thinking" => text }
+        // Written directly, in the byte layout the assembler's fast path
+        // reads: most events of a stream are these.
+        let (kind, field) = if thinking {
+            ("thinking_delta", "thinking")
         } else {
-            obj! { "type" => "text_delta", "text" => text }
+            ("text_delta", "text")
         };
-        out.push((
-            "content_block_delta",
-            obj! { "type" => "content_block_delta", "index" => index, "delta" => delta }.to_json(),
-        ));
+        let mut event = String::with_capacity(text.len() + 96);
+        event.push_str("{\"type\":\"content_block_delta\",\"index\":");
+        // Writing into a String cannot fail.
+        let _ = write!(event, "{index}");
+        event.push_str(",\"delta\":{\"type\":\"");
+        event.push_str(kind);
+        event.push_str("\",\"");
+        event.push_str(field);
+        event.push_str("\":");
+        json::write_str(text, &mut event);
+        event.push_str("}}");
+        out.push(("content_block_delta", event));
     }
 
     fn close(&mut self, out: &mut Vec<Translated>) {
@@ -414,9 +490,7 @@ impl Translator {
         reason: Option<&str>,
         usage: Option<(i64, i64)>,
     ) {
-        for piece in self.think.finish() {
-            self.piece(piece, out);
-        }
+        self.held_back(out);
         self.close(out);
         if self.finished {
             return;

@@ -244,3 +244,76 @@ fn thinking_then_a_tool_call_keeps_both_and_only_the_call_goes_back() {
     assert!(!back.to_json().contains("need the file"));
     assert!(back.get("tool_calls").is_some());
 }
+
+/// The chunk reader's fast path and the general parser give the same
+/// events, byte for byte, for chunks it takes and chunks it leaves.
+#[test]
+fn fast_and_general_chunk_paths_agree() {
+    let streams: [&[&str]; 5] = [
+        &[
+            r#"{"id":"c","model":"q","choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}"#,
+            r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"q","choices":[{"index":0,"delta":{"content":"<thi"},"logprobs":null,"finish_reason":null}]}"#,
+            r#"{"choices":[{"delta":{"content":"nk>so \"a\" \u00e9 \ud83d\ude00"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"</think>\n\nThe answer\t"}}],"usage":null}"#,
+            r#"{"choices":[{"delta":{"content":"is 4.","content":" is 5."}}]}"#,
+            r#"{"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
+            "[DONE]",
+        ],
+        &[
+            r#"{"id":"c","choices":[{"delta":{"reasoning_content":"Let me"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_content":" see","reasoning":" both"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_content":null,"content":"Done"}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"k","function":{"name":"Read","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"content":"after"}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ],
+        &[
+            r#"{"id":"c","choices":[{"delta":{"content":"a"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"bad \q escape"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"lone \ud800 surrogate"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","con\u0074ent":"b"}}]}"#,
+            r#"{"choices":[{"delta":{"content":7}}]}"#,
+            r#"{"choices":[{"delta":{"content":"two"}},{"delta":{"content":"choices"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"t"}}],"timings":{"predicted_n":3}}"#,
+            r#"{"choices":[{"delta":{"content":"u"}}],"error":{"message":"boom"}}"#,
+            r#"{"choices":[{"delta":{"content":"unterminated"}}]"#,
+            "[DONE]",
+        ],
+        &[
+            r#"{"id":"c","choices":[{"delta":{"content":"   "}}]}"#,
+            r#"{"choices":[{"delta":{"content":"  <think"}}]}"#,
+            r#"{"choices":[{"delta":{"content":">"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"deep</thi"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"nk>"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"  "}}]}"#,
+            r#"{"choices":[{"delta":{"content":"Yes <think> is a tag."}}]}"#,
+            "[DONE]",
+        ],
+        &[
+            r#"{"id":"c","choices":[{"delta":{"content":"cut"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"short"}}]}"#,
+        ],
+    ];
+    // The fast path is taken, not just agreed with: most of these are its.
+    let taken = streams
+        .iter()
+        .flat_map(|s| s.iter())
+        .filter(|c| chunk::plain(c).is_some())
+        .count();
+    assert!(taken >= 15, "{taken}");
+    for chunks in streams {
+        let mut fast = Translator::default();
+        let mut general = Translator {
+            general_only: true,
+            ..Translator::default()
+        };
+        for c in chunks {
+            assert_eq!(fast.translate(c), general.translate(c), "{c}");
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        fast.finish(&mut a, None, None);
+        general.finish(&mut b, None, None);
+        assert_eq!(a, b);
+    }
+}

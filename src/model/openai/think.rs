@@ -47,6 +47,12 @@ impl Default for Splitter {
 }
 
 impl Splitter {
+    /// Past any thinking, with nothing held back: every chunk from here on
+    /// is answer text as it stands, and need not pass through [`push`].
+    pub(crate) fn passes_through(&self) -> bool {
+        self.state == State::Text
+    }
+
     /// The pieces `chunk` completes, in order; what may still be part of
     /// a tag waits for the next chunk (or [`Splitter::finish`]).
     pub(crate) fn push(&mut self, chunk: &str) -> Vec<Piece> {
