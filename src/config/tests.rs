@@ -1,4 +1,5 @@
 use super::*;
+use crate::cli::Args;
 
 fn resolve_with(
     args: Args,
