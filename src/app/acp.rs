@@ -364,14 +364,10 @@ async fn prompt(
 /// A prompt that starts with one of the user's commands is that
 /// command's text.
 fn expand_command(content: &mut [Value], custom: &[commands::Custom]) {
-    let Some(first) = content.first_mut() else {
-        return;
-    };
-    let Some(text) = first.str_field("text") else {
-        return;
-    };
-    if let Some(commands::Command::Prompt(expanded)) = commands::parse(text, custom)
-        && !text.trim_start().starts_with("/mcp__")
+    if let Some(first) = content.first_mut()
+        && let Some(expanded) = first
+            .str_field("text")
+            .and_then(|t| commands::expand(t, custom))
     {
         *first = obj! { "type" => "text", "text" => expanded };
     }

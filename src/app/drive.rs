@@ -142,7 +142,8 @@ pub(super) async fn sdk(
                 if let Some(o) = otel.as_mut() {
                     o.begin(&agent.settings().model);
                 }
-                let content = commands::expand_content(content, &commands::load(&rt.command_dirs));
+                let content =
+                    commands::expand_content(content, || commands::load(&rt.command_dirs));
                 let outcome = agent
                     .run_as(content, uuid, sink!(transcript, printer, otel))
                     .await;

@@ -122,26 +122,33 @@ pub fn expand(prompt: &str, custom: &[Custom]) -> Option<String> {
 }
 
 /// A prompt's content (text, or blocks whose only text is a command) with
-/// a custom command expanded.
-pub fn expand_content(content: Value, custom: &[Custom]) -> Value {
-    match content {
-        Value::String(s) => match expand(&s, custom) {
-            Some(text) => Value::from(text),
-            None => Value::String(s),
+/// a custom command expanded. `custom` reads the command folders: called
+/// only for a prompt that is a command line.
+pub fn expand_content(content: Value, custom: impl FnOnce() -> Vec<Custom>) -> Value {
+    // The SDK sends `[{"type": "text", "text": "/name args"}]` too; a
+    // command is the only block, as at a prompt.
+    let line = match &content {
+        Value::String(s) => Some(s.as_str()),
+        Value::Array(blocks) => match blocks.as_slice() {
+            [block] if block.str_field("type") == Some("text") => block.str_field("text"),
+            _ => None,
         },
-        // The SDK sends `[{"type": "text", "text": "/name args"}]` too;
-        // a command is the only block, as at a prompt.
+        _ => None,
+    };
+    let Some(text) = line
+        .filter(|l| l.trim_start().starts_with('/'))
+        .and_then(|l| expand(l, &custom()))
+    else {
+        return content;
+    };
+    match content {
         Value::Array(mut blocks) => {
-            if let [block] = blocks.as_mut_slice()
-                && block.str_field("type") == Some("text")
-                && let Some(text) = block.str_field("text").and_then(|t| expand(t, custom))
-                && let Some(m) = block.as_object_mut()
-            {
+            if let Some(m) = blocks.first_mut().and_then(Value::as_object_mut) {
                 m.insert("text", text);
             }
             Value::Array(blocks)
         }
-        other => other,
+        _ => Value::from(text),
     }
 }
 
@@ -210,11 +217,11 @@ mod tests {
         }];
         let text = |v: &Value| v.to_json();
         assert_eq!(
-            text(&expand_content(Value::from("/p:hello you"), &custom)),
+            text(&expand_content(Value::from("/p:hello you"), || custom.clone())),
             "\"Greet you.\""
         );
         let one = crate::json::parse(r#"[{"type":"text","text":"/p:hello all"}]"#).unwrap();
-        assert!(text(&expand_content(one, &custom)).contains("Greet all."));
+        assert!(text(&expand_content(one, || custom.clone())).contains("Greet all."));
         // Not a command, a second block, an unknown name: as they were.
         for kept in [
             r#""/etc/hosts is wrong""#,
@@ -223,7 +230,7 @@ mod tests {
         ] {
             let v = crate::json::parse(kept).unwrap();
             assert_eq!(
-                text(&expand_content(v.clone(), &custom)),
+                text(&expand_content(v.clone(), || custom.clone())),
                 text(&v),
                 "{kept}"
             );
