@@ -170,6 +170,7 @@ pub(super) async fn build(
     let mcp = tools::Mcp::start(ex, rt, &control, interactive, notes).await;
     let structured = tools::session_tools(rt, &mut tools, &mcp);
     let window = fit_window(rt, &client, &mut tools.registry, notes).await;
+    tools.registry.reload_deferred(&opened.history);
     let mut answerers = answer::who_answers(
         rt,
         interactive,

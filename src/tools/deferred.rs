@@ -67,6 +67,44 @@ impl Deferral {
         self.loaded.borrow().contains(name)
     }
 
+    /// What a resumed conversation had loaded stays loaded: the MCP tools
+    /// its searches returned and those it called. (A search's result names
+    /// each tool on a line of its own, as [`ToolSearch`] writes it.)
+    pub(crate) fn reload(&self, history: &[Value]) {
+        let blocks = || {
+            history
+                .iter()
+                .filter_map(|m| m.get("content").and_then(Value::as_array))
+                .flatten()
+        };
+        let searches: Vec<&str> = blocks()
+            .filter(|b| {
+                b.str_field("type") == Some("tool_use") && b.str_field("name") == Some(NAME)
+            })
+            .filter_map(|b| b.str_field("id"))
+            .collect();
+        let mut loaded = self.loaded.borrow_mut();
+        for b in blocks() {
+            match b.str_field("type") {
+                Some("tool_use") => {
+                    if let Some(name) = b.str_field("name").filter(|n| n.starts_with("mcp__")) {
+                        loaded.insert(name.to_string());
+                    }
+                }
+                Some("tool_result")
+                    if b.str_field("tool_use_id")
+                        .is_some_and(|id| searches.contains(&id))
+                        && b.get("is_error").and_then(Value::as_bool) != Some(true) =>
+                {
+                    for name in result_text(b).lines().filter_map(loaded_name) {
+                        loaded.insert(name.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Remembers what the request being built holds back or has loaded.
     pub(crate) fn set_catalog(&self, tools: Vec<Rc<dyn Tool>>) {
         *self.catalog.borrow_mut() = tools;
@@ -141,6 +179,25 @@ impl Deferral {
         scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name().cmp(b.1.name())));
         Ok(scored.into_iter().take(max).map(|(_, t)| t).collect())
     }
+}
+
+/// A tool_result's text, whether it is a string or text blocks.
+fn result_text(block: &Value) -> String {
+    match block.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.str_field("text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The tool a search result's line says was loaded (`- mcp__s__t: …`).
+fn loaded_name(line: &str) -> Option<&str> {
+    let (name, _) = line.strip_prefix("- ")?.split_once(':')?;
+    name.starts_with("mcp__").then_some(name)
 }
 
 /// `mcp__server__tool` as (server, tool); a name of another shape is all
@@ -328,6 +385,32 @@ mod tests {
             .iter()
             .map(|t| t.name().to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_resumed_history_reloads_what_searches_found_and_calls_named() {
+        let d = Deferral::new(HoldBack::Always, 4096).unwrap();
+        let history = crate::json::parse(
+            r#"[
+            {"role":"assistant","content":[
+                {"type":"tool_use","id":"s1","name":"ToolSearch","input":{"query":"x"}},
+                {"type":"tool_use","id":"s2","name":"ToolSearch","input":{"query":"y"}},
+                {"type":"tool_use","id":"b1","name":"Bash","input":{"command":"cat notes"}},
+                {"type":"tool_use","id":"c1","name":"mcp__files__get_share","input":{"id":"1"}}]},
+            {"role":"user","content":[
+                {"type":"tool_result","tool_use_id":"s1","content":"Loaded; call these:\n- mcp__calendar__list_room: List a room.\n- Read: not an MCP tool"},
+                {"type":"tool_result","tool_use_id":"s2","is_error":true,"content":"- mcp__tracker__get_issue: refused"},
+                {"type":"tool_result","tool_use_id":"b1","content":[{"type":"text","text":"- mcp__tracker__delete_label: a note"}]},
+                {"type":"tool_result","tool_use_id":"c1","content":"ok"}]}
+        ]"#,
+        )
+        .unwrap();
+        d.reload(history.as_array().unwrap());
+        let loaded: Vec<String> = d.loaded.borrow().iter().cloned().collect();
+        assert_eq!(
+            loaded,
+            ["mcp__calendar__list_room", "mcp__files__get_share"]
+        );
     }
 
     #[test]

@@ -656,6 +656,13 @@ impl Registry {
         self.deferral = deferred::Deferral::new(search, context_window);
     }
 
+    /// A resumed conversation's loaded MCP tools are offered again.
+    pub fn reload_deferred(&self, history: &[Value]) {
+        if let Some(d) = &self.deferral {
+            d.reload(history);
+        }
+    }
+
     /// The tool a call names: one offered, one held back (a call reaches
     /// it, through the same checks), or ToolSearch while it is offered.
     pub fn get(&self, name: &str) -> Option<Rc<dyn Tool>> {

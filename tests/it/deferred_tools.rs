@@ -143,6 +143,57 @@ fn sixty_mcp_tools_wait_behind_tool_search_in_a_4k_window() {
     );
 }
 
+/// What a session loaded (by searching, or by calling a tool it knew)
+/// is offered again when the session is resumed; a new one starts bare.
+#[test]
+fn a_resumed_session_offers_what_it_had_loaded() {
+    let dir = scratch("deferred-resume");
+    let id = "3b0e2f4a-6c1d-4e8f-9a21-5d6c7e8f9a0b";
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_search",
+            "ToolSearch",
+            r#"{"query": "select:mcp__calendar__create_event"}"#,
+        )]),
+        standin::tools_reply(&[(
+            "toolu_list",
+            "mcp__tracker__list_issue",
+            r#"{"id": "open"}"#,
+        )]),
+        standin::text_reply("done"),
+        standin::text_reply("again"),
+        standin::text_reply("fresh"),
+    ]);
+    api.set_n_ctx(4096);
+    let first = run(tern_with_servers(&api, &dir).args([
+        "--session-id",
+        id,
+        "-p",
+        "book it",
+        "--allowedTools",
+        "mcp__tracker__list_issue",
+    ]));
+    assert_ok(&first);
+    let resumed = run(tern_with_servers(&api, &dir).args(["--resume", id, "-p", "and again"]));
+    assert_ok(&resumed);
+    assert_eq!(String::from_utf8_lossy(&resumed.stdout).trim(), "again");
+    let other = run(tern_with_servers(&api, &dir).args(["-p", "a new one"]));
+    assert_ok(&other);
+    let reqs = api.requests();
+    assert_eq!(reqs.len(), 5);
+    assert!(mcp_tool_names(&reqs[0]).is_empty());
+    assert_eq!(
+        mcp_tool_names(&reqs[3]),
+        ["mcp__calendar__create_event", "mcp__tracker__list_issue"]
+    );
+    assert!(tool_names(&reqs[3]).iter().any(|n| n == "ToolSearch"));
+    assert!(
+        mcp_tool_names(&reqs[4]).is_empty(),
+        "{:?}",
+        mcp_tool_names(&reqs[4])
+    );
+}
+
 #[test]
 fn the_same_servers_unheld_do_not_fit_a_4k_window() {
     // What the search saves: with it turned off, the first request is
