@@ -21,7 +21,7 @@ use std::rc::Rc;
 use smol::LocalExecutor;
 
 use super::build::{self, External, Notes, Parts};
-use super::exit::Exit;
+use super::exit::{Exit, Failure};
 use crate::abort::{Abort, Reason};
 use crate::agent::{Ending, Outcome};
 use crate::cli::Args;
@@ -32,6 +32,7 @@ use crate::json::Value;
 use crate::model::client::Client;
 use crate::obj;
 use crate::policy::Mode;
+use crate::session::SessionError;
 
 /// One open session.
 struct Session {
@@ -262,7 +263,13 @@ async fn open(
         &mut notes,
     )
     .await
-    .map_err(|e| failed(&e))?;
+    .map_err(|e| match &e {
+        // session/load of a session this directory does not have.
+        Failure::Session(SessionError::NotFound { .. } | SessionError::NotAnId(_)) => {
+            RpcError::new(RpcError::NOT_FOUND, e.to_string())
+        }
+        _ => failed(&e),
+    })?;
     // stdout is the protocol's: what the build has to say goes to stderr.
     super::say(notes.take());
     let otel = super::telemetry::Observer::start(&rt, &id, Rc::clone(parts.agent.pipeline()));

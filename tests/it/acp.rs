@@ -425,10 +425,13 @@ fn a_client_mcp_server_is_connected_and_called() {
 #[test]
 fn malformed_frames_get_json_rpc_errors() {
     let dir = scratch("acp-frames");
+    // A server that is never asked: the frames fail before any request.
     let mut child = tern_command()
         .arg("acp")
         .current_dir(&dir)
         .env("HOME", home_of(&dir))
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("ANTHROPIC_API_KEY", "test")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -479,6 +482,16 @@ fn malformed_frames_get_json_rpc_errors() {
             .and_then(Value::as_i64),
         Some(1)
     );
+    // Loading a session this directory does not have: not found, and
+    // the agent goes on.
+    let load = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"session/load","params":{{"sessionId":"0f8e6a62-4c1b-4d2e-9a77-1b2c3d4e5f61","cwd":{},"mcpServers":[]}}}}"#,
+        Value::from(dir.display().to_string()).to_json()
+    );
+    let v = ask(load.as_bytes());
+    assert_eq!(code(&v), Some(-32002), "{v}");
+    let v = ask(br#"{"jsonrpc":"2.0","id":10,"method":"no/such/method"}"#);
+    assert_eq!(code(&v), Some(-32601), "{v}");
     // End of input ends it cleanly.
     drop(stdin);
     let out = child.wait_with_output().unwrap();

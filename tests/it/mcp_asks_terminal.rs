@@ -55,6 +55,7 @@ fn result_in(api: &StandIn, request: usize) -> String {
 }
 
 /// Waits until the model has had `n` requests.
+#[cfg(feature = "tui")]
 fn wait_requests(api: &StandIn, n: usize) {
     let began = std::time::Instant::now();
     while api.requests().len() < n {
