@@ -20,6 +20,8 @@ pub mod thinking;
 use std::fmt;
 use std::time::Duration;
 
+use crate::json::Value;
+
 /// The wire format spoken to the model server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
@@ -251,6 +253,20 @@ impl RetryPolicy {
         // Up to 25% jitter so clients that failed together don't return together.
         let jitter = capped.mul_f64(fastrand::f64() * 0.25);
         capped + jitter
+    }
+}
+
+/// The text of a message's or a tool result's content: the string, or its
+/// text parts joined by newlines.
+pub(crate) fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.str_field("text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

@@ -72,18 +72,6 @@ fn blocks(m: &Value) -> Vec<Value> {
     }
 }
 
-fn text_of(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.str_field("text"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 /// Tool results first (as `tool` messages, which must follow the call),
 /// then the user's own text. Images cannot go in a `tool` message, so
 /// they follow in a user message as `image_url` parts (data URLs); a PDF
@@ -95,7 +83,7 @@ fn user(m: &Value) -> Vec<Value> {
     for b in blocks(m) {
         match b.str_field("type") {
             Some("tool_result") => {
-                let mut content = text_of(b.get("content"));
+                let mut content = super::content_text(b.get("content"));
                 if let Some(Value::Array(parts)) = b.get("content") {
                     for part in parts {
                         match attachment(part) {

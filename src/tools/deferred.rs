@@ -22,6 +22,7 @@ use super::input::{Fields, Schema};
 use super::{Kind, LocalFuture, Tool, ToolContext, ToolOutput};
 use crate::context::HoldBack;
 use crate::json::Value;
+use crate::model::content_text;
 use crate::obj;
 use crate::policy::Permit;
 
@@ -96,7 +97,10 @@ impl Deferral {
                         .is_some_and(|id| searches.contains(&id))
                         && b.get("is_error").and_then(Value::as_bool) != Some(true) =>
                 {
-                    for name in result_text(b).lines().filter_map(loaded_name) {
+                    for name in content_text(b.get("content"))
+                        .lines()
+                        .filter_map(loaded_name)
+                    {
                         loaded.insert(name.to_string());
                     }
                 }
@@ -178,19 +182,6 @@ impl Deferral {
             .collect();
         scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name().cmp(b.1.name())));
         Ok(scored.into_iter().take(max).map(|(_, t)| t).collect())
-    }
-}
-
-/// A tool_result's text, whether it is a string or text blocks.
-fn result_text(block: &Value) -> String {
-    match block.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.str_field("text"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 
