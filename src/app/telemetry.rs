@@ -19,6 +19,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::agent::pipeline::Pipeline;
+use crate::agent::subagent::{MessageKind, Relayed};
 use crate::agent::{Ending, Event, Outcome};
 use crate::config::Runtime;
 use crate::json::Value;
@@ -45,6 +46,33 @@ struct Call {
     /// Lines added and removed, for the edit tools.
     lines: Option<(u64, u64)>,
     language: Option<&'static str>,
+    /// Its span's id, chosen at the start: a sub-agent's spans (an Agent
+    /// call's) hang under it.
+    span: [u8; 8],
+}
+
+/// How a tool call ended, for its event and span.
+struct Ended<'a> {
+    name: &'a str,
+    began: Instant,
+    start: u64,
+    /// Its span's id and the span it hangs under (the turn's when none).
+    span: ([u8; 8], Option<[u8; 8]>),
+    is_error: bool,
+    summary: &'a str,
+    decision: Option<(bool, &'static str)>,
+    lines: Option<(u64, u64)>,
+}
+
+/// A sub-agent's tool call, from the message that made it to its result.
+struct ChildCall {
+    name: String,
+    began: Instant,
+    start: u64,
+    span: [u8; 8],
+    /// The span it hangs under: the Agent call that started its agent.
+    parent: [u8; 8],
+    lines: Option<(u64, u64)>,
 }
 
 pub(super) struct Observer {
@@ -58,6 +86,14 @@ pub(super) struct Observer {
     /// When the loop became ready to send the next request.
     ready: Option<(Instant, u64)>,
     calls: HashMap<String, Call>,
+    /// Sub-agents' calls by id, until their results.
+    child_calls: HashMap<String, ChildCall>,
+    /// Every call's span and start, own or a sub-agent's, kept to the end
+    /// of the run: a sub-agent's last messages are relayed after its
+    /// Agent call has ended.
+    spans: HashMap<String, ([u8; 8], Instant, u64)>,
+    /// When each sub-agent (by its Agent call's id) was last ready to ask.
+    child_ready: HashMap<String, (Instant, u64)>,
     sequence: u64,
 }
 
@@ -89,6 +125,9 @@ impl Observer {
             prompt_pending: false,
             ready: None,
             calls: HashMap::new(),
+            child_calls: HashMap::new(),
+            spans: HashMap::new(),
+            child_ready: HashMap::new(),
             sequence: 0,
         };
         o.count("claude_code.session.count", "count", 1.0, Attrs::new());
@@ -138,14 +177,22 @@ impl Observer {
         }));
     }
 
-    fn span(&self, name: &'static str, start: u64, extra: Attrs, error: Option<String>) {
+    /// A span of this id, under `parent` (the turn's when none).
+    fn span(
+        &self,
+        name: &'static str,
+        start: u64,
+        extra: Attrs,
+        error: Option<String>,
+        (id, parent): ([u8; 8], Option<[u8; 8]>),
+    ) {
         let Some(turn) = &self.turn else { return };
         let mut a = self.standard();
         a.extend(extra);
         self.tele.record(Record::Span(Span {
             trace_id: turn.trace,
-            span_id: telemetry::random_id(),
-            parent: Some(turn.span),
+            span_id: id,
+            parent: Some(parent.unwrap_or(turn.span)),
             name,
             start,
             end: now_nanos(),
@@ -195,6 +242,7 @@ impl Observer {
                 self.mark_ready();
             }
             Event::Report(r) => self.report(r),
+            Event::Relayed(r) => self.relayed(r),
             _ => {}
         }
     }
@@ -204,7 +252,7 @@ impl Observer {
     }
 
     fn user_prompt(&mut self, message: &Value) {
-        let text = prompt_text(message);
+        let text = crate::model::content_text(message.get("content"));
         let length = text.chars().count() as u64;
         if let Some(t) = &mut self.turn {
             t.prompt_length = Some(length);
@@ -217,13 +265,26 @@ impl Observer {
     }
 
     fn request(&mut self, u: &Usage) {
-        let (began, start) = self
+        let ready = self
             .ready
             .take()
             .unwrap_or_else(|| (Instant::now(), now_nanos()));
+        let model = self.model.clone();
+        self.request_of(&model, u, ready, None);
+    }
+
+    /// One model request's tokens, cost, event and span; `parent` is the
+    /// Agent call's span for a sub-agent's request.
+    fn request_of(
+        &mut self,
+        model: &str,
+        u: &Usage,
+        (began, start): (Instant, u64),
+        parent: Option<[u8; 8]>,
+    ) {
         let took = Instant::now().saturating_duration_since(began);
-        let cost = crate::model::price::cost(&self.model, u);
-        let model = || ("model", Val::from(self.model.as_str()));
+        let cost = crate::model::price::cost(model, u);
+        let model = || ("model", Val::from(model));
         for (kind, n) in [
             ("input", u.input_tokens),
             ("output", u.output_tokens),
@@ -250,7 +311,137 @@ impl Observer {
         let mut event = tokens.clone();
         event.push(("cost_usd".into(), Val::from(cost)));
         self.event("claude_code.api_request", event);
-        self.span("claude_code.llm_request", start, tokens, None);
+        let id = (telemetry::random_id(), parent);
+        self.span("claude_code.llm_request", start, tokens, None, id);
+    }
+
+    /// What a sub-agent did, relayed up: its requests count as the
+    /// session's (tokens, cost, an api_request event) and its tool calls
+    /// give tool_result events and lines of code; their spans hang under
+    /// the Agent call that started it. How its calls were decided is not
+    /// relayed, so their events carry no decision.
+    fn relayed(&mut self, r: &Relayed) {
+        let Relayed::Message {
+            parent_tool_use_id: agent,
+            kind,
+            message,
+            ..
+        } = r
+        else {
+            return;
+        };
+        let known = self.spans.get(agent).copied();
+        let parent = known.map(|(span, ..)| span);
+        let blocks = message
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        match kind {
+            MessageKind::Assistant => {
+                let ready = self.child_ready.remove(agent).unwrap_or_else(|| {
+                    known.map_or_else(|| (Instant::now(), now_nanos()), |(_, at, ns)| (at, ns))
+                });
+                let usage = message
+                    .get("usage")
+                    .map(Usage::from_api)
+                    .unwrap_or_default();
+                let model = message
+                    .str_field("model")
+                    .unwrap_or(&self.model)
+                    .to_string();
+                self.request_of(&model, &usage, ready, parent);
+                let parent = parent.or(self.turn.as_ref().map(|t| t.span));
+                for b in blocks
+                    .iter()
+                    .filter(|b| b.str_field("type") == Some("tool_use"))
+                {
+                    let (Some(id), Some(name), Some(parent)) =
+                        (b.str_field("id"), b.str_field("name"), parent)
+                    else {
+                        continue;
+                    };
+                    let input = b.get("input").unwrap_or(&Value::Null);
+                    let call = ChildCall {
+                        name: name.to_string(),
+                        began: Instant::now(),
+                        start: now_nanos(),
+                        span: telemetry::random_id(),
+                        parent,
+                        lines: edit_measure(name, input).0,
+                    };
+                    self.spans
+                        .insert(id.to_string(), (call.span, call.began, call.start));
+                    self.child_calls.insert(id.to_string(), call);
+                }
+            }
+            MessageKind::ToolResults => {
+                for b in blocks {
+                    let Some(c) = b
+                        .str_field("tool_use_id")
+                        .and_then(|id| self.child_calls.remove(id))
+                    else {
+                        continue;
+                    };
+                    let summary = crate::model::content_text(b.get("content"));
+                    self.tool_ended(Ended {
+                        name: &c.name,
+                        began: c.began,
+                        start: c.start,
+                        span: (c.span, Some(c.parent)),
+                        is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
+                        summary: &summary,
+                        decision: None,
+                        lines: c.lines,
+                    });
+                }
+                self.child_ready
+                    .insert(agent.clone(), (Instant::now(), now_nanos()));
+            }
+        }
+    }
+
+    /// A tool call's end, the session's own or a sub-agent's: its
+    /// tool_result event, its span and, for a successful edit, its lines.
+    fn tool_ended(&mut self, t: Ended<'_>) {
+        let took = t.began.elapsed();
+        let mut a = attrs([
+            ("tool_name", Val::from(t.name)),
+            (
+                "success",
+                Val::from(if t.is_error { "false" } else { "true" }),
+            ),
+            ("duration_ms", ms(took)),
+        ]);
+        if t.is_error {
+            a.push(("error".into(), Val::from(t.summary)));
+        }
+        if let Some((allowed, source)) = t.decision {
+            a.push((
+                "decision".into(),
+                Val::from(if allowed { "accept" } else { "reject" }),
+            ));
+            a.push(("source".into(), Val::from(source)));
+        }
+        self.event("claude_code.tool_result", a);
+        let span_attrs = attrs([
+            ("tool_name", Val::from(t.name)),
+            ("duration_ms", ms(took)),
+            ("success", Val::from(!t.is_error)),
+        ]);
+        let error = t.is_error.then(|| t.summary.to_string());
+        self.span("claude_code.tool", t.start, span_attrs, error, t.span);
+        if let (false, Some(lines)) = (t.is_error, t.lines) {
+            self.lines_of_code(lines);
+        }
+    }
+
+    fn lines_of_code(&self, (added, removed): (u64, u64)) {
+        for (kind, n) in [("added", added), ("removed", removed)] {
+            if n > 0 {
+                let a = attrs([("type", Val::from(kind))]);
+                self.count("claude_code.lines_of_code.count", "count", n as f64, a);
+            }
+        }
     }
 
     fn api_error(&mut self, error: String, status: Option<u16>, attempt: Option<u32>) {
@@ -277,18 +468,19 @@ impl Observer {
         match r {
             Report::ToolStarted { id, name, input } => {
                 let (lines, language) = edit_measure(name, input);
-                self.calls.insert(
-                    id.clone(),
-                    Call {
-                        name: name.clone(),
-                        began: Instant::now(),
-                        start: now_nanos(),
-                        asked: false,
-                        decision: None,
-                        lines,
-                        language,
-                    },
-                );
+                let call = Call {
+                    name: name.clone(),
+                    began: Instant::now(),
+                    start: now_nanos(),
+                    asked: false,
+                    decision: None,
+                    lines,
+                    language,
+                    span: telemetry::random_id(),
+                };
+                self.spans
+                    .insert(id.clone(), (call.span, call.began, call.start));
+                self.calls.insert(id.clone(), call);
             }
             Report::PermissionAsked { id, .. } => {
                 if let Some(c) = self.calls.get_mut(id) {
@@ -361,41 +553,16 @@ impl Observer {
         let Some(c) = self.calls.remove(id) else {
             return;
         };
-        let took = c.began.elapsed();
-        let mut a = attrs([
-            ("tool_name", Val::from(c.name.as_str())),
-            (
-                "success",
-                Val::from(if is_error { "false" } else { "true" }),
-            ),
-            ("duration_ms", ms(took)),
-        ]);
-        if is_error {
-            a.push(("error".into(), Val::from(summary)));
-        }
-        if let Some((allowed, source)) = c.decision {
-            a.push((
-                "decision".into(),
-                Val::from(if allowed { "accept" } else { "reject" }),
-            ));
-            a.push(("source".into(), Val::from(source)));
-        }
-        self.event("claude_code.tool_result", a);
-        let span_attrs = attrs([
-            ("tool_name", Val::from(c.name.as_str())),
-            ("duration_ms", ms(took)),
-            ("success", Val::from(!is_error)),
-        ]);
-        let error = is_error.then(|| summary.to_string());
-        self.span("claude_code.tool", c.start, span_attrs, error);
-        if let (false, Some((added, removed))) = (is_error, c.lines) {
-            for (kind, n) in [("added", added), ("removed", removed)] {
-                if n > 0 {
-                    let a = attrs([("type", Val::from(kind))]);
-                    self.count("claude_code.lines_of_code.count", "count", n as f64, a);
-                }
-            }
-        }
+        self.tool_ended(Ended {
+            name: &c.name,
+            began: c.began,
+            start: c.start,
+            span: (c.span, None),
+            is_error,
+            summary,
+            decision: c.decision,
+            lines: c.lines,
+        });
     }
 
     /// The run is over: what failed it, its active time, its span.
@@ -431,6 +598,9 @@ impl Observer {
             error,
         }));
         self.calls.clear();
+        self.child_calls.clear();
+        self.spans.clear();
+        self.child_ready.clear();
     }
 
     /// Sends what is left (bounded: `telemetry::Config::final_flush`).
@@ -472,19 +642,6 @@ fn unasked_decision(denied: bool, summary: &str) -> Option<(bool, &'static str)>
         None
     } else {
         Some((true, "config"))
-    }
-}
-
-/// The prompt's text blocks, joined.
-fn prompt_text(message: &Value) -> String {
-    match message.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b.str_field("text"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 

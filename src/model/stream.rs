@@ -54,6 +54,13 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// A message's `usage`, as the API writes it.
+    pub(crate) fn from_api(v: &Value) -> Usage {
+        let mut u = Usage::default();
+        u.merge_from(v);
+        u
+    }
+
     fn merge_from(&mut self, v: &Value) {
         let field = |name: &str| v.get(name).and_then(Value::as_i64).map(|n| n.max(0) as u64);
         if let Some(n) = field("input_tokens") {

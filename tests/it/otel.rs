@@ -414,6 +414,96 @@ fn a_scripted_session_exports_claude_codes_metrics_events_and_spans() {
     assert_eq!(prompts[0].str_field("traceId"), Some(trace));
 }
 
+/// A sub-agent's requests and tool calls are the session's too: its
+/// tokens and cost count, its calls give tool_result events (and an
+/// edit's lines), and its spans hang under the Agent call's span.
+#[test]
+fn a_sub_agents_requests_and_calls_are_exported_under_its_agent_call() {
+    let Some(py) = python() else { return };
+    let dir = scratch("otel-subagent");
+    let rx = Receiver::start(&py, &dir, None);
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "alpha\n").unwrap();
+    let read = format!(r#"{{"file_path": "{}"}}"#, file.display());
+    let edit = format!(
+        r#"{{"file_path": "{}", "old_string": "alpha\n", "new_string": "alpha\nbeta\n"}}"#,
+        file.display()
+    );
+    let api = StandIn::start(vec![
+        standin::tools_reply(&[(
+            "toolu_agent",
+            "Agent",
+            r#"{"description": "tidy", "prompt": "add beta to the notes"}"#,
+        )]),
+        standin::tools_reply(&[
+            ("toolu_child_read", "Read", &read),
+            ("toolu_child_edit", "Edit", &edit),
+        ]),
+        standin::text_reply("Added."),
+        standin::text_reply("Done."),
+    ]);
+    let mut cmd = tern(&api.url, &dir);
+    cmd.args(["-p", "tidy the notes", "--allowedTools", "Edit"]);
+    enable(&mut cmd, &rx.endpoint());
+    let out = run(&mut cmd);
+    assert_ok(&out);
+    assert_eq!(api.requests().len(), 4);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\nbeta\n");
+    let reqs = rx.requests();
+
+    let pts = points(&reqs);
+    assert_eq!(
+        total(&pts, "claude_code.token.usage", &[("type", "input")]),
+        400.0
+    );
+    assert_eq!(
+        total(
+            &pts,
+            "claude_code.lines_of_code.count",
+            &[("type", "added")]
+        ),
+        1.0
+    );
+    assert_eq!(events(&reqs, "claude_code.api_request").len(), 4);
+    let results = events(&reqs, "claude_code.tool_result");
+    let tools: Vec<&str> = results
+        .iter()
+        .filter_map(|e| attr_str(e.get("attributes").unwrap(), "tool_name"))
+        .collect();
+    assert_eq!(results.len(), 3, "{tools:?}");
+    for tool in ["Agent", "Read", "Edit"] {
+        assert!(tools.contains(&tool), "{tools:?}");
+    }
+
+    let spans = spans(&reqs);
+    let named = |n: &str| {
+        spans
+            .iter()
+            .filter(|s| s.str_field("name") == Some(n))
+            .collect::<Vec<_>>()
+    };
+    let root = named("claude_code.interaction")[0]
+        .str_field("spanId")
+        .unwrap();
+    let tool_span = |tool: &str| {
+        named("claude_code.tool")
+            .into_iter()
+            .find(|s| s.get("attributes").and_then(|a| attr_str(a, "tool_name")) == Some(tool))
+            .unwrap_or_else(|| panic!("no span for {tool}"))
+    };
+    let agent = tool_span("Agent");
+    assert_eq!(agent.str_field("parentSpanId"), Some(root));
+    let agent_id = agent.str_field("spanId").unwrap();
+    assert_eq!(tool_span("Edit").str_field("parentSpanId"), Some(agent_id));
+    let requests = named("claude_code.llm_request");
+    assert_eq!(requests.len(), 4);
+    let under_agent = requests
+        .iter()
+        .filter(|s| s.str_field("parentSpanId") == Some(agent_id))
+        .count();
+    assert_eq!(under_agent, 2, "the child's two requests");
+}
+
 #[test]
 fn the_prompt_is_exported_only_when_a_setting_says_so() {
     let Some(py) = python() else { return };
