@@ -300,7 +300,14 @@ impl<'a> Cursor<'a> {
     /// flat values: anything nested goes to the general parser.
     pub(super) fn skip_value(&mut self) -> Option<()> {
         match self.b.get(self.i)? {
-            b'"' => self.string().map(|_| ()),
+            // Its escapes are checked as the parser checks them (a used
+            // string's are checked when it is decoded).
+            b'"' => {
+                let raw = self.string()?;
+                let escaped = memchr::memchr(b'\\', raw.as_bytes()).is_some();
+                (!escaped || crate::json::unescape_into(raw, &mut String::new()).is_ok())
+                    .then_some(())
+            }
             b't' => self.word(b"true"),
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),
@@ -381,6 +388,69 @@ mod tests {
         }
     }
 
+    /// Every one-byte change to a delta (a byte removed, or replaced by
+    /// one that matters to JSON) is either left to the parser or read as
+    /// the parser reads it.
+    #[test]
+    fn mutated_deltas_are_taken_only_as_the_parser_reads_them() {
+        let samples = [
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"a \"b\" \u00e9"}}"#,
+            r#"{"index":12,"x":-0.5e1,"type":"content_block_delta","y":"\n","delta":{"thinking":"hm","type":"thinking_delta"}}"#,
+        ];
+        let mut taken = 0;
+        for sample in samples {
+            for at in 0..sample.len() {
+                for with in [
+                    None,
+                    Some(b'"'),
+                    Some(b'\\'),
+                    Some(b'}'),
+                    Some(b','),
+                    Some(b'0'),
+                    Some(b' '),
+                ] {
+                    let mut bytes = sample.as_bytes().to_vec();
+                    match with {
+                        None => {
+                            bytes.remove(at);
+                        }
+                        Some(b) => bytes[at] = b,
+                    }
+                    let Ok(event) = String::from_utf8(bytes) else {
+                        continue;
+                    };
+                    let Some(d) = scan(&event) else { continue };
+                    taken += 1;
+                    // A bad escape in the delta's own string is the
+                    // assembler's error when it decodes it: both fail.
+                    let mut text = String::new();
+                    let decoded = crate::json::unescape_into(d.raw, &mut text);
+                    let v = match crate::json::parse(&event) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            assert!(decoded.is_err(), "taken, but the parser says {e}: {event}");
+                            continue;
+                        }
+                    };
+                    assert!(decoded.is_ok(), "{event}");
+                    assert_eq!(
+                        v.get("index").and_then(|i| i.as_i64()),
+                        Some(d.index as i64)
+                    );
+                    let delta = v.get("delta").unwrap();
+                    let field = match d.kind {
+                        DeltaKind::Text => "text",
+                        DeltaKind::InputJson => "partial_json",
+                        DeltaKind::Thinking => "thinking",
+                        DeltaKind::Signature => "signature",
+                    };
+                    assert_eq!(delta.str_field(field), Some(text.as_str()), "{event}");
+                }
+            }
+        }
+        assert!(taken > 100, "{taken}");
+    }
+
     #[test]
     fn plain_runs_stop_at_every_special_byte_in_every_position() {
         for special in [b'"', b'\\', 0u8, 0x1f, b'\n'] {
@@ -408,6 +478,8 @@ mod tests {
             r#"{"type":"content_block_delta","index":0,"x":[1],"delta":{"type":"text_delta","text":"a"}}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"},"n":01}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"#,
+            // A bad escape in a field the fast path does not use.
+            r#"{"type":"content_block_delta","index":0,"x":"\h","delta":{"type":"text_delta","text":"a"}}"#,
             // The general parser reads the escaped key as `text`, the last one.
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","te\u0078t":"b"}}"#,
             "",

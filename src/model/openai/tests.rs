@@ -317,3 +317,59 @@ fn fast_and_general_chunk_paths_agree() {
         assert_eq!(a, b);
     }
 }
+
+/// Every one-byte change to a plain chunk (a byte removed, or replaced by
+/// one that matters to JSON) reads the same through both paths, and
+/// neither panics.
+#[test]
+fn mutated_chunks_read_the_same_through_both_paths() {
+    let first = r#"{"id":"c","choices":[{"delta":{"role":"assistant","content":""}}]}"#;
+    let samples = [
+        r#"{"id":"c","object":"chat.completion.chunk","created":17,"choices":[{"index":0,"delta":{"content":"a \"b\" \u00e9"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"delta":{"reasoning_content":"x\ny","content":null}}],"usage":null}"#,
+        r#"{"choices":[{"delta":{"reasoning":"-1.5e3"}}]}"#,
+    ];
+    let replacements = [
+        None,
+        Some(b'"'),
+        Some(b'\\'),
+        Some(b'{'),
+        Some(b'}'),
+        Some(b'['),
+        Some(b']'),
+        Some(b','),
+        Some(b':'),
+        Some(b'0'),
+        Some(b'n'),
+        Some(b' '),
+        Some(b'\t'),
+    ];
+    let mut taken = 0;
+    for sample in samples {
+        for at in 0..sample.len() {
+            for with in replacements {
+                let mut bytes = sample.as_bytes().to_vec();
+                match with {
+                    None => {
+                        bytes.remove(at);
+                    }
+                    Some(b) => bytes[at] = b,
+                }
+                let Ok(chunk) = String::from_utf8(bytes) else {
+                    continue;
+                };
+                taken += usize::from(chunk::plain(&chunk).is_some());
+                let mut fast = Translator::default();
+                let mut general = Translator {
+                    general_only: true,
+                    ..Translator::default()
+                };
+                fast.translate(first);
+                general.translate(first);
+                assert_eq!(fast.translate(&chunk), general.translate(&chunk), "{chunk}");
+            }
+        }
+    }
+    // Many mutations (in a string's text, white space) stay plain chunks.
+    assert!(taken > 200, "{taken}");
+}
