@@ -265,9 +265,10 @@ async fn open(
     .await
     .map_err(|e| match &e {
         // session/load of a session this directory does not have.
-        Failure::Session(SessionError::NotFound { .. } | SessionError::NotAnId(_)) => {
+        Failure::Session(SessionError::NotFound { .. }) => {
             RpcError::new(RpcError::NOT_FOUND, e.to_string())
         }
+        Failure::Session(SessionError::NotAnId(_)) => RpcError::params(e.to_string()),
         _ => failed(&e),
     })?;
     // stdout is the protocol's: what the build has to say goes to stderr.

@@ -382,13 +382,17 @@ impl Observer {
                     else {
                         continue;
                     };
-                    let summary = crate::model::content_text(b.get("content"));
+                    let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+                    // One short line, as the session's own calls report:
+                    // never the output itself.
+                    let content = crate::model::content_text(b.get("content"));
+                    let summary = crate::report::card_summary(&c.name, is_error, &content);
                     self.tool_ended(Ended {
                         name: &c.name,
                         began: c.began,
                         start: c.start,
                         span: (c.span, Some(c.parent)),
-                        is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
+                        is_error,
                         summary: &summary,
                         decision: None,
                         lines: c.lines,

@@ -392,12 +392,14 @@ impl Translator {
             self.piece(true, r, out);
         }
         if content.is_empty() {
-        } else if self.think.passes_through() {
+            return;
+        }
+        if self.think.passes_through() {
             self.piece(false, content, out);
-        } else {
-            for piece in self.think.push(content) {
-                self.owned_piece(piece, out);
-            }
+            return;
+        }
+        for piece in self.think.push(content) {
+            self.owned_piece(piece, out);
         }
     }
 

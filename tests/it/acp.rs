@@ -490,6 +490,11 @@ fn malformed_frames_get_json_rpc_errors() {
     );
     let v = ask(load.as_bytes());
     assert_eq!(code(&v), Some(-32002), "{v}");
+    // An id that cannot be one (a path) is a bad parameter.
+    let v = ask(load
+        .replace("0f8e6a62-4c1b-4d2e-9a77-1b2c3d4e5f61", "../x")
+        .as_bytes());
+    assert_eq!(code(&v), Some(-32602), "{v}");
     let v = ask(br#"{"jsonrpc":"2.0","id":10,"method":"no/such/method"}"#);
     assert_eq!(code(&v), Some(-32601), "{v}");
     // End of input ends it cleanly.

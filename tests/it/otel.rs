@@ -423,7 +423,7 @@ fn a_sub_agents_requests_and_calls_are_exported_under_its_agent_call() {
     let dir = scratch("otel-subagent");
     let rx = Receiver::start(&py, &dir, None);
     let file = dir.join("notes.txt");
-    std::fs::write(&file, "alpha\n").unwrap();
+    std::fs::write(&file, "alpha\nSECRET-CONTENT\n").unwrap();
     let read = format!(r#"{{"file_path": "{}"}}"#, file.display());
     let edit = format!(
         r#"{{"file_path": "{}", "old_string": "alpha\n", "new_string": "alpha\nbeta\n"}}"#,
@@ -448,8 +448,16 @@ fn a_sub_agents_requests_and_calls_are_exported_under_its_agent_call() {
     let out = run(&mut cmd);
     assert_ok(&out);
     assert_eq!(api.requests().len(), 4);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\nbeta\n");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "alpha\nbeta\nSECRET-CONTENT\n"
+    );
     let reqs = rx.requests();
+    // What the sub-agent read is relayed to the session, not exported.
+    for r in &reqs {
+        let body = r.get("body").unwrap().to_json();
+        assert!(!body.contains("SECRET"), "exported: {body}");
+    }
 
     let pts = points(&reqs);
     assert_eq!(
