@@ -200,6 +200,14 @@ fn spans(reqs: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// The spans of this name.
+fn named<'a>(spans: &'a [Value], name: &str) -> Vec<&'a Value> {
+    spans
+        .iter()
+        .filter(|s| s.str_field("name") == Some(name))
+        .collect()
+}
+
 fn is_hex(s: &str, len: usize) -> bool {
     s.len() == len
         && s.bytes()
@@ -386,12 +394,7 @@ fn a_scripted_session_exports_claude_codes_metrics_events_and_spans() {
 
     // Spans: one turn, its two model requests and three tool calls.
     let spans = spans(&reqs);
-    let named = |n: &str| {
-        spans
-            .iter()
-            .filter(|s| s.str_field("name") == Some(n))
-            .collect::<Vec<_>>()
-    };
+    let named = |n: &str| named(&spans, n);
     let turn = named("claude_code.interaction");
     assert_eq!(turn.len(), 1);
     assert_eq!(named("claude_code.llm_request").len(), 2);
@@ -484,12 +487,7 @@ fn a_sub_agents_requests_and_calls_are_exported_under_its_agent_call() {
     }
 
     let spans = spans(&reqs);
-    let named = |n: &str| {
-        spans
-            .iter()
-            .filter(|s| s.str_field("name") == Some(n))
-            .collect::<Vec<_>>()
-    };
+    let named = |n: &str| named(&spans, n);
     let root = named("claude_code.interaction")[0]
         .str_field("spanId")
         .unwrap();
