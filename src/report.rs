@@ -53,6 +53,8 @@ pub enum Report {
         id: String,
         name: String,
         allowed: bool,
+        /// A yes that was saved ("always"): it outlives the session.
+        saved: bool,
     },
     Notice {
         level: Level,

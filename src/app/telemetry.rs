@@ -491,11 +491,14 @@ impl Observer {
                     c.asked = true;
                 }
             }
-            Report::PermissionAnswered { id, allowed, .. } => {
-                let source = if *allowed {
-                    "user_temporary"
-                } else {
-                    "user_reject"
+            Report::PermissionAnswered {
+                id, allowed, saved, ..
+            } => {
+                // Claude Code's words: a saved yes is permanent.
+                let source = match (allowed, saved) {
+                    (true, true) => "user_permanent",
+                    (true, false) => "user_temporary",
+                    (false, _) => "user_reject",
                 };
                 if let Some(c) = self.calls.get_mut(id) {
                     c.decision = Some((*allowed, source));

@@ -745,15 +745,28 @@ fn an_sdk_session_exports_a_trace_per_prompt() {
     assert_eq!(total(&points(&reqs), "claude_code.session.count", &[]), 1.0);
 }
 
-/// An editor's session (`tern acp`): its prompt exports a turn, a model
-/// request and the session, as a `-p` run's does.
+/// An editor's session (`tern acp`): its prompts export turns, model
+/// requests and the session, as a `-p` run's do, and its answers to
+/// permission questions their source (an "always" is permanent).
 #[test]
-fn an_acp_session_exports_its_prompts() {
+fn an_acp_session_exports_its_prompts_and_how_calls_were_answered() {
     use std::io::Write;
     let Some(py) = python() else { return };
     let dir = scratch("otel-acp");
     let rx = Receiver::start(&py, &dir, None);
-    let api = StandIn::start(vec![standin::text_reply("hello from acp")]);
+    let write = |name: &str| {
+        let input = tern::obj! {
+            "file_path" => dir.join(name).display().to_string(),
+            "content" => "x\n",
+        };
+        standin::tools_reply(&[("toolu_write", "Write", &input.to_json())])
+    };
+    let api = StandIn::start(vec![
+        write("kept.txt"),
+        standin::text_reply("saved"),
+        write("once.txt"),
+        standin::text_reply("written"),
+    ]);
     let mut cmd = tern(&api.url, &dir);
     cmd.arg("acp");
     enable(&mut cmd, &rx.endpoint());
@@ -770,34 +783,46 @@ fn an_acp_session_exports_its_prompts() {
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#.to_string(),
         format!(r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":{},"mcpServers":[]}}}}"#, Value::from(cwd.as_str()).to_json()),
     ];
-    let mut answer = |frame: &str, id: i64| -> Value {
-        stdin.write_all(frame.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
+    // Sends a frame and reads to its answer, answering the permission
+    // questions on the way with `pick`.
+    let mut answer = |frame: &str, id: i64, pick: &str| -> Value {
+        let mut send = |frame: &str| {
+            stdin.write_all(frame.as_bytes()).unwrap();
+            stdin.write_all(b"\n").unwrap();
+            stdin.flush().unwrap();
+        };
+        send(frame);
         loop {
             let line = lines.next().expect("tern acp ended").unwrap();
             let v = json::parse(&line).unwrap();
-            if v.get("id").and_then(Value::as_i64) == Some(id) && v.get("method").is_none() {
+            if v.str_field("method") == Some("session/request_permission") {
+                let asked = v.get("id").unwrap().to_json();
+                send(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{asked},"result":{{"outcome":{{"outcome":"selected","optionId":"{pick}"}}}}}}"#
+                ));
+            } else if v.get("id").and_then(Value::as_i64) == Some(id) && v.get("method").is_none() {
                 return v;
             }
         }
     };
-    answer(&frames[0], 1);
-    let created = answer(&frames[1], 2);
+    answer(&frames[0], 1, "");
+    let created = answer(&frames[1], 2, "");
     let session = created
         .get("result")
         .and_then(|r| r.str_field("sessionId"))
         .unwrap_or_else(|| panic!("{created}"))
         .to_string();
-    let prompt = format!(
-        r#"{{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[{{"type":"text","text":"hi"}}]}}}}"#
-    );
-    let done = answer(&prompt, 3);
-    assert_eq!(
-        done.get("result").and_then(|r| r.str_field("stopReason")),
-        Some("end_turn"),
-        "{done}"
-    );
+    for (id, pick) in [(3, "allow_always"), (4, "allow_once")] {
+        let prompt = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[{{"type":"text","text":"write"}}]}}}}"#
+        );
+        let done = answer(&prompt, id, pick);
+        assert_eq!(
+            done.get("result").and_then(|r| r.str_field("stopReason")),
+            Some("end_turn"),
+            "{done}"
+        );
+    }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -805,18 +830,19 @@ fn an_acp_session_exports_its_prompts() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(dir.join("kept.txt").exists() && dir.join("once.txt").exists());
     let reqs = rx.requests();
-    let spans = spans(&reqs);
-    assert!(
-        spans
-            .iter()
-            .any(|s| s.str_field("name") == Some("claude_code.interaction")),
-        "{reqs:?}"
-    );
+    assert_eq!(named(&spans(&reqs), "claude_code.interaction").len(), 2);
     assert_eq!(
         events(&reqs, "claude_code.api_request").len(),
-        1,
+        4,
         "{reqs:?}"
     );
     assert_eq!(total(&points(&reqs), "claude_code.session.count", &[]), 1.0);
+    // "Always" is saved, so permanent; "once" is temporary.
+    let sources: Vec<String> = events(&reqs, "claude_code.tool_decision")
+        .iter()
+        .filter_map(|e| attr_str(e.get("attributes").unwrap(), "source").map(str::to_string))
+        .collect();
+    assert_eq!(sources, ["user_permanent", "user_temporary"]);
 }

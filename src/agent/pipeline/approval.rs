@@ -179,10 +179,25 @@ impl Pipeline {
             })
             .await;
         let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
+        let saved = match &answer {
+            Approval::Always => suggestion.is_some(),
+            Approval::WithUpdates(_, updates) => updates.iter().any(|u| {
+                matches!(
+                    u,
+                    Update::Rules {
+                        save: true,
+                        behavior: Behavior::Allow,
+                        ..
+                    }
+                )
+            }),
+            _ => false,
+        };
         self.reports.push(Report::PermissionAnswered {
             id: call.id.clone(),
             name: call.name.clone(),
             allowed,
+            saved,
         });
         let chose_mode = matches!(&answer, Approval::WithUpdates(_, u) if u.iter().any(|u| matches!(u, Update::Mode(_))));
         if allowed
