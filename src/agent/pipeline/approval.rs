@@ -179,25 +179,11 @@ impl Pipeline {
             })
             .await;
         let allowed = !matches!(answer, Approval::Deny(_) | Approval::Refuse(_));
-        let saved = match &answer {
-            Approval::Always => suggestion.is_some(),
-            Approval::WithUpdates(_, updates) => updates.iter().any(|u| {
-                matches!(
-                    u,
-                    Update::Rules {
-                        save: true,
-                        behavior: Behavior::Allow,
-                        ..
-                    }
-                )
-            }),
-            _ => false,
-        };
         self.reports.push(Report::PermissionAnswered {
             id: call.id.clone(),
             name: call.name.clone(),
             allowed,
-            saved,
+            saved: saves_a_rule(&answer, suggestion),
         });
         let chose_mode = matches!(&answer, Approval::WithUpdates(_, u) if u.iter().any(|u| matches!(u, Update::Mode(_))));
         if allowed
@@ -314,6 +300,25 @@ impl Pipeline {
 
     async fn notify(&self, message: &str) {
         self.notification("permission_prompt", message).await;
+    }
+}
+
+/// Whether a yes saves a rule that outlives the session: "always" with a
+/// rule to save, or an SDK's allow rules kept in a settings file.
+fn saves_a_rule(answer: &Approval, suggestion: Option<&str>) -> bool {
+    match answer {
+        Approval::Always => suggestion.is_some(),
+        Approval::WithUpdates(_, updates) => updates.iter().any(|u| {
+            matches!(
+                u,
+                Update::Rules {
+                    save: true,
+                    behavior: Behavior::Allow,
+                    ..
+                }
+            )
+        }),
+        _ => false,
     }
 }
 
